@@ -1,0 +1,85 @@
+// attnlens — scaled dot-product attention.
+//
+//   weights = softmax(q kᵀ · scale + mask),   output = weights v
+//
+// Semantics mirror PyTorch's torch.nn.functional.scaled_dot_product_attention:
+//   q [..., L, E], k [..., S, E], v [..., S, Ev]  ->  output [..., L, Ev], weights [..., L, S]
+// with ranks 2 ([L, E]), 3 ([B, L, E]) and 4 ([B, H, L, E]). All storage is row-major float32.
+//
+// Differences from PyTorch, on purpose:
+//   - `causal` and an explicit mask may be combined: a key is attended only if both allow it.
+//   - a query row whose keys are all masked gets all-zero weights and an all-zero output
+//     (as FlashAttention does) instead of NaN.
+#pragma once
+
+#include <attnlens/status.hpp>
+#include <attnlens/tensor.hpp>
+
+#include <Eigen/Core>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+
+namespace attnlens {
+
+// Default cap on the elements of any input or output tensor, and of the L x S score matrix of
+// one (batch, head) slice: 2^26 floats = 256 MiB. Exceeding it is Error(TOO_LARGE).
+inline constexpr std::int64_t kDefaultMaxElements = std::int64_t{1} << 26;
+
+// Where a causal mask's diagonal sits when L != S.
+enum class CausalAlign {
+  TopLeft,      // query i sees keys j <= i (PyTorch's is_causal, tril(ones(L, S)))
+  BottomRight,  // query i sees keys j <= i + (S - L): the last query sees every key (KV cache)
+};
+
+struct AttentionOptions {
+  // Multiplies q kᵀ before the mask and softmax. Default (unset): 1 / sqrt(E). Must be finite.
+  std::optional<float> scale;
+  // Mask out future keys. Default: false (full attention).
+  bool causal = false;
+  // Diagonal alignment of the causal mask; only read when `causal` is true.
+  CausalAlign causal_align = CausalAlign::TopLeft;
+  // Optional boolean or additive mask; combined with `causal` when both are given.
+  MaskView mask;
+  // Also return the attention weights [..., L, S]. Default: false (output only).
+  bool return_weights = false;
+  // Size limit on each tensor involved; see kDefaultMaxElements.
+  std::int64_t max_elements = kDefaultMaxElements;
+};
+
+struct AttentionResult {
+  Tensor output;   // [..., L, Ev], same leading dimensions as q
+  Tensor weights;  // [..., L, S] when return_weights, otherwise empty (no shape)
+};
+
+// Scaled dot-product attention.
+//
+// q: [L, E], [B, L, E] or [B, Hq, L, E]
+// k: same rank as q; [S, E], [B, S, E] or [B, Hkv, S, E]
+// v: same rank as q; [S, Ev], [B, S, Ev] or [B, Hkv, S, Ev]
+// Batch dimensions must be equal. For rank 4, Hq must be a multiple of Hkv (grouped-query
+// attention: query head h reads key/value head h / (Hq / Hkv)).
+//
+// Throws Error with SHAPE_MISMATCH (ranks or dimensions disagree), EMPTY_INPUT (a zero
+// dimension), NON_FINITE (NaN/inf in q, k, v, scale, or NaN/+inf in an additive mask),
+// TOO_LARGE (a tensor over options.max_elements), BAD_ARGUMENT (null data).
+AttentionResult attention(const ConstTensorView& q, const ConstTensorView& k,
+                          const ConstTensorView& v, const AttentionOptions& options = {});
+
+// ---------------------------------------------------------------------------------------------
+// The stages, one function each, on a single (batch, head) slice. attention() and the traced
+// multi-head forward pass are built from these; they are public so that every number a view
+// draws comes from the same code. Matrices are row-major.
+
+// scores[L, S] = q[L, E] · k[S, E]ᵀ
+void attention_scores(const Eigen::Ref<const RowMatrixXf>& q,
+                      const Eigen::Ref<const RowMatrixXf>& k, Eigen::Ref<RowMatrixXf> scores);
+
+// Additive causal mask [L, S]: 0 where query i may attend key j, -infinity elsewhere.
+RowMatrixXf causal_mask(std::int64_t L, std::int64_t S, CausalAlign align = CausalAlign::TopLeft);
+
+// Row-wise softmax in place, max-subtracted so that logits of ±1e4 stay finite. A row whose
+// entries are all -infinity becomes all zeros.
+void softmax_rows(Eigen::Ref<RowMatrixXf> logits);
+
+}  // namespace attnlens

@@ -1,0 +1,13 @@
+// attnlens — compute and see self-attention. Include this header for the whole public API.
+#pragma once
+
+#include <attnlens/analysis.hpp>
+#include <attnlens/attention.hpp>
+#include <attnlens/explain.hpp>
+#include <attnlens/options.hpp>
+#include <attnlens/random.hpp>
+#include <attnlens/self_attention.hpp>
+#include <attnlens/status.hpp>
+#include <attnlens/tensor.hpp>
+#include <attnlens/text.hpp>
+#include <attnlens/version.hpp>

@@ -1,0 +1,64 @@
+// attnlens — explain(): from a sentence to every number of one self-attention layer.
+//
+//   text -> tokens -> embeddings (+ positions) = X -> Q, K, V -> scores -> scaled -> masked
+//        -> weights -> head outputs -> concat -> W_O -> output;  contextual = X + output
+//        -> PCA of X and of the contextual embeddings
+#pragma once
+
+#include <attnlens/analysis.hpp>
+#include <attnlens/self_attention.hpp>
+#include <attnlens/text.hpp>
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+namespace attnlens {
+
+enum class Positional {
+  Sinusoidal,  // add sinusoidal_positions() to the token embeddings
+  None,        // token embeddings only: full attention is then blind to word order
+};
+
+// Default and hard upper limit on the tokens one explanation covers.
+inline constexpr int kDefaultMaxTokens = 256;
+inline constexpr int kMaxTokensLimit = 1024;
+
+struct ExplainOptions {
+  bool causal = true;        // causal (decoder) or full (encoder) attention
+  int model_dim = 64;        // E: 1 .. kMaxModelDim, divisible by num_heads
+  int num_heads = 4;         // H: 1 .. kMaxHeads
+  std::uint64_t seed = 7;    // seeds the weights and the hashed embeddings
+  Init init = Init::Xavier;  // weight initialisation
+  Positional positional = Positional::Sinusoidal;
+  int max_tokens = kDefaultMaxTokens;  // 1 .. kMaxTokensLimit
+  bool truncate = false;  // over max_tokens: keep the first max_tokens instead of failing
+};
+
+struct ExplainStats {
+  std::int64_t total_tokens = 0;              // tokens in the whole sentence
+  bool truncated = false;                     // true if only the first max_tokens were used
+  std::vector<double> raw_score_variance;     // [H] variance of Q_h K_hᵀ (unmasked entries)
+  std::vector<double> scaled_score_variance;  // [H] variance after multiplying by the scale
+  Tensor entropy;                             // [H, L] entropy of each weight row (nats)
+};
+
+struct Explanation {
+  std::vector<Token> tokens;         // the tokens explained (L of them)
+  Tensor token_embeddings;           // [L, E]
+  Tensor positions;                  // [L, E] (zeros with Positional::None)
+  Tensor embeddings;                 // [L, E] X = token_embeddings + positions
+  SelfAttentionWeights projections;  // W_Q, W_K, W_V, W_O ([E, E])
+  Trace trace;                       // every stage; see self_attention.hpp
+  Tensor weights;                    // [H, L, L]
+  Tensor output;                     // [L, E] the attention layer's output
+  Tensor contextual;                 // [L, E] X + output (the residual stream)
+  Pca2D pca;                         // fitted on X, applied to the contextual rows
+  ExplainStats stats;
+};
+
+// Throws INVALID_UTF8 (bad text), EMPTY_INPUT (no tokens), TOO_LARGE (more than max_tokens
+// tokens and truncate is false), BAD_ARGUMENT (an option out of range).
+Explanation explain(std::string_view sentence, const ExplainOptions& options = {});
+
+}  // namespace attnlens

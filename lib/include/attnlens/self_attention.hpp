@@ -1,0 +1,95 @@
+// attnlens — multi-head self-attention with an optional trace of every stage.
+//
+// For x [L, E] (or [B, L, E]) and H heads of width d = E / H:
+//   Q = x W_Q + b_Q,  K = x W_K + b_K,  V = x W_V + b_V          (W shaped [in, out] = [E, E])
+//   head h uses columns h*d .. h*d + d - 1 of Q, K and V
+//   A_h = softmax(Q_h K_hᵀ / sqrt(d) + mask),  O_h = A_h V_h
+//   output = concat(O_0 .. O_{H-1}) W_O + b_O
+#pragma once
+
+#include <attnlens/attention.hpp>
+#include <attnlens/tensor.hpp>
+
+#include <cstdint>
+#include <optional>
+
+namespace attnlens {
+
+// Weight initialisation. Biases, when present, start at zero.
+enum class Init {
+  Normal,    // W ~ N(0, 1/E): keeps the variance of x W equal to that of x
+  Xavier,    // W ~ U(-a, a), a = sqrt(6 / (E + E)) (Glorot; PyTorch's MultiheadAttention)
+  Identity,  // W = I: Q = K = V = x, so the attention pattern is x's own similarity
+};
+
+// Largest model dimension and head count accepted.
+inline constexpr int kMaxModelDim = 1024;
+inline constexpr int kMaxHeads = 64;
+
+struct SelfAttentionConfig {
+  int model_dim = 64;      // E; 1 .. kMaxModelDim, a multiple of num_heads
+  int num_heads = 4;       // H; 1 .. kMaxHeads
+  std::uint64_t seed = 0;  // seeds the portable generator (random.hpp)
+  Init init = Init::Xavier;
+  bool bias = false;  // allocate zero biases b_Q, b_K, b_V, b_O
+};
+
+// The four projections, row-major [E, E]; biases [E] or empty (no bias).
+struct SelfAttentionWeights {
+  RowMatrixXf wq, wk, wv, wo;
+  Eigen::VectorXf bq, bk, bv, bo;
+};
+
+struct ForwardOptions {
+  bool causal = false;         // query i attends keys j <= i
+  std::optional<float> scale;  // default 1 / sqrt(E / H)
+  bool trace = false;          // fill ForwardResult::trace
+};
+
+// Every stage of one forward pass. Shapes are for x [L, E]; a batched x [B, L, E] adds a
+// leading B to each (except `mask`, which is shared).
+struct Trace {
+  float scale = 0.0f;   // the factor applied to the raw scores
+  Tensor x;             // [L, E]      the input
+  Tensor q, k, v;       // [H, L, d]   per-head projections (biases included)
+  Tensor scores;        // [H, L, L]   Q_h K_hᵀ
+  Tensor scaled;        // [H, L, L]   scores · scale
+  Tensor mask;          // [L, L]      the additive mask applied: 0 or -inf
+  Tensor weights;       // [H, L, L]   softmax(scaled + mask)
+  Tensor head_outputs;  // [H, L, d]   weights_h · V_h
+  Tensor concat;        // [L, E]      heads side by side
+  Tensor output;        // [L, E]      concat · W_O + b_O
+};
+
+struct ForwardResult {
+  Tensor output;               // [L, E] or [B, L, E]
+  Tensor weights;              // [H, L, L] or [B, H, L, L]
+  std::optional<Trace> trace;  // when ForwardOptions::trace
+};
+
+class SelfAttention {
+ public:
+  // Random (or identity) weights from the config. Throws Error(BAD_ARGUMENT) for a model_dim
+  // or num_heads out of range or a model_dim not divisible by num_heads.
+  explicit SelfAttention(const SelfAttentionConfig& config);
+
+  // Given weights. Throws Error(SHAPE_MISMATCH) if a matrix is not [E, E] or a bias not [E] or
+  // empty, Error(NON_FINITE) if a weight is NaN or infinite, Error(BAD_ARGUMENT) as above.
+  SelfAttention(int model_dim, int num_heads, SelfAttentionWeights weights);
+
+  int model_dim() const noexcept { return model_dim_; }
+  int num_heads() const noexcept { return num_heads_; }
+  int head_dim() const noexcept { return model_dim_ / num_heads_; }
+  const SelfAttentionWeights& weights() const noexcept { return weights_; }
+
+  // x: [L, E] or [B, L, E], finite. Throws SHAPE_MISMATCH, EMPTY_INPUT (L = 0 or B = 0),
+  // NON_FINITE, TOO_LARGE (any tensor over kDefaultMaxElements).
+  ForwardResult forward(const ConstTensorView& x, const ForwardOptions& options = {}) const;
+
+ private:
+  int model_dim_;
+  int num_heads_;
+  SelfAttentionWeights weights_;
+};
+
+}  // namespace attnlens

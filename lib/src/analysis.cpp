@@ -1,0 +1,112 @@
+#include <attnlens/analysis.hpp>
+
+#include "check.hpp"
+
+#include <Eigen/Eigenvalues>
+#include <cmath>
+
+namespace attnlens {
+namespace {
+
+// Flips `v` so that its entry of largest magnitude (the first such, on ties) is positive.
+void fix_sign(Eigen::Ref<Eigen::VectorXd> v) {
+  Eigen::Index at = 0;
+  v.cwiseAbs().maxCoeff(&at);
+  if (v[at] < 0) v = -v;
+}
+
+}  // namespace
+
+Pca2D pca_2d(const Eigen::Ref<const RowMatrixXf>& original,
+             const Eigen::Ref<const RowMatrixXf>& contextual) {
+  const Eigen::Index n = original.rows();
+  const Eigen::Index e = original.cols();
+  if (contextual.rows() != n || contextual.cols() != e) {
+    detail::fail(ErrorCode::SHAPE_MISMATCH, "contextual is [", contextual.rows(), ", ",
+                 contextual.cols(), "] but original is [", n, ", ", e, "]");
+  }
+  if (n == 0 || e == 0) {
+    detail::fail(ErrorCode::EMPTY_INPUT, "PCA needs at least one row and one column; got [", n,
+                 ", ", e, "]");
+  }
+  if (!original.allFinite() || !contextual.allFinite()) {
+    detail::fail(ErrorCode::NON_FINITE, "PCA input holds NaN or an infinity");
+  }
+  const Eigen::MatrixXd x = original.cast<double>();
+  const Eigen::RowVectorXd mean = x.colwise().mean();
+  const Eigen::MatrixXd centred = x.rowwise() - mean;
+
+  // Eigen-decompose the smaller of the covariance (E x E) and the Gram matrix (N x N); both have
+  // the same non-zero eigenvalues, and a Gram eigenvector u gives the direction centredᵀ u.
+  Eigen::MatrixXd directions(e, 2);
+  directions.setZero();
+  Eigen::Vector2d values = Eigen::Vector2d::Zero();
+  const bool use_gram = n < e;
+  const Eigen::MatrixXd m = use_gram ? Eigen::MatrixXd(centred * centred.transpose())
+                                     : Eigen::MatrixXd(centred.transpose() * centred);
+  Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> solver(m);
+  const double total = m.trace();
+  const double tiny = 1e-12 * std::max(total, 1e-300);
+  for (int c = 0; c < 2 && c < m.rows(); ++c) {
+    const Eigen::Index idx = m.rows() - 1 - c;  // eigenvalues are ascending
+    const double lambda = solver.eigenvalues()[idx];
+    if (!(lambda > tiny)) break;
+    Eigen::VectorXd dir =
+        use_gram ? Eigen::VectorXd(centred.transpose() * solver.eigenvectors().col(idx))
+                 : Eigen::VectorXd(solver.eigenvectors().col(idx));
+    dir.normalize();
+    fix_sign(dir);
+    directions.col(c) = dir;
+    values[c] = lambda;
+  }
+
+  Pca2D pca;
+  pca.components = directions.transpose().cast<float>();
+  pca.mean = mean.transpose().cast<float>();
+  pca.explained =
+      (total > 0 ? Eigen::Vector2d(values / total) : Eigen::Vector2d::Zero()).cast<float>();
+  pca.original = (centred * directions).cast<float>();
+  pca.contextual = ((contextual.cast<double>().rowwise() - mean) * directions).cast<float>();
+  return pca;
+}
+
+double finite_variance(const float* data, std::int64_t count) {
+  // Two passes over doubles: exact enough for any realistic score matrix.
+  double sum = 0.0;
+  std::int64_t n = 0;
+  for (std::int64_t i = 0; i < count; ++i) {
+    if (std::isfinite(data[i])) {
+      sum += data[i];
+      ++n;
+    }
+  }
+  if (n == 0) return 0.0;
+  const double mean = sum / static_cast<double>(n);
+  double squares = 0.0;
+  for (std::int64_t i = 0; i < count; ++i) {
+    if (std::isfinite(data[i])) squares += (data[i] - mean) * (data[i] - mean);
+  }
+  return squares / static_cast<double>(n);
+}
+
+Tensor row_entropy(const ConstTensorView& weights) {
+  if (weights.shape.empty()) {
+    detail::fail(ErrorCode::SHAPE_MISMATCH, "weights must have at least one dimension");
+  }
+  const std::int64_t S = weights.shape.back();
+  const std::int64_t count = shape_numel(weights.shape, "weights");
+  Shape rows_shape(weights.shape.begin(), weights.shape.end() - 1);
+  Tensor entropy(rows_shape);
+  const std::int64_t rows = S == 0 ? 0 : count / S;
+  for (std::int64_t r = 0; r < rows; ++r) {
+    double h = 0.0;
+    for (std::int64_t j = 0; j < S; ++j) {
+      const double p = weights.data[r * S + j];
+      if (p > 0.0) h -= p * std::log(p);
+    }
+    entropy.data[static_cast<std::size_t>(r)] = static_cast<float>(h);
+  }
+  return entropy;
+}
+
+}  // namespace attnlens

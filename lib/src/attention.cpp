@@ -1,0 +1,294 @@
+#include <attnlens/attention.hpp>
+
+#include "check.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <new>
+
+namespace attnlens {
+namespace {
+
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+using ConstMap = Eigen::Map<const RowMatrixXf>;
+using MutableMap = Eigen::Map<RowMatrixXf>;
+
+// The sizes of one attention call, with ranks 2 and 3 lifted to rank 4 (B = H = 1 where absent).
+struct Dims {
+  int rank = 0;
+  std::int64_t B = 1, Hq = 1, Hkv = 1, L = 0, S = 0, E = 0, Ev = 0;
+};
+
+void require_view(const ConstTensorView& t, const char* name, std::int64_t limit) {
+  const std::int64_t n = shape_numel(t.shape, name);
+  detail::require_at_most(n, limit, name);
+  if (n > 0 && t.data == nullptr) {
+    detail::fail(ErrorCode::BAD_ARGUMENT, name, " has shape ", shape_to_string(t.shape),
+                 " but no data");
+  }
+}
+
+Dims check_shapes(const ConstTensorView& q, const ConstTensorView& k, const ConstTensorView& v) {
+  const int rank = static_cast<int>(q.shape.size());
+  if (rank < 2 || rank > 4) {
+    detail::fail(ErrorCode::SHAPE_MISMATCH,
+                 "q must have rank 2 [L, E], 3 [B, L, E] or 4 [B, H, L, E]; got shape ",
+                 shape_to_string(q.shape));
+  }
+  if (k.shape.size() != q.shape.size() || v.shape.size() != q.shape.size()) {
+    detail::fail(ErrorCode::SHAPE_MISMATCH, "q, k and v must have the same rank; got q ",
+                 shape_to_string(q.shape), ", k ", shape_to_string(k.shape), ", v ",
+                 shape_to_string(v.shape));
+  }
+  const auto& qs = q.shape;
+  const auto& ks = k.shape;
+  const auto& vs = v.shape;
+  Dims d;
+  d.rank = rank;
+  d.L = qs[rank - 2];
+  d.E = qs[rank - 1];
+  d.S = ks[rank - 2];
+  d.Ev = vs[rank - 1];
+  if (ks[rank - 1] != d.E) {
+    detail::fail(ErrorCode::SHAPE_MISMATCH, "k has last dimension ", ks[rank - 1], " but q has ",
+                 d.E, " (q ", shape_to_string(qs), ", k ", shape_to_string(ks), ")");
+  }
+  if (vs[rank - 2] != d.S) {
+    detail::fail(ErrorCode::SHAPE_MISMATCH, "v has ", vs[rank - 2], " rows (keys) but k has ", d.S,
+                 " (k ", shape_to_string(ks), ", v ", shape_to_string(vs), ")");
+  }
+  if (rank >= 3) {
+    d.B = qs[0];
+    if (ks[0] != d.B || vs[0] != d.B) {
+      detail::fail(ErrorCode::SHAPE_MISMATCH, "batch sizes differ: q ", shape_to_string(qs), ", k ",
+                   shape_to_string(ks), ", v ", shape_to_string(vs));
+    }
+  }
+  if (rank == 4) {
+    d.Hq = qs[1];
+    d.Hkv = ks[1];
+    if (vs[1] != d.Hkv) {
+      detail::fail(ErrorCode::SHAPE_MISMATCH, "k has ", d.Hkv, " heads but v has ", vs[1], " (k ",
+                   shape_to_string(ks), ", v ", shape_to_string(vs), ")");
+    }
+    if (d.Hkv == 0 || d.Hq % d.Hkv != 0) {
+      detail::fail(ErrorCode::SHAPE_MISMATCH, "q has ", d.Hq,
+                   " heads, which is not a multiple of the ", d.Hkv,
+                   " heads of k and v (grouped-query attention needs Hq % Hkv == 0)");
+    }
+  }
+  for (const auto* t : {&q, &k, &v}) {
+    for (std::int64_t dim : t->shape) {
+      if (dim == 0) {
+        const char* name = t == &q ? "q" : (t == &k ? "k" : "v");
+        detail::fail(ErrorCode::EMPTY_INPUT, name, " has shape ", shape_to_string(t->shape),
+                     "; every dimension must be at least 1");
+      }
+    }
+  }
+  return d;
+}
+
+// Where each (batch, head) slice of a broadcast mask starts.
+struct MaskLayout {
+  std::int64_t stride_b = 0;
+  std::int64_t stride_h = 0;
+  std::int64_t offset(std::int64_t b, std::int64_t h) const { return b * stride_b + h * stride_h; }
+};
+
+MaskLayout check_mask(const MaskView& mask, const Dims& d, std::int64_t limit) {
+  MaskLayout layout;
+  if (mask.kind == MaskKind::None) return layout;
+  const auto& ms = mask.shape;
+  const int mrank = static_cast<int>(ms.size());
+  // The shape the mask broadcasts to: the score tensor's, at q's rank.
+  Shape target;
+  if (d.rank == 4) target = {d.B, d.Hq, d.L, d.S};
+  if (d.rank == 3) target = {d.B, d.L, d.S};
+  if (d.rank == 2) target = {d.L, d.S};
+  if (mrank < 2 || mrank > d.rank) {
+    detail::fail(ErrorCode::SHAPE_MISMATCH, "mask has shape ", shape_to_string(ms),
+                 " but must be [L, S] or broadcastable to the scores ", shape_to_string(target));
+  }
+  for (int i = 1; i <= mrank; ++i) {
+    const std::int64_t m = ms[mrank - i];
+    const std::int64_t t = target[target.size() - i];
+    const bool trailing = i <= 2;
+    if (m != t && (trailing || m != 1)) {
+      detail::fail(ErrorCode::SHAPE_MISMATCH, "mask has shape ", shape_to_string(ms),
+                   ", which does not broadcast to the scores ", shape_to_string(target),
+                   " (its last two dimensions must be [L, S] = [", d.L, ", ", d.S,
+                   "], the others 1 or equal)");
+    }
+  }
+  const std::int64_t n = shape_numel(ms, "mask");
+  detail::require_at_most(n, limit, "mask");
+  if (n > 0 && mask.bool_data == nullptr && mask.float_data == nullptr) {
+    detail::fail(ErrorCode::BAD_ARGUMENT, "mask has shape ", shape_to_string(ms), " but no data");
+  }
+  if (mask.kind == MaskKind::Boolean && mask.bool_data == nullptr) {
+    detail::fail(ErrorCode::BAD_ARGUMENT, "mask is boolean but holds no boolean data");
+  }
+  if (mask.kind == MaskKind::Additive) {
+    if (mask.float_data == nullptr) {
+      detail::fail(ErrorCode::BAD_ARGUMENT, "mask is additive but holds no float data");
+    }
+    for (std::int64_t i = 0; i < n; ++i) {
+      const float x = mask.float_data[i];
+      if (std::isnan(x) || x == std::numeric_limits<float>::infinity()) {
+        detail::fail(ErrorCode::NON_FINITE, "mask holds ", x, " at flat index ", i, " (shape ",
+                     shape_to_string(ms),
+                     "); an additive mask may hold finite values and -inf only");
+      }
+    }
+  }
+  // Strides of the mask's batch and head dimensions; 0 where it broadcasts.
+  const std::int64_t slice = d.L * d.S;
+  if (d.rank == 4) {
+    const std::int64_t mh = mrank >= 3 ? ms[mrank - 3] : 1;
+    const std::int64_t mb = mrank >= 4 ? ms[mrank - 4] : 1;
+    layout.stride_h = mh == 1 ? 0 : slice;
+    layout.stride_b = mb == 1 ? 0 : slice * mh;
+  } else if (d.rank == 3) {
+    const std::int64_t mb = mrank >= 3 ? ms[mrank - 3] : 1;
+    layout.stride_b = mb == 1 ? 0 : slice;
+  }
+  return layout;
+}
+
+// Applies the boolean/additive mask slice and the causal limit to scaled scores [L, S].
+void apply_masks(Eigen::Ref<RowMatrixXf> scores, const MaskView& mask, std::int64_t mask_offset,
+                 bool causal, std::int64_t causal_shift) {
+  const std::int64_t L = scores.rows();
+  const std::int64_t S = scores.cols();
+  if (mask.kind == MaskKind::Boolean) {
+    const std::uint8_t* m = mask.bool_data + mask_offset;
+    for (std::int64_t i = 0; i < L; ++i) {
+      for (std::int64_t j = 0; j < S; ++j) {
+        if (m[i * S + j] == 0) scores(i, j) = kNegInf;
+      }
+    }
+  } else if (mask.kind == MaskKind::Additive) {
+    scores.array() += ConstMap(mask.float_data + mask_offset, L, S).array();
+  }
+  if (causal) {
+    for (std::int64_t i = 0; i < L; ++i) {
+      const std::int64_t visible = std::clamp<std::int64_t>(i + causal_shift + 1, 0, S);
+      scores.row(i).tail(S - visible).setConstant(kNegInf);
+    }
+  }
+}
+
+}  // namespace
+
+void attention_scores(const Eigen::Ref<const RowMatrixXf>& q,
+                      const Eigen::Ref<const RowMatrixXf>& k, Eigen::Ref<RowMatrixXf> scores) {
+  scores.noalias() = q * k.transpose();
+}
+
+RowMatrixXf causal_mask(std::int64_t L, std::int64_t S, CausalAlign align) {
+  if (L < 0 || S < 0) {
+    detail::fail(ErrorCode::BAD_ARGUMENT, "causal_mask needs L >= 0 and S >= 0; got L = ", L,
+                 ", S = ", S);
+  }
+  RowMatrixXf mask = RowMatrixXf::Zero(L, S);
+  const std::int64_t shift = align == CausalAlign::BottomRight ? S - L : 0;
+  for (std::int64_t i = 0; i < L; ++i) {
+    const std::int64_t visible = std::clamp<std::int64_t>(i + shift + 1, 0, S);
+    mask.row(i).tail(S - visible).setConstant(kNegInf);
+  }
+  return mask;
+}
+
+void softmax_rows(Eigen::Ref<RowMatrixXf> logits) {
+  // Work on an aligned copy of each row: Eigen's vectorised exp() and sum() peel scalar
+  // iterations until the data is aligned, so working in place would make the last bit depend
+  // on where the caller's memory happens to sit. Here it depends on the values only.
+  Eigen::ArrayXf row(logits.cols());
+  for (Eigen::Index i = 0; i < logits.rows(); ++i) {
+    row = logits.row(i).transpose().array();
+    // Pass 1: the row maximum. Subtracting it keeps exp() in range for any finite logits.
+    const float max = row.maxCoeff();
+    if (max == kNegInf) {
+      // Every key is masked: no distribution exists. Zero weights, never NaN.
+      logits.row(i).setZero();
+      continue;
+    }
+    if (!std::isfinite(max)) {
+      detail::fail(ErrorCode::NON_FINITE, "attention scores overflowed float32 (row ", i,
+                   " has a maximum of ", max, "); scale the inputs down");
+    }
+    // Pass 2: exponentiate. Masked entries (-inf) become exactly 0, not a tiny denormal.
+    row = (row == kNegInf).select(0.0f, (row - max).exp());
+    // Pass 3: normalise. The sum is at least 1 (the maximum contributes exp(0)).
+    logits.row(i) = (row * (1.0f / row.sum())).transpose().matrix();
+  }
+}
+
+AttentionResult attention(const ConstTensorView& q, const ConstTensorView& k,
+                          const ConstTensorView& v, const AttentionOptions& options) {
+  const std::int64_t limit = options.max_elements;
+  require_view(q, "q", limit);
+  require_view(k, "k", limit);
+  require_view(v, "v", limit);
+  const Dims d = check_shapes(q, k, v);
+  const MaskLayout mask_layout = check_mask(options.mask, d, limit);
+  detail::require_at_most(d.L * d.S, limit, "the score matrix of one (batch, head) slice");
+  if (options.return_weights) {
+    detail::require_at_most(d.B * d.Hq * d.L * d.S, limit, "the attention weights");
+  }
+  detail::require_at_most(d.B * d.Hq * d.L * d.Ev, limit, "the output");
+  detail::require_finite(q.data, shape_numel(q.shape), "q", q.shape);
+  detail::require_finite(k.data, shape_numel(k.shape), "k", k.shape);
+  detail::require_finite(v.data, shape_numel(v.shape), "v", v.shape);
+  const float scale = options.scale.value_or(1.0f / std::sqrt(static_cast<float>(d.E)));
+  if (!std::isfinite(scale)) {
+    detail::fail(ErrorCode::NON_FINITE, "scale is ", scale, "; it must be a finite number");
+  }
+
+  AttentionResult result;
+  Shape out_shape = q.shape;
+  out_shape.back() = d.Ev;
+  Shape weights_shape = q.shape;
+  weights_shape.back() = d.S;
+  try {
+    result.output = Tensor(out_shape);
+    if (options.return_weights) result.weights = Tensor(weights_shape);
+    // Each slice is copied into Eigen-aligned scratch: the products then see the same memory
+    // layout on every call, so the same inputs give the same bits wherever they are stored.
+    RowMatrixXf q_lE(d.L, d.E), k_sE(d.S, d.E), v_sEv(d.S, d.Ev), w_lS(d.L, d.S), o_lEv(d.L, d.Ev);
+    const std::int64_t group = d.Hq / d.Hkv;
+    const std::int64_t causal_shift =
+        options.causal_align == CausalAlign::BottomRight ? d.S - d.L : 0;
+    std::int64_t loaded_kvh = -1;
+    for (std::int64_t b = 0; b < d.B; ++b) {
+      for (std::int64_t h = 0; h < d.Hq; ++h) {
+        const std::int64_t qh = b * d.Hq + h;
+        const std::int64_t kvh = b * d.Hkv + h / group;
+        q_lE = ConstMap(q.data + qh * d.L * d.E, d.L, d.E);
+        if (kvh != loaded_kvh) {
+          k_sE = ConstMap(k.data + kvh * d.S * d.E, d.S, d.E);
+          v_sEv = ConstMap(v.data + kvh * d.S * d.Ev, d.S, d.Ev);
+          loaded_kvh = kvh;
+        }
+        w_lS.noalias() = scale * (q_lE * k_sE.transpose());
+        apply_masks(w_lS, options.mask, mask_layout.offset(b, h), options.causal, causal_shift);
+        softmax_rows(w_lS);
+        o_lEv.noalias() = w_lS * v_sEv;
+        MutableMap(result.output.data.data() + qh * d.L * d.Ev, d.L, d.Ev) = o_lEv;
+        if (options.return_weights) {
+          MutableMap(result.weights.data.data() + qh * d.L * d.S, d.L, d.S) = w_lS;
+        }
+      }
+    }
+  } catch (const std::bad_alloc&) {
+    detail::fail(ErrorCode::OUT_OF_MEMORY, "attention could not allocate its output ",
+                 shape_to_string(out_shape), options.return_weights ? " and weights " : "",
+                 options.return_weights ? shape_to_string(weights_shape) : "");
+  }
+  return result;
+}
+
+}  // namespace attnlens

@@ -1,0 +1,254 @@
+#include <attnlens/random.hpp>
+#include <attnlens/text.hpp>
+
+#include "check.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+namespace attnlens {
+namespace {
+
+// Decodes one UTF-8 sequence at text[pos]. Returns the code point and sets `length`; throws
+// INVALID_UTF8 for truncated, overlong, surrogate or out-of-range sequences.
+char32_t decode_utf8(std::string_view text, std::size_t pos, std::size_t& length) {
+  const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(text[i]); };
+  const unsigned char lead = byte(pos);
+  if (lead < 0x80) {
+    length = 1;
+    return lead;
+  }
+  char32_t cp = 0;
+  char32_t min = 0;
+  if ((lead & 0xE0) == 0xC0) {
+    length = 2;
+    cp = lead & 0x1F;
+    min = 0x80;
+  } else if ((lead & 0xF0) == 0xE0) {
+    length = 3;
+    cp = lead & 0x0F;
+    min = 0x800;
+  } else if ((lead & 0xF8) == 0xF0) {
+    length = 4;
+    cp = lead & 0x07;
+    min = 0x10000;
+  } else {
+    detail::fail(ErrorCode::INVALID_UTF8, "text is not valid UTF-8: byte 0x", std::hex,
+                 static_cast<int>(lead), std::dec, " at offset ", pos, " cannot start a character");
+  }
+  if (pos + length > text.size()) {
+    detail::fail(ErrorCode::INVALID_UTF8, "text is not valid UTF-8: the character at offset ", pos,
+                 " is cut off at the end of the text");
+  }
+  for (std::size_t i = 1; i < length; ++i) {
+    const unsigned char c = byte(pos + i);
+    if ((c & 0xC0) != 0x80) {
+      detail::fail(ErrorCode::INVALID_UTF8, "text is not valid UTF-8: byte 0x", std::hex,
+                   static_cast<int>(c), std::dec, " at offset ", pos + i,
+                   " should continue the character at offset ", pos);
+    }
+    cp = (cp << 6) | (c & 0x3F);
+  }
+  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
+    detail::fail(ErrorCode::INVALID_UTF8, "text is not valid UTF-8: the sequence at offset ", pos,
+                 " encodes U+", std::hex, static_cast<std::uint32_t>(cp), std::dec,
+                 cp < min ? " in an overlong form" : ", which is not a valid code point");
+  }
+  return cp;
+}
+
+bool is_space(char32_t c) {
+  return (c >= 0x09 && c <= 0x0D) || c == 0x20 || c == 0x85 || c == 0xA0 || c == 0x1680 ||
+         (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 || c == 0x202F || c == 0x205F ||
+         c == 0x3000 || c == 0xFEFF;
+}
+
+bool is_punctuation(char32_t c) {
+  if (c < 0x80) {
+    return (c >= 0x21 && c <= 0x2F) || (c >= 0x3A && c <= 0x40) || (c >= 0x5B && c <= 0x60) ||
+           (c >= 0x7B && c <= 0x7E);
+  }
+  return c == 0xA1 || c == 0xA7 || c == 0xAB || c == 0xB6 || c == 0xB7 || c == 0xBB || c == 0xBF ||
+         c == 0x37E || c == 0x387 || (c >= 0x2010 && c <= 0x2027) || (c >= 0x2030 && c <= 0x205E) ||
+         (c >= 0x3001 && c <= 0x3003) || (c >= 0x3008 && c <= 0x3011) ||
+         (c >= 0x3014 && c <= 0x301F) || (c >= 0xFF01 && c <= 0xFF0F) ||
+         (c >= 0xFF1A && c <= 0xFF20) || (c >= 0xFF3B && c <= 0xFF40) ||
+         (c >= 0xFF5B && c <= 0xFF65);
+}
+
+bool is_apostrophe(char32_t c) {
+  return c == U'\'' || c == 0x2019;
+}
+
+struct WordClass {
+  std::string_view word;
+  std::string_view cls;
+};
+
+// A small vocabulary with word classes, so that the picture of embeddings has structure: words
+// of one class share a direction. Sorted by word for binary search.
+constexpr std::array<WordClass, 128> kVocabulary = {{
+    {"a", "determiner"},      {"about", "preposition"}, {"after", "preposition"},
+    {"all", "determiner"},    {"an", "determiner"},     {"and", "conjunction"},
+    {"animal", "animal"},     {"ate", "verb"},          {"attention", "abstract"},
+    {"bank", "place"},        {"bark", "verb"},         {"barked", "verb"},
+    {"bed", "object"},        {"big", "adjective"},     {"bird", "animal"},
+    {"black", "adjective"},   {"book", "object"},       {"but", "conjunction"},
+    {"car", "object"},        {"cat", "animal"},        {"cats", "animal"},
+    {"chair", "object"},      {"chased", "verb"},       {"city", "place"},
+    {"cold", "adjective"},    {"cow", "animal"},        {"dark", "adjective"},
+    {"did", "verb"},          {"dog", "animal"},        {"dogs", "animal"},
+    {"door", "object"},       {"ears", "body"},         {"eat", "verb"},
+    {"every", "determiner"},  {"eyes", "body"},         {"fast", "adjective"},
+    {"fish", "animal"},       {"for", "preposition"},   {"fox", "animal"},
+    {"from", "preposition"},  {"garden", "place"},      {"good", "adjective"},
+    {"green", "adjective"},   {"had", "verb"},          {"happy", "adjective"},
+    {"has", "verb"},          {"have", "verb"},         {"he", "pronoun"},
+    {"her", "pronoun"},       {"him", "pronoun"},       {"his", "pronoun"},
+    {"horse", "animal"},      {"house", "place"},       {"i", "pronoun"},
+    {"idea", "abstract"},     {"in", "preposition"},    {"is", "verb"},
+    {"it", "pronoun"},        {"its", "pronoun"},       {"jumped", "verb"},
+    {"jumps", "verb"},        {"lazy", "adjective"},    {"little", "adjective"},
+    {"love", "abstract"},     {"mat", "object"},        {"meaning", "abstract"},
+    {"mouse", "animal"},      {"my", "pronoun"},        {"near", "preposition"},
+    {"new", "adjective"},     {"night", "time"},        {"not", "adverb"},
+    {"of", "preposition"},    {"old", "adjective"},     {"on", "preposition"},
+    {"or", "conjunction"},    {"over", "preposition"},  {"park", "place"},
+    {"quick", "adjective"},   {"quickly", "adverb"},    {"ran", "verb"},
+    {"read", "verb"},         {"red", "adjective"},     {"river", "place"},
+    {"road", "place"},        {"room", "place"},        {"run", "verb"},
+    {"sat", "verb"},          {"saw", "verb"},          {"she", "pronoun"},
+    {"sit", "verb"},          {"sleeps", "verb"},       {"slept", "verb"},
+    {"slowly", "adverb"},     {"small", "adjective"},   {"sofa", "object"},
+    {"some", "determiner"},   {"street", "place"},      {"sun", "nature"},
+    {"table", "object"},      {"tail", "body"},         {"that", "determiner"},
+    {"the", "determiner"},    {"their", "pronoun"},     {"them", "pronoun"},
+    {"they", "pronoun"},      {"this", "determiner"},   {"through", "preposition"},
+    {"time", "time"},         {"to", "preposition"},    {"today", "time"},
+    {"tomorrow", "time"},     {"too", "adverb"},        {"tree", "nature"},
+    {"under", "preposition"}, {"very", "adverb"},       {"was", "verb"},
+    {"water", "nature"},      {"we", "pronoun"},        {"went", "verb"},
+    {"were", "verb"},         {"white", "adjective"},   {"window", "object"},
+    {"with", "preposition"},  {"wrote", "verb"},        {"year", "time"},
+    {"yesterday", "time"},    {"you", "pronoun"},
+}};
+
+// Fills `out` with `dim` standard normal values from a stream seeded by `seed`.
+void normal_vector(std::uint64_t seed, Eigen::VectorXd& out) {
+  Rng rng(seed);
+  for (Eigen::Index i = 0; i < out.size(); ++i)
+    out[i] = rng.normal();
+}
+
+}  // namespace
+
+std::vector<Token> tokenize(std::string_view text) {
+  if (text.size() > kMaxTextBytes) {
+    detail::fail(ErrorCode::TOO_LARGE, "text has ", text.size(), " bytes, over the limit of ",
+                 kMaxTextBytes);
+  }
+  // Decode everything first so that invalid UTF-8 anywhere is reported, not just before the
+  // first token.
+  struct Char {
+    char32_t cp;
+    std::size_t begin;
+    std::size_t length;
+  };
+  std::vector<Char> chars;
+  chars.reserve(text.size());
+  for (std::size_t pos = 0; pos < text.size();) {
+    std::size_t length = 0;
+    const char32_t cp = decode_utf8(text, pos, length);
+    chars.push_back({cp, pos, length});
+    pos += length;
+  }
+
+  std::vector<Token> tokens;
+  const auto is_word = [](char32_t c) { return !is_space(c) && !is_punctuation(c); };
+  std::size_t i = 0;
+  while (i < chars.size()) {
+    const Char& c = chars[i];
+    if (is_space(c.cp)) {
+      ++i;
+      continue;
+    }
+    Token token;
+    token.begin = c.begin;
+    if (is_punctuation(c.cp)) {
+      ++i;
+    } else {
+      // A word runs over word characters; an apostrophe between two word characters stays
+      // inside it ("don't", "cat's").
+      while (i < chars.size()) {
+        if (is_word(chars[i].cp)) {
+          ++i;
+        } else if (is_apostrophe(chars[i].cp) && i > 0 && i + 1 < chars.size() &&
+                   is_word(chars[i - 1].cp) && is_word(chars[i + 1].cp)) {
+          ++i;
+        } else {
+          break;
+        }
+      }
+    }
+    const Char& last = chars[i - 1];
+    token.end = last.begin + last.length;
+    token.text.assign(text.substr(token.begin, token.end - token.begin));
+    for (char& ch : token.text) {
+      if (ch >= 'A' && ch <= 'Z') ch = static_cast<char>(ch - 'A' + 'a');
+    }
+    tokens.push_back(std::move(token));
+  }
+  return tokens;
+}
+
+std::string_view word_class(std::string_view token) noexcept {
+  const auto it =
+      std::lower_bound(kVocabulary.begin(), kVocabulary.end(), token,
+                       [](const WordClass& e, std::string_view w) { return e.word < w; });
+  if (it != kVocabulary.end() && it->word == token) return it->cls;
+  return {};
+}
+
+Eigen::VectorXf token_embedding(std::string_view token, int dim, std::uint64_t seed) {
+  if (dim < 1) detail::fail(ErrorCode::BAD_ARGUMENT, "dim must be at least 1; got ", dim);
+  Eigen::VectorXd own(dim);
+  normal_vector(hash_bytes(token, seed), own);
+  const std::string_view cls = word_class(token);
+  if (!cls.empty()) {
+    // Mix a class direction (weight 0.7 of the variance) with the word's own (0.3): related
+    // words share most of their vector and still differ.
+    Eigen::VectorXd shared(dim);
+    normal_vector(mix_seed(hash_bytes(cls, seed), 0x636c617373ULL), shared);
+    own = std::sqrt(0.7) * shared + std::sqrt(0.3) * own;
+  }
+  return own.cast<float>();
+}
+
+RowMatrixXf token_embeddings(const std::vector<Token>& tokens, int dim, std::uint64_t seed) {
+  if (dim < 1) detail::fail(ErrorCode::BAD_ARGUMENT, "dim must be at least 1; got ", dim);
+  RowMatrixXf embeddings(static_cast<Eigen::Index>(tokens.size()), dim);
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    embeddings.row(static_cast<Eigen::Index>(i)) =
+        token_embedding(tokens[i].text, dim, seed).transpose();
+  }
+  return embeddings;
+}
+
+RowMatrixXf sinusoidal_positions(std::int64_t length, int dim) {
+  if (length < 0) detail::fail(ErrorCode::BAD_ARGUMENT, "length must be >= 0; got ", length);
+  if (dim < 1) detail::fail(ErrorCode::BAD_ARGUMENT, "dim must be at least 1; got ", dim);
+  RowMatrixXf positions(length, dim);
+  const double log_base = detmath::log(10000.0);
+  for (int i = 0; i < dim; i += 2) {
+    const double inv_freq = detmath::exp(-log_base * i / dim);
+    for (std::int64_t pos = 0; pos < length; ++pos) {
+      const double angle = static_cast<double>(pos) * inv_freq;
+      positions(pos, i) = static_cast<float>(detmath::sin(angle));
+      if (i + 1 < dim) positions(pos, i + 1) = static_cast<float>(detmath::cos(angle));
+    }
+  }
+  return positions;
+}
+
+}  // namespace attnlens

@@ -1,0 +1,148 @@
+// PCA, score variance, entropy, and explain() end to end.
+#include "helpers.hpp"
+
+#include <cmath>
+
+using attnlens::RowMatrixXf;
+using attnlens::Shape;
+
+TEST_CASE("PCA of points on a line: one axis, signed distances", "[analysis][pca]") {
+  // Points t * (3, 4) / 5 for t = -2, 0, 1, 4 (mean 0.75).
+  RowMatrixXf x(4, 2);
+  const double ts[] = {-2, 0, 1, 4};
+  for (int i = 0; i < 4; ++i)
+    x.row(i) << static_cast<float>(ts[i] * 0.6), static_cast<float>(ts[i] * 0.8);
+  const auto pca = attnlens::pca_2d(x, x);
+  CHECK(pca.explained[0] == Approx(1.0));
+  CHECK(pca.explained[1] == Approx(0.0).margin(1e-6));
+  CHECK(pca.components(0, 0) == Approx(0.6));
+  CHECK(pca.components(0, 1) == Approx(0.8));
+  for (int i = 0; i < 4; ++i) {
+    CHECK(pca.original(i, 0) == Approx(ts[i] - 0.75).margin(1e-6));
+    CHECK(pca.original(i, 1) == Approx(0.0).margin(1e-6));
+  }
+  CHECK(pca.contextual == pca.original);
+}
+
+TEST_CASE("PCA sign convention: negating the data keeps the components", "[analysis][pca]") {
+  std::mt19937 gen(107);
+  std::normal_distribution<float> n(0, 1);
+  RowMatrixXf x(10, 5);
+  for (int i = 0; i < x.size(); ++i)
+    x.data()[i] = n(gen) * static_cast<float>(1 + i % 5);
+  const auto a = attnlens::pca_2d(x, x);
+  const RowMatrixXf neg = -x;
+  const auto b = attnlens::pca_2d(neg, neg);
+  CHECK((a.components - b.components).cwiseAbs().maxCoeff() < 1e-5);
+  for (int c = 0; c < 2; ++c) {
+    Eigen::Index at = 0;
+    a.components.row(c).cwiseAbs().maxCoeff(&at);
+    CHECK(a.components(c, at) > 0);
+  }
+  CHECK(a.explained[0] >= a.explained[1]);
+  // More tokens than dimensions and fewer go through different decompositions; both agree.
+  const RowMatrixXf wide = x.transpose();  // 5 x 10: Gram path
+  const auto w = attnlens::pca_2d(wide, wide);
+  CHECK(w.explained.sum() <= 1.0f + 1e-6f);
+  CHECK(w.components.row(0).norm() == Approx(1.0));
+}
+
+TEST_CASE("PCA projects contextual rows with the original fit", "[analysis][pca]") {
+  RowMatrixXf x(3, 2), y(3, 2);
+  x << 0, 0, 2, 0, 4, 0;
+  y << 1, 0, 3, 1, 5, 0;
+  const auto pca = attnlens::pca_2d(x, y);
+  CHECK(pca.mean[0] == 2.0f);
+  CHECK(pca.contextual(0, 0) == Approx(-1.0));
+  CHECK(pca.contextual(2, 0) == Approx(3.0));
+}
+
+TEST_CASE("row entropy: one-hot 0, uniform log S, empty row 0", "[analysis]") {
+  const std::vector<float> w = {1, 0, 0, 0, 0.25f, 0.25f, 0.25f, 0.25f, 0, 0, 0, 0};
+  const auto h = attnlens::row_entropy(attnlens::ConstTensorView{w.data(), {3, 4}});
+  CHECK(h.shape == Shape{3});
+  CHECK(h.data[0] == 0.0f);
+  CHECK(h.data[1] == Approx(std::log(4.0)));
+  CHECK(h.data[2] == 0.0f);
+}
+
+TEST_CASE("variance: scaling by s multiplies it by s squared; masked entries skipped",
+          "[analysis]") {
+  const std::vector<float> raw = {1, 2, 3, 4, -INFINITY};
+  std::vector<float> scaled;
+  for (float r : raw)
+    scaled.push_back(r * 0.5f);
+  CHECK(attnlens::finite_variance(raw.data(), 5) == Approx(1.25));
+  CHECK(attnlens::finite_variance(scaled.data(), 5) == Approx(1.25 * 0.25));
+}
+
+TEST_CASE("explain: tokens, shapes, causal zeros, residual, stats", "[explain]") {
+  attnlens::ExplainOptions o;
+  o.model_dim = 32;
+  o.num_heads = 4;
+  const auto ex = attnlens::explain("The cat sat on the mat.", o);
+  const std::int64_t L = 7;
+  REQUIRE(static_cast<std::int64_t>(ex.tokens.size()) == L);
+  CHECK(ex.embeddings.shape == Shape{L, 32});
+  CHECK(ex.weights.shape == Shape{4, L, L});
+  CHECK(ex.trace.q.shape == Shape{4, L, 8});
+  CHECK(ex.pca.original.rows() == L);
+  for (int h = 0; h < 4; ++h) {
+    for (int i = 0; i < L; ++i) {
+      for (int j = i + 1; j < L; ++j)
+        CHECK(ex.weights.data[static_cast<std::size_t>((h * L + i) * L + j)] == 0.0f);
+    }
+  }
+  for (std::size_t i = 0; i < ex.contextual.data.size(); ++i) {
+    CHECK(ex.contextual.data[i] == ex.embeddings.data[i] + ex.output.data[i]);
+  }
+  // The same word at two positions: same token embedding, different input (positions differ).
+  CHECK(ex.token_embeddings.data[0] == ex.token_embeddings.data[4 * 32]);
+  CHECK(ex.embeddings.data[0] != ex.embeddings.data[4 * 32]);
+  CHECK(ex.stats.total_tokens == L);
+  CHECK_FALSE(ex.stats.truncated);
+  REQUIRE(ex.stats.raw_score_variance.size() == 4);
+  for (int h = 0; h < 4; ++h) {
+    // Scaled by 1/sqrt(8): the variance drops by exactly that factor squared.
+    CHECK(ex.stats.scaled_score_variance[static_cast<std::size_t>(h)] ==
+          Approx(ex.stats.raw_score_variance[static_cast<std::size_t>(h)] / 8.0).epsilon(1e-4));
+  }
+  CHECK(ex.stats.entropy.shape == Shape{4, L});
+  CHECK(ex.stats.entropy.data[0] == 0.0f);  // the first causal row has one key
+}
+
+TEST_CASE("explain: full differs from causal; no positions makes full order-blind", "[explain]") {
+  attnlens::ExplainOptions o;
+  o.causal = false;
+  o.positional = attnlens::Positional::None;
+  const auto a = attnlens::explain("dog bites man", o);
+  const auto b = attnlens::explain("man bites dog", o);
+  // Without positions, full attention is a set function: "dog"'s output row is the same.
+  const std::vector<float> dog_a(a.output.data.begin(), a.output.data.begin() + 64);
+  const std::vector<float> dog_b(b.output.data.begin() + 2 * 64, b.output.data.end());
+  double diff = 0;
+  for (std::size_t i = 0; i < 64; ++i)
+    diff = std::max(diff, static_cast<double>(std::abs(dog_a[i] - dog_b[i])));
+  CHECK(diff < 1e-5);
+  o.causal = true;
+  const auto c = attnlens::explain("dog bites man", o);
+  CHECK(c.weights.data != a.weights.data);
+}
+
+TEST_CASE("explain: same seed bit-identical, other seed differs, truncation",
+          "[explain][determinism]") {
+  attnlens::ExplainOptions o;
+  const auto a = attnlens::explain("attention is all you need", o);
+  const auto b = attnlens::explain("attention is all you need", o);
+  CHECK(a.weights.data == b.weights.data);
+  CHECK(a.output.data == b.output.data);
+  CHECK(a.pca.original == b.pca.original);
+  o.seed = 8;
+  CHECK(attnlens::explain("attention is all you need", o).weights.data != a.weights.data);
+  o.max_tokens = 3;
+  o.truncate = true;
+  const auto t = attnlens::explain("attention is all you need", o);
+  CHECK(t.tokens.size() == 3);
+  CHECK(t.stats.truncated);
+  CHECK(t.stats.total_tokens == 5);
+}

@@ -1,0 +1,137 @@
+// Boolean and additive masks: broadcasting, combination with causal, fully masked rows.
+#include "helpers.hpp"
+#include "reference.hpp"
+
+#include <cmath>
+
+using attnlens::AttentionOptions;
+using attnlens::MaskView;
+using attnlens::Shape;
+using testing::view;
+
+TEST_CASE("a boolean mask equals an additive mask of 0 and -inf", "[mask]") {
+  std::mt19937 gen(43);
+  const auto q = ref::random_vector(4 * 3, gen);
+  const std::vector<std::uint8_t> allow = {1, 0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 0, 0, 1, 1};
+  std::vector<float> additive;
+  for (auto a : allow)
+    additive.push_back(a ? 0.0f : -INFINITY);
+  AttentionOptions o;
+  o.return_weights = true;
+  o.mask = MaskView::boolean(allow.data(), {4, 4});
+  const auto b = attnlens::attention(view(q, {4, 3}), view(q, {4, 3}), view(q, {4, 3}), o);
+  o.mask = MaskView::additive(additive.data(), {4, 4});
+  const auto a = attnlens::attention(view(q, {4, 3}), view(q, {4, 3}), view(q, {4, 3}), o);
+  CHECK(a.weights.data == b.weights.data);
+  for (std::size_t i = 0; i < allow.size(); ++i) {
+    if (!allow[i]) CHECK(b.weights.data[i] == 0.0f);
+  }
+}
+
+TEST_CASE("an [L, S] mask broadcasts over batch and heads", "[mask]") {
+  std::mt19937 gen(47);
+  const Shape s{2, 3, 4, 5};
+  const auto q = ref::random_vector(2 * 3 * 4 * 5, gen);
+  std::vector<std::uint8_t> allow(16, 1);
+  allow[1] = allow[6] = allow[11] = 0;
+  AttentionOptions o;
+  o.return_weights = true;
+  o.mask = MaskView::boolean(allow.data(), {4, 4});
+  const auto r = attnlens::attention(view(q, s), view(q, s), view(q, s), o);
+  for (int slice = 0; slice < 6; ++slice) {
+    CHECK(r.weights.data[static_cast<std::size_t>(slice * 16 + 1)] == 0.0f);
+    CHECK(r.weights.data[static_cast<std::size_t>(slice * 16 + 6)] == 0.0f);
+    CHECK(r.weights.data[static_cast<std::size_t>(slice * 16 + 11)] == 0.0f);
+  }
+}
+
+TEST_CASE("per-batch and per-head masks pick the right slice", "[mask]") {
+  std::mt19937 gen(53);
+  const int B = 2, H = 3, L = 3, E = 2;
+  const auto q = ref::random_vector(B * H * L * E, gen);
+  const Shape qs{B, H, L, E};
+  for (const Shape& ms :
+       {Shape{B, 1, L, L}, Shape{1, H, L, L}, Shape{H, L, L}, Shape{B, H, L, L}}) {
+    const auto n = static_cast<std::size_t>(attnlens::shape_numel(ms));
+    std::vector<float> additive(n);
+    std::uniform_int_distribution<int> pick(0, 2);
+    for (float& m : additive) {
+      const int p = pick(gen);
+      m = p == 0 ? -INFINITY : static_cast<float>(p);
+    }
+    AttentionOptions o;
+    o.return_weights = true;
+    o.mask = MaskView::additive(additive.data(), ms);
+    const auto r = attnlens::attention(view(q, qs), view(q, qs), view(q, qs), o);
+    ref::Options ro;
+    ro.mask.assign(additive.begin(), additive.end());
+    ro.mask_shape = ms;
+    const auto expected = ref::attention(q, qs, q, qs, q, qs, ro);
+    INFO("mask " << attnlens::shape_to_string(ms));
+    CHECK(ref::max_abs_diff(r.weights.data, expected.weights) < 1e-6);
+    CHECK(ref::max_abs_diff(r.output.data, expected.output) < 1e-6);
+  }
+}
+
+TEST_CASE("causal and a mask combine: a key needs both to allow it", "[mask]") {
+  std::mt19937 gen(59);
+  const auto q = ref::random_vector(4 * 2, gen);
+  // The mask forbids key 0 everywhere; causal forbids the future.
+  std::vector<std::uint8_t> allow(16, 1);
+  for (int i = 0; i < 4; ++i)
+    allow[static_cast<std::size_t>(i * 4)] = 0;
+  AttentionOptions o;
+  o.return_weights = true;
+  o.causal = true;
+  o.mask = MaskView::boolean(allow.data(), {4, 4});
+  const auto r = attnlens::attention(view(q, {4, 2}), view(q, {4, 2}), view(q, {4, 2}), o);
+  for (int i = 0; i < 4; ++i) {
+    for (int j = 0; j < 4; ++j) {
+      const float w = r.weights.data[static_cast<std::size_t>(i * 4 + j)];
+      if (j == 0 || j > i) CHECK(w == 0.0f);
+    }
+  }
+  CHECK(r.weights.data[5] == 1.0f);  // row 1 may only see key 1
+}
+
+TEST_CASE("a fully masked row gives zero weights and zero output, not NaN", "[mask]") {
+  std::mt19937 gen(61);
+  const auto q = ref::random_vector(3 * 2, gen);
+  const std::vector<std::uint8_t> allow = {1, 1, 1, 0, 0, 0, 1, 0, 1};
+  AttentionOptions o;
+  o.return_weights = true;
+  o.mask = MaskView::boolean(allow.data(), {3, 3});
+  const auto r = attnlens::attention(view(q, {3, 2}), view(q, {3, 2}), view(q, {3, 2}), o);
+  for (int j = 0; j < 3; ++j)
+    CHECK(r.weights.data[static_cast<std::size_t>(3 + j)] == 0.0f);
+  CHECK(r.output.data[2] == 0.0f);
+  CHECK(r.output.data[3] == 0.0f);
+  for (float x : r.output.data)
+    CHECK(std::isfinite(x));
+}
+
+TEST_CASE("top-left causal with more queries than keys leaves no row empty; bottom-right does",
+          "[mask]") {
+  std::mt19937 gen(67);
+  const auto q = ref::random_vector(5 * 2, gen);
+  const auto k = ref::random_vector(2 * 2, gen);
+  AttentionOptions o;
+  o.return_weights = true;
+  o.causal = true;
+  o.causal_align = attnlens::CausalAlign::BottomRight;
+  // S - L = -3: rows 0..2 see no key at all; rows 3 and 4 see keys 0 and 0..1.
+  const auto r = attnlens::attention(view(q, {5, 2}), view(k, {2, 2}), view(k, {2, 2}), o);
+  for (int i = 0; i < 3; ++i) {
+    CHECK(r.weights.data[static_cast<std::size_t>(i * 2)] == 0.0f);
+    CHECK(r.output.data[static_cast<std::size_t>(i * 2)] == 0.0f);
+  }
+  CHECK(r.weights.data[6] == 1.0f);
+  o.causal_align = attnlens::CausalAlign::TopLeft;
+  const auto tl = attnlens::attention(view(q, {5, 2}), view(k, {2, 2}), view(k, {2, 2}), o);
+  CHECK(tl.weights.data[0] == 1.0f);
+  for (int i = 1; i < 5; ++i) {
+    const float sum = tl.weights.data[static_cast<std::size_t>(i * 2)] +
+                      tl.weights.data[static_cast<std::size_t>(i * 2 + 1)];
+    CHECK(sum == Approx(1.0f));
+  }
+}
