@@ -7,17 +7,46 @@
 
 #include <cmath>
 #include <cstdint>
-#include <sstream>
+#include <cstdio>
 #include <string>
-#include <utility>
+#include <string_view>
+#include <type_traits>
 
 namespace attnlens::detail {
 
+// A value to print in upper-case hexadecimal, e.g. Hex{0xFF} -> "FF".
+struct Hex {
+  std::uint32_t value;
+};
+
+// Message building without iostreams: <sstream> would add about 100 KB to the wasm module.
+inline void append(std::string& out, std::string_view text) {
+  out += text;
+}
+inline void append(std::string& out, char c) {
+  out += c;
+}
+inline void append(std::string& out, Hex h) {
+  char buffer[16];
+  std::snprintf(buffer, sizeof buffer, "%X", static_cast<unsigned>(h.value));
+  out += buffer;
+}
+template <typename T, std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T, char>, int> = 0>
+void append(std::string& out, T value) {
+  out += std::to_string(value);
+}
+template <typename T, std::enable_if_t<std::is_floating_point_v<T>, int> = 0>
+void append(std::string& out, T value) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%g", static_cast<double>(value));
+  out += buffer;
+}
+
 template <typename... Parts>
-[[noreturn]] void fail(ErrorCode code, Parts&&... parts) {
-  std::ostringstream message;
-  (message << ... << std::forward<Parts>(parts));
-  throw Error(code, message.str());
+[[noreturn]] void fail(ErrorCode code, const Parts&... parts) {
+  std::string message;
+  (append(message, parts), ...);
+  throw Error(code, message);
 }
 
 // Throws NON_FINITE naming the first non-finite element of `data` (if any).

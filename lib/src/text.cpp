@@ -34,8 +34,8 @@ char32_t decode_utf8(std::string_view text, std::size_t pos, std::size_t& length
     cp = lead & 0x07;
     min = 0x10000;
   } else {
-    detail::fail(ErrorCode::INVALID_UTF8, "text is not valid UTF-8: byte 0x", std::hex,
-                 static_cast<int>(lead), std::dec, " at offset ", pos, " cannot start a character");
+    detail::fail(ErrorCode::INVALID_UTF8, "text is not valid UTF-8: byte 0x", detail::Hex{lead},
+                 " at offset ", pos, " cannot start a character");
   }
   if (pos + length > text.size()) {
     detail::fail(ErrorCode::INVALID_UTF8, "text is not valid UTF-8: the character at offset ", pos,
@@ -44,15 +44,14 @@ char32_t decode_utf8(std::string_view text, std::size_t pos, std::size_t& length
   for (std::size_t i = 1; i < length; ++i) {
     const unsigned char c = byte(pos + i);
     if ((c & 0xC0) != 0x80) {
-      detail::fail(ErrorCode::INVALID_UTF8, "text is not valid UTF-8: byte 0x", std::hex,
-                   static_cast<int>(c), std::dec, " at offset ", pos + i,
-                   " should continue the character at offset ", pos);
+      detail::fail(ErrorCode::INVALID_UTF8, "text is not valid UTF-8: byte 0x", detail::Hex{c},
+                   " at offset ", pos + i, " should continue the character at offset ", pos);
     }
     cp = (cp << 6) | (c & 0x3F);
   }
   if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
     detail::fail(ErrorCode::INVALID_UTF8, "text is not valid UTF-8: the sequence at offset ", pos,
-                 " encodes U+", std::hex, static_cast<std::uint32_t>(cp), std::dec,
+                 " encodes U+", detail::Hex{static_cast<std::uint32_t>(cp)},
                  cp < min ? " in an overlong form" : ", which is not a valid code point");
   }
   return cp;

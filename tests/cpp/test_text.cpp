@@ -70,7 +70,7 @@ TEST_CASE("invalid UTF-8 is an error that names the offset", "[text][errors]") {
   require_error([] { attnlens::tokenize("ok \xFF"); }, ErrorCode::INVALID_UTF8, {"offset 3"});
   require_error([] { attnlens::tokenize("caf\xC3"); }, ErrorCode::INVALID_UTF8, {"cut off"});
   require_error([] { attnlens::tokenize("\xC0\xAF"); }, ErrorCode::INVALID_UTF8, {"overlong"});
-  require_error([] { attnlens::tokenize("\xED\xA0\x80"); }, ErrorCode::INVALID_UTF8, {"U+d800"});
+  require_error([] { attnlens::tokenize("\xED\xA0\x80"); }, ErrorCode::INVALID_UTF8, {"U+D800"});
   require_error([] { attnlens::tokenize("a\xE2\x28\xA1"); }, ErrorCode::INVALID_UTF8, {"offset 2"});
   require_error([] { attnlens::tokenize("\xF4\x90\x80\x80"); }, ErrorCode::INVALID_UTF8,
                 {"U+110000"});

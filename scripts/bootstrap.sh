@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Installs what attnlens needs and is missing, and nothing else. Idempotent.
+#   Debian packages: a C++ compiler, CMake, Eigen, Catch2, Emscripten, Chromium
+#   npm packages:    `npm ci` from package-lock.json (when node_modules is missing or stale)
+# Runs as root (CI) or through sudo. Without apt it prints what to install and stops.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(g++ cmake make libeigen3-dev catch2 emscripten chromium)
+# Each package and a file it provides: checked instead of asking dpkg, so a machine that has the
+# tool from elsewhere is not asked to install it again.
+declare -A provides=(
+  [g++]=/usr/bin/g++
+  [cmake]=/usr/bin/cmake
+  [make]=/usr/bin/make
+  [libeigen3-dev]=/usr/share/eigen3/cmake/Eigen3Config.cmake
+  [catch2]=/usr/lib/cmake/Catch2/Catch2Config.cmake
+  [emscripten]=/usr/bin/em++
+  [chromium]=/usr/bin/chromium
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  [[ -e "${provides[$p]}" ]] || missing+=("$p")
+done
+
+if ((${#missing[@]})); then
+  echo "bootstrap: installing Debian packages: ${missing[*]}"
+  if ! command -v apt-get >/dev/null 2>&1; then
+    echo "bootstrap: this machine has no apt-get. Install these (Debian 12 names) and run again:" >&2
+    echo "  ${missing[*]}" >&2
+    echo "  (a C++17 compiler, CMake >= 3.20, Eigen 3.4, Catch2 v2, Emscripten 3.1.x, Chromium)" >&2
+    exit 1
+  fi
+  sudo=()
+  if [[ $(id -u) -ne 0 ]]; then
+    if ! command -v sudo >/dev/null 2>&1; then
+      echo "bootstrap: not root and no sudo; as root run: apt-get install -y ${missing[*]}" >&2
+      exit 1
+    fi
+    sudo=(sudo)
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo[@]}" apt-get update -qq
+  "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if ! command -v node >/dev/null 2>&1; then
+  echo "bootstrap: node is missing; install Node.js >= 18 (Debian: apt-get install nodejs npm)" >&2
+  exit 1
+fi
+node_major=$(node -p 'process.versions.node.split(".")[0]')
+if ((node_major < 18)); then
+  echo "bootstrap: Node.js $(node --version) is too old; attnlens needs >= 18" >&2
+  exit 1
+fi
+
+# npm ci when node_modules is missing or older than the lock file.
+stamp=node_modules/.package-lock.json
+if [[ ! -f $stamp || package-lock.json -nt $stamp ]]; then
+  echo "bootstrap: npm ci"
+  npm ci --no-audit --no-fund --loglevel=error
+fi
+echo "bootstrap: ready"

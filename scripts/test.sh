@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Everything `npm test` runs, in order. Expects scripts/bootstrap.sh to have run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/common.sh
+
+jobs=$(nproc 2>/dev/null || echo 2)
+
+step "native build (warnings are errors)"
+cmake -S . -B build/native -DCMAKE_BUILD_TYPE=Release -DATTNLENS_WERROR=ON >/dev/null
+cmake --build build/native -j"$jobs"
+
+step "native Catch2 suite (ctest)"
+ctest --test-dir build/native -j"$jobs" --output-on-failure
+
+step "Catch2 suite under AddressSanitizer + UndefinedBehaviorSanitizer"
+cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=Debug -DATTNLENS_SANITIZE=ON -DATTNLENS_WERROR=ON \
+  -DATTNLENS_BUILD_EXAMPLES=OFF >/dev/null
+cmake --build build/asan -j"$jobs"
+# The OUT_OF_MEMORY case asks for 4 TiB on purpose; ASan's operator new ends the process on a
+# failed allocation by design instead of throwing std::bad_alloc, so that one case runs in the
+# plain native and the wasm suites only.
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:halt_on_error=1 \
+  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest --test-dir build/asan -j"$jobs" --output-on-failure -E "^OUT_OF_MEMORY"
+
+step "WebAssembly build: the package and the Catch2 suite"
+bash scripts/build.sh
+
+step "Catch2 suite compiled to WebAssembly, run by Node"
+ctest --test-dir build/wasm -j"$jobs" --output-on-failure
+
+echo
+echo "attnlens: all test stages passed"

@@ -1,0 +1,335 @@
+// Embind glue between the attnlens C++ library and the JS facade (api.js). No math here: every
+// function converts JS values to library types, calls the library and converts the result back.
+//
+// Conventions:
+//   - Raw bindings start with an underscore; api.js validates arguments and wraps them.
+//   - Tensors cross as whole typed arrays: one bulk copy in (TypedArray.set over a view of the
+//     destination vector) and one bulk copy out (a view followed at once by slice()), so JS
+//     never holds a view into the wasm heap.
+//   - Errors are returned, not thrown: a result { errorCode, message }. A JS exception thrown
+//     through wasm frames would skip C++ destructors and leak; returning keeps the heap flat.
+#include <attnlens/attnlens.hpp>
+
+#include <emscripten/bind.h>
+#include <emscripten/val.h>
+
+#include <malloc.h>
+
+#include <cmath>
+#include <cstdint>
+#include <new>
+#include <string>
+#include <vector>
+
+using emscripten::val;
+
+namespace {
+
+using attnlens::Shape;
+using attnlens::Tensor;
+
+Shape shape_from_js(const val& array) {
+  const auto n = array["length"].as<unsigned>();
+  Shape shape(n);
+  for (unsigned i = 0; i < n; ++i)
+    shape[i] = static_cast<std::int64_t>(array[i].as<double>());
+  return shape;
+}
+
+val shape_to_js(const Shape& shape) {
+  val array = val::array();
+  for (std::size_t i = 0; i < shape.size(); ++i)
+    array.set(i, static_cast<double>(shape[i]));
+  return array;
+}
+
+template <typename T>
+std::vector<T> copy_from_js(const val& typed) {
+  std::vector<T> out(typed["length"].as<unsigned>());
+  val(emscripten::typed_memory_view(out.size(), out.data())).call<void>("set", typed);
+  return out;
+}
+
+template <typename T>
+val copy_to_js(const T* data, std::size_t n) {
+  return val(emscripten::typed_memory_view(n, data)).call<val>("slice");
+}
+
+val tensor_to_js(const Tensor& t) {
+  val out = val::object();
+  out.set("data", copy_to_js(t.data.data(), t.data.size()));
+  out.set("shape", shape_to_js(t.shape));
+  return out;
+}
+
+val matrix_to_js(const attnlens::RowMatrixXf& m) {
+  val out = val::object();
+  out.set("data", copy_to_js(m.data(), static_cast<std::size_t>(m.size())));
+  out.set("shape", shape_to_js({m.rows(), m.cols()}));
+  return out;
+}
+
+val vector_to_js(const Eigen::VectorXf& v) {
+  val out = val::object();
+  out.set("data", copy_to_js(v.data(), static_cast<std::size_t>(v.size())));
+  out.set("shape", shape_to_js({v.size()}));
+  return out;
+}
+
+val error_result(attnlens::ErrorCode code, const char* message) {
+  val out = val::object();
+  out.set("errorCode", val(attnlens::error_code_name(code)));
+  out.set("message", val(std::string(message)));
+  return out;
+}
+
+// Runs `body`, turning any C++ exception into an error result.
+template <typename Body>
+val guarded(Body&& body) {
+  try {
+    return body();
+  } catch (const attnlens::Error& e) {
+    return error_result(e.code(), e.what());
+  } catch (const std::bad_alloc&) {
+    return error_result(attnlens::ErrorCode::OUT_OF_MEMORY,
+                        "the WebAssembly heap could not grow to hold the result");
+  } catch (const std::exception& e) {
+    return error_result(attnlens::ErrorCode::INTERNAL, e.what());
+  }
+}
+
+std::uint64_t seed_from_js(const val& v) {
+  return static_cast<std::uint64_t>(v.as<double>());
+}
+
+// ---------------------------------------------------------------------------------------------
+
+val error_codes() {
+  val list = val::array();
+  for (std::size_t i = 0; i < attnlens::kErrorCodeCount; ++i) {
+    const auto code = static_cast<attnlens::ErrorCode>(i);
+    val entry = val::object();
+    entry.set("name", val(attnlens::error_code_name(code)));
+    entry.set("description", val(attnlens::error_code_description(code)));
+    list.set(i, entry);
+  }
+  return list;
+}
+
+val limits() {
+  val out = val::object();
+  out.set("maxElements", static_cast<double>(attnlens::kDefaultMaxElements));
+  out.set("maxModelDim", attnlens::kMaxModelDim);
+  out.set("maxHeads", attnlens::kMaxHeads);
+  out.set("maxTokens", attnlens::kMaxTokensLimit);
+  out.set("defaultMaxTokens", attnlens::kDefaultMaxTokens);
+  out.set("maxTextBytes", static_cast<double>(attnlens::kMaxTextBytes));
+  return out;
+}
+
+// Bytes currently allocated by malloc in the wasm heap (for leak tests).
+double heap_used() {
+  return static_cast<double>(mallinfo().uordblks);
+}
+
+// q, k, v: Float32Array; shapes: number[]; opts: { causal, causalAlign, scale (number|null),
+// returnWeights, maskKind ("none"|"bool"|"float"), mask (Uint8Array|Float32Array), maskShape }
+val attention(const val& q, const val& q_shape, const val& k, const val& k_shape, const val& v,
+              const val& v_shape, const val& opts) {
+  return guarded([&] {
+    const auto q_data = copy_from_js<float>(q);
+    const auto k_data = copy_from_js<float>(k);
+    const auto v_data = copy_from_js<float>(v);
+    attnlens::AttentionOptions o;
+    o.causal = opts["causal"].as<bool>();
+    o.causal_align = attnlens::parse_causal_align(opts["causalAlign"].as<std::string>());
+    o.return_weights = opts["returnWeights"].as<bool>();
+    if (!opts["scale"].isNull()) o.scale = static_cast<float>(opts["scale"].as<double>());
+    const std::string mask_kind = opts["maskKind"].as<std::string>();
+    std::vector<std::uint8_t> bool_mask;
+    std::vector<float> float_mask;
+    if (mask_kind == "bool") {
+      bool_mask = copy_from_js<std::uint8_t>(opts["mask"]);
+      o.mask = attnlens::MaskView::boolean(bool_mask.data(), shape_from_js(opts["maskShape"]));
+    } else if (mask_kind == "float") {
+      float_mask = copy_from_js<float>(opts["mask"]);
+      o.mask = attnlens::MaskView::additive(float_mask.data(), shape_from_js(opts["maskShape"]));
+    }
+    const auto r = attnlens::attention({q_data.data(), shape_from_js(q_shape)},
+                                       {k_data.data(), shape_from_js(k_shape)},
+                                       {v_data.data(), shape_from_js(v_shape)}, o);
+    val out = val::object();
+    out.set("output", tensor_to_js(r.output));
+    if (o.return_weights) out.set("weights", tensor_to_js(r.weights));
+    return out;
+  });
+}
+
+val weights_to_js(const attnlens::SelfAttentionWeights& w) {
+  val out = val::object();
+  out.set("wq", matrix_to_js(w.wq));
+  out.set("wk", matrix_to_js(w.wk));
+  out.set("wv", matrix_to_js(w.wv));
+  out.set("wo", matrix_to_js(w.wo));
+  if (w.bq.size()) out.set("bq", vector_to_js(w.bq));
+  if (w.bk.size()) out.set("bk", vector_to_js(w.bk));
+  if (w.bv.size()) out.set("bv", vector_to_js(w.bv));
+  if (w.bo.size()) out.set("bo", vector_to_js(w.bo));
+  return out;
+}
+
+attnlens::SelfAttentionWeights weights_from_js(const val& w, int dim) {
+  attnlens::SelfAttentionWeights out;
+  const auto matrix = [&](const char* name) {
+    const auto data = copy_from_js<float>(w[name]);
+    if (data.size() != static_cast<std::size_t>(dim) * static_cast<std::size_t>(dim)) {
+      throw attnlens::Error(attnlens::ErrorCode::SHAPE_MISMATCH,
+                            std::string(name) + " must hold modelDim * modelDim values");
+    }
+    return attnlens::RowMatrixXf(Eigen::Map<const attnlens::RowMatrixXf>(data.data(), dim, dim));
+  };
+  const auto bias = [&](const char* name) {
+    if (w[name].isUndefined() || w[name].isNull()) return Eigen::VectorXf();
+    const auto data = copy_from_js<float>(w[name]);
+    return Eigen::VectorXf(
+        Eigen::Map<const Eigen::VectorXf>(data.data(), static_cast<Eigen::Index>(data.size())));
+  };
+  out.wq = matrix("wq");
+  out.wk = matrix("wk");
+  out.wv = matrix("wv");
+  out.wo = matrix("wo");
+  out.bq = bias("bq");
+  out.bk = bias("bk");
+  out.bv = bias("bv");
+  out.bo = bias("bo");
+  return out;
+}
+
+val self_attention_init(int model_dim, int num_heads, const val& seed, const std::string& init,
+                        bool bias) {
+  return guarded([&] {
+    attnlens::SelfAttentionConfig config;
+    config.model_dim = model_dim;
+    config.num_heads = num_heads;
+    config.seed = seed_from_js(seed);
+    config.init = attnlens::parse_init(init);
+    config.bias = bias;
+    const attnlens::SelfAttention layer(config);
+    return weights_to_js(layer.weights());
+  });
+}
+
+val trace_to_js(const attnlens::Trace& t) {
+  val out = val::object();
+  out.set("scale", t.scale);
+  out.set("x", tensor_to_js(t.x));
+  out.set("q", tensor_to_js(t.q));
+  out.set("k", tensor_to_js(t.k));
+  out.set("v", tensor_to_js(t.v));
+  out.set("scores", tensor_to_js(t.scores));
+  out.set("scaled", tensor_to_js(t.scaled));
+  out.set("mask", tensor_to_js(t.mask));
+  out.set("weights", tensor_to_js(t.weights));
+  out.set("headOutputs", tensor_to_js(t.head_outputs));
+  out.set("concat", tensor_to_js(t.concat));
+  out.set("output", tensor_to_js(t.output));
+  return out;
+}
+
+val self_attention_forward(int model_dim, int num_heads, const val& weights, const val& x,
+                           const val& x_shape, bool causal, bool trace) {
+  return guarded([&] {
+    const attnlens::SelfAttention layer(model_dim, num_heads, weights_from_js(weights, model_dim));
+    const auto x_data = copy_from_js<float>(x);
+    attnlens::ForwardOptions o;
+    o.causal = causal;
+    o.trace = trace;
+    const auto r = layer.forward({x_data.data(), shape_from_js(x_shape)}, o);
+    val out = val::object();
+    out.set("output", tensor_to_js(r.output));
+    out.set("weights", tensor_to_js(r.weights));
+    if (r.trace) out.set("trace", trace_to_js(*r.trace));
+    return out;
+  });
+}
+
+// sentence: a JS string (encoded to UTF-8 by Embind) or a Uint8Array of UTF-8 bytes.
+val explain(const val& sentence, const val& opts) {
+  return guarded([&] {
+    std::string text;
+    if (sentence.isString()) {
+      text = sentence.as<std::string>();
+    } else {
+      const auto bytes = copy_from_js<std::uint8_t>(sentence);
+      text.assign(bytes.begin(), bytes.end());
+    }
+    attnlens::ExplainOptions o;
+    o.causal = opts["causal"].as<bool>();
+    o.model_dim = opts["modelDim"].as<int>();
+    o.num_heads = opts["numHeads"].as<int>();
+    o.seed = seed_from_js(opts["seed"]);
+    o.init = attnlens::parse_init(opts["init"].as<std::string>());
+    o.positional = attnlens::parse_positional(opts["positional"].as<std::string>());
+    o.max_tokens = opts["maxTokens"].as<int>();
+    o.truncate = opts["truncate"].as<bool>();
+    const attnlens::Explanation ex = attnlens::explain(text, o);
+
+    val tokens = val::array();
+    for (std::size_t i = 0; i < ex.tokens.size(); ++i) {
+      val t = val::object();
+      t.set("text", val(ex.tokens[i].text));
+      t.set("byteStart", static_cast<double>(ex.tokens[i].begin));
+      t.set("byteEnd", static_cast<double>(ex.tokens[i].end));
+      tokens.set(i, t);
+    }
+    val pca = val::object();
+    pca.set("original", matrix_to_js(ex.pca.original));
+    pca.set("contextual", matrix_to_js(ex.pca.contextual));
+    pca.set("components", matrix_to_js(ex.pca.components));
+    pca.set("mean", vector_to_js(ex.pca.mean));
+    val explained = val::array();
+    explained.set(0, ex.pca.explained[0]);
+    explained.set(1, ex.pca.explained[1]);
+    pca.set("explained", explained);
+
+    val stats = val::object();
+    stats.set("totalTokens", static_cast<double>(ex.stats.total_tokens));
+    stats.set("truncated", ex.stats.truncated);
+    val raw = val::array();
+    val scaled = val::array();
+    for (std::size_t h = 0; h < ex.stats.raw_score_variance.size(); ++h) {
+      raw.set(h, ex.stats.raw_score_variance[h]);
+      scaled.set(h, ex.stats.scaled_score_variance[h]);
+    }
+    stats.set("rawScoreVariance", raw);
+    stats.set("scaledScoreVariance", scaled);
+    stats.set("entropy", tensor_to_js(ex.stats.entropy));
+
+    val out = val::object();
+    out.set("tokens", tokens);
+    out.set("tokenEmbeddings", tensor_to_js(ex.token_embeddings));
+    out.set("positions", tensor_to_js(ex.positions));
+    out.set("embeddings", tensor_to_js(ex.embeddings));
+    out.set("projections", weights_to_js(ex.projections));
+    out.set("trace", trace_to_js(ex.trace));
+    out.set("weights", tensor_to_js(ex.weights));
+    out.set("output", tensor_to_js(ex.output));
+    out.set("contextual", tensor_to_js(ex.contextual));
+    out.set("pca", pca);
+    out.set("stats", stats);
+    return out;
+  });
+}
+
+}  // namespace
+
+EMSCRIPTEN_BINDINGS(attnlens) {
+  emscripten::constant("_version", std::string(attnlens::kVersion));
+  emscripten::function("_errorCodes", &error_codes);
+  emscripten::function("_limits", &limits);
+  emscripten::function("_heapUsed", &heap_used);
+  emscripten::function("_attention", &attention);
+  emscripten::function("_selfAttentionInit", &self_attention_init);
+  emscripten::function("_selfAttentionForward", &self_attention_forward);
+  emscripten::function("_explain", &explain);
+}
