@@ -30,5 +30,15 @@ bash scripts/build.sh
 step "Catch2 suite compiled to WebAssembly, run by Node"
 ctest --test-dir build/wasm -j"$jobs" --output-on-failure
 
+step "JS API tests (node:test on the built package)"
+build/native/tests/cpp/attnlens_dump_fixtures build/native/fixtures.json
+node --test tests/js/
+
+step "Type declarations (tsc --noEmit --strict)"
+node_modules/.bin/tsc -p tests/types
+
+step "Packaging smoke test (npm pack, install, Node ESM, Vite + Chromium)"
+node --test tests/pack/
+
 echo
 echo "attnlens: all test stages passed"

@@ -196,7 +196,7 @@ function utf16Offsets(text, tokens) {
   }
 }
 
-const ATTENTION_OPTIONS = ["causal", "causalAlign", "mask", "scale", "returnWeights"];
+const ATTENTION_OPTIONS = ["causal", "causalAlign", "mask", "scale", "returnWeights", "maxElements"];
 const SELF_ATTENTION_CONFIG = ["modelDim", "numHeads", "seed", "init", "weights", "bias"];
 const FORWARD_OPTIONS = ["causal", "trace"];
 const EXPLAIN_OPTIONS = ["causal", "modelDim", "numHeads", "seed", "init", "positional", "maxTokens", "truncate"];
@@ -226,6 +226,7 @@ export function createLens(core) {
       maskKind: mask ? mask.kind : "none",
       mask: mask ? mask.data : null,
       maskShape: mask ? mask.shape : null,
+      maxElements: optionalInteger("maxElements", o.maxElements, limits.maxElements, 1, Number.MAX_SAFE_INTEGER),
     };
     return unwrap(core._attention(qt.data, qt.shape, kt.data, kt.shape, vt.data, vt.shape, raw));
   }
@@ -285,6 +286,12 @@ export function createLens(core) {
     const o = checkOptions("options", options, EXPLAIN_OPTIONS);
     if (typeof sentence !== "string" && !(sentence instanceof Uint8Array)) {
       fail("BAD_ARGUMENT", `sentence must be a string (or UTF-8 bytes in a Uint8Array); got ${describe(sentence)}`);
+    }
+    if (typeof sentence === "string") {
+      const lone = sentence.search(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/);
+      if (lone >= 0) {
+        fail("INVALID_UTF8", `sentence holds a lone UTF-16 surrogate at index ${lone}, which has no UTF-8 encoding`);
+      }
     }
     const raw = {
       causal: optionalBoolean("causal", o.causal, true),

@@ -54,6 +54,8 @@ export interface AttentionOptions {
   scale?: number;
   /** Also return the weights [..., L, S]. Default false. */
   returnWeights?: boolean;
+  /** Size limit on each tensor and on one L x S score slice. Default limits.maxElements (2^26). */
+  maxElements?: number;
 }
 
 export interface AttentionResult {

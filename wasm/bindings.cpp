@@ -133,7 +133,8 @@ double heap_used() {
 }
 
 // q, k, v: Float32Array; shapes: number[]; opts: { causal, causalAlign, scale (number|null),
-// returnWeights, maskKind ("none"|"bool"|"float"), mask (Uint8Array|Float32Array), maskShape }
+// returnWeights, maskKind ("none"|"bool"|"float"), mask (Uint8Array|Float32Array), maskShape,
+// maxElements }
 val attention(const val& q, const val& q_shape, const val& k, const val& k_shape, const val& v,
               const val& v_shape, const val& opts) {
   return guarded([&] {
@@ -144,6 +145,7 @@ val attention(const val& q, const val& q_shape, const val& k, const val& k_shape
     o.causal = opts["causal"].as<bool>();
     o.causal_align = attnlens::parse_causal_align(opts["causalAlign"].as<std::string>());
     o.return_weights = opts["returnWeights"].as<bool>();
+    o.max_elements = static_cast<std::int64_t>(opts["maxElements"].as<double>());
     if (!opts["scale"].isNull()) o.scale = static_cast<float>(opts["scale"].as<double>());
     const std::string mask_kind = opts["maskKind"].as<std::string>();
     std::vector<std::uint8_t> bool_mask;

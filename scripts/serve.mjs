@@ -1,0 +1,72 @@
+// A small static file server for 127.0.0.1: the demo (npm start), the browser tests and the
+// packaging smoke test. Serves `root` only; never listens beyond loopback.
+//   node scripts/serve.mjs DIR [--port N]
+import { createServer } from "node:http";
+import { createReadStream } from "node:fs";
+import { stat } from "node:fs/promises";
+import { extname, join, normalize, resolve, sep } from "node:path";
+import { pathToFileURL } from "node:url";
+
+const TYPES = {
+  ".html": "text/html; charset=utf-8",
+  ".js": "text/javascript; charset=utf-8",
+  ".mjs": "text/javascript; charset=utf-8",
+  ".css": "text/css; charset=utf-8",
+  ".json": "application/json",
+  ".wasm": "application/wasm",
+  ".svg": "image/svg+xml",
+  ".png": "image/png",
+  ".ico": "image/x-icon",
+  ".txt": "text/plain; charset=utf-8",
+};
+
+/** Serves `root` on 127.0.0.1. Resolves to { url, port, requests, close() }. */
+export function serve(root, { port = 0 } = {}) {
+  const base = resolve(root);
+  const requests = [];
+  const server = createServer(async (req, res) => {
+    const path = decodeURIComponent(new URL(req.url, "http://127.0.0.1").pathname);
+    requests.push(path);
+    let file = normalize(join(base, path));
+    if (file !== base && !file.startsWith(base + sep)) {
+      res.writeHead(403).end("forbidden");
+      return;
+    }
+    try {
+      let info = await stat(file);
+      if (info.isDirectory()) {
+        file = join(file, "index.html");
+        info = await stat(file);
+      }
+      res.writeHead(200, {
+        "content-type": TYPES[extname(file)] ?? "application/octet-stream",
+        "content-length": info.size,
+        "cache-control": "no-cache",
+      });
+      createReadStream(file).pipe(res);
+    } catch {
+      res.writeHead(404, { "content-type": "text/plain" }).end(`not found: ${path}`);
+    }
+  });
+  return new Promise((done, fail) => {
+    server.once("error", fail);
+    server.listen(port, "127.0.0.1", () => {
+      const actual = server.address().port;
+      done({
+        url: `http://127.0.0.1:${actual}/`,
+        port: actual,
+        requests,
+        close: () => new Promise((closed) => server.close(closed)),
+      });
+    });
+  });
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const args = process.argv.slice(2);
+  const i = args.indexOf("--port");
+  const port = i >= 0 ? Number(args.splice(i, 2)[1]) : 0;
+  const dir = args[0] ?? ".";
+  const { url } = await serve(dir, { port });
+  console.log(`attnlens: serving ${dir} at ${url}`);
+}

@@ -1,0 +1,83 @@
+// explain() and selfAttention() through the package.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { loadAttnLens } from "attnlens";
+import { assertClose, randomGenerator, randomTensor } from "./helpers.mjs";
+
+const lens = await loadAttnLens();
+
+test("explain: tokens with UTF-16 offsets, per-head weights, causal zeros", () => {
+  const sentence = "I ❤️ the 🐈, café!";
+  const ex = lens.explain(sentence, { modelDim: 16, numHeads: 2 });
+  assert.deepEqual(ex.tokens.map((t) => t.text), ["i", "❤️", "the", "🐈", ",", "café", "!"]);
+  for (const t of ex.tokens) assert.equal(sentence.slice(t.start, t.end).toLowerCase(), t.text);
+  const L = ex.tokens.length;
+  assert.deepEqual(ex.weights.shape, [2, L, L]);
+  for (let h = 0; h < 2; h++) {
+    for (let i = 0; i < L; i++) for (let j = i + 1; j < L; j++) assert.equal(ex.weights.data[(h * L + i) * L + j], 0);
+  }
+  assert.deepEqual(ex.trace.q.shape, [2, L, 8]);
+  assert.deepEqual(ex.pca.original.shape, [L, 2]);
+  assert.equal(ex.stats.totalTokens, L);
+  assert.equal(ex.options.positional, "sinusoidal");
+});
+
+test("explain: same seed gives identical results, another seed differs, full differs from causal", () => {
+  const a = lens.explain("attention is all you need");
+  const b = lens.explain("attention is all you need");
+  assert.deepEqual(a.weights.data, b.weights.data);
+  assert.deepEqual(a.pca.contextual.data, b.pca.contextual.data);
+  assert.notDeepEqual(lens.explain("attention is all you need", { seed: 8 }).weights.data, a.weights.data);
+  const full = lens.explain("attention is all you need", { causal: false });
+  assert.notDeepEqual(full.weights.data, a.weights.data);
+  assert.ok(full.weights.data[1] > 0);
+});
+
+test("explain: the scaled score variance is the raw one divided by d", () => {
+  const ex = lens.explain("the cat sat on the mat and the dog sat on the log", { modelDim: 64, numHeads: 4 });
+  ex.stats.rawScoreVariance.forEach((raw, h) => {
+    assert.ok(Math.abs(ex.stats.scaledScoreVariance[h] - raw / 16) < 1e-3 * raw);
+  });
+});
+
+test("explain: truncation keeps the first tokens and says so", () => {
+  const ex = lens.explain("a b c d e f", { maxTokens: 4, truncate: true });
+  assert.equal(ex.tokens.length, 4);
+  assert.equal(ex.stats.truncated, true);
+  assert.equal(ex.stats.totalTokens, 6);
+});
+
+test("selfAttention: identity init with one head is attention(x, x, x)", () => {
+  const rand = randomGenerator(9);
+  const x = randomTensor([5, 4], rand);
+  const layer = lens.selfAttention({ modelDim: 4, numHeads: 1, init: "identity" });
+  const r = layer.forward(x, { causal: true });
+  const expected = lens.attention(x, x, x, { causal: true });
+  assertClose(r.output.data, expected.output.data, 1e-6, "output");
+  assert.deepEqual(r.weights.shape, [1, 5, 5]);
+});
+
+test("selfAttention: given weights, trace stages are consistent, batches work", () => {
+  const rand = randomGenerator(10);
+  const E = 6;
+  const w = () => randomTensor([E, E], rand);
+  const layer = lens.selfAttention({ modelDim: E, numHeads: 3, weights: { wq: w(), wk: w(), wv: w(), wo: w() } });
+  const x = randomTensor([4, E], rand);
+  const r = layer.forward(x, { causal: true, trace: true });
+  const t = r.trace;
+  assert.deepEqual(t.scores.shape, [3, 4, 4]);
+  t.scores.data.forEach((s, i) => assert.equal(t.scaled.data[i], Math.fround(s * t.scale)));
+  assert.deepEqual(t.output.data, r.output.data);
+  assert.equal(t.mask.data[1], -Infinity);
+  const batched = layer.forward({ data: Float32Array.of(...x.data, ...x.data), shape: [2, 4, E] });
+  assert.deepEqual(batched.weights.shape, [2, 3, 4, 4]);
+  assertClose(batched.output.data.slice(0, 4 * E), layer.forward(x).output.data, 1e-6, "batch item 0");
+});
+
+test("selfAttention: the same seed gives the same weights", () => {
+  const a = lens.selfAttention({ modelDim: 8, numHeads: 2, seed: 5 });
+  const b = lens.selfAttention({ modelDim: 8, numHeads: 2, seed: 5 });
+  const c = lens.selfAttention({ modelDim: 8, numHeads: 2, seed: 6 });
+  assert.deepEqual(a.weights.wq.data, b.weights.wq.data);
+  assert.notDeepEqual(a.weights.wq.data, c.weights.wq.data);
+});

@@ -1,0 +1,80 @@
+// Packaging smoke test: `npm pack`, install the tarball into an empty project, import it in
+// Node ESM, and bundle a page that imports it with Vite and run that page in Chromium.
+import { test, after } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { build } from "vite";
+import { serve } from "../../scripts/serve.mjs";
+import { launchBrowser, openPage } from "../support/browser.mjs";
+
+const repo = resolve(new URL("../..", import.meta.url).pathname);
+const work = mkdtempSync(join(tmpdir(), "attnlens-pack-"));
+after(() => rmSync(work, { recursive: true, force: true }));
+const npm = (args, cwd) => execFileSync("npm", [...args, "--no-audit", "--no-fund", "--loglevel=error"], { cwd, encoding: "utf8" });
+
+let tarball;
+
+test("npm pack ships exactly the package files", () => {
+  const out = JSON.parse(npm(["pack", "--json", "--pack-destination", work], repo));
+  tarball = join(work, out[0].filename);
+  const files = out[0].files.map((f) => f.path).sort();
+  for (const f of ["dist/attnlens.js", "dist/attnlens.node.js", "dist/attnlens.wasm", "dist/attnlens.d.ts", "dist/api.js", "dist/attnlens_core.js", "package.json", "README.md", "LICENSE"]) {
+    assert.ok(files.includes(f), `${f} is in the tarball`);
+  }
+  assert.ok(!files.some((f) => f.startsWith("lib/") || f.startsWith("tests/") || f.startsWith("dist/site/")), files.join(", "));
+});
+
+test("the tarball installs into an empty project and works from Node ESM", () => {
+  const app = join(work, "app");
+  mkdirSync(app);
+  writeFileSync(join(app, "package.json"), JSON.stringify({ name: "app", private: true, type: "module" }));
+  npm(["install", tarball], app);
+  writeFileSync(
+    join(app, "main.js"),
+    `import { loadAttnLens, AttnLensError } from "attnlens";
+const lens = await loadAttnLens();
+const r = lens.attention([[1, 0], [0, 1]], [[1, 0], [0, 1]], [[1, 2], [3, 4]], { causal: true, returnWeights: true });
+let code;
+try { lens.attention([[1]], [[1, 2]], [[1]]); } catch (e) { code = e instanceof AttnLensError && e.code; }
+console.log(JSON.stringify({ version: lens.version, weights: Array.from(r.weights.data), output: Array.from(r.output.data), code }));
+`,
+  );
+  const result = JSON.parse(execFileSync("node", ["main.js"], { cwd: app, encoding: "utf8" }));
+  assert.deepEqual(result.weights.slice(0, 2), [1, 0]);
+  assert.deepEqual(result.output.slice(0, 2), [1, 2]);
+  assert.equal(result.code, "SHAPE_MISMATCH");
+});
+
+test("a page that imports attnlens bundles with Vite and runs in Chromium", async () => {
+  const app = join(work, "app");
+  writeFileSync(join(app, "index.html"), `<!doctype html><html><body><pre id="result">loading</pre><script type="module" src="./page.js"></script></body></html>`);
+  writeFileSync(
+    join(app, "page.js"),
+    `import { loadAttnLens } from "attnlens";
+const lens = await loadAttnLens();
+const ex = lens.explain("The cat sat on the mat", { modelDim: 16, numHeads: 2 });
+document.getElementById("result").textContent = JSON.stringify({ tokens: ex.tokens.map((t) => t.text), upper: ex.weights.data[1] });
+`,
+  );
+  await build({ root: app, logLevel: "error", build: { outDir: join(app, "dist"), target: "es2022" } });
+  const assets = readdirSync(join(app, "dist", "assets"));
+  assert.ok(assets.some((f) => f.endsWith(".wasm")), `Vite emitted the .wasm: ${assets.join(", ")}`);
+  const server = await serve(join(app, "dist"));
+  const browser = await launchBrowser();
+  try {
+    const { page, problems, outside } = await openPage(browser.context, server.url);
+    await page.goto(server.url);
+    await page.waitForFunction(() => document.getElementById("result").textContent.startsWith("{"));
+    const result = JSON.parse(await page.textContent("#result"));
+    assert.deepEqual(result.tokens, ["the", "cat", "sat", "on", "the", "mat"]);
+    assert.equal(result.upper, 0);
+    assert.deepEqual(problems, []);
+    assert.deepEqual(outside, []);
+  } finally {
+    await browser.close();
+    await server.close();
+  }
+});
