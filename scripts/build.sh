@@ -14,7 +14,14 @@ cmake --build build/wasm -j"$jobs"
 rm -rf dist
 mkdir -p dist
 cp wasm/api.js wasm/attnlens.js wasm/attnlens.node.js wasm/attnlens.d.ts dist/
-cp build/wasm/wasm/attnlens_core.js dist/attnlens_core.js
+# The loader's fallback URL for the .wasm is never used (the package always passes the bytes);
+# left as a literal new URL(), webpack would try to bundle a file that does not exist.
+sed 's|new URL("attnlens_core.wasm",import.meta.url).toString()|"attnlens.wasm"|' \
+  build/wasm/wasm/attnlens_core.js >dist/attnlens_core.js
+grep -q 'new URL("attnlens_core.wasm"' dist/attnlens_core.js && { echo "build: loader patch failed" >&2; exit 1; }
 cp build/wasm/wasm/attnlens_core.wasm dist/attnlens.wasm
 
 node scripts/size-report.mjs dist/attnlens.js dist/attnlens.node.js dist/api.js dist/attnlens_core.js dist/attnlens.wasm dist/attnlens.d.ts
+
+node scripts/build-web.mjs
+node scripts/size-report.mjs dist/element.js dist/attnlens.wasm --budget-gzip-kb 150 --label "<attn-lens> element (JS + CSS inside the JS + wasm)"

@@ -67,6 +67,13 @@ if (import.meta.url === pathToFileURL(process.argv[1]).href) {
   const i = args.indexOf("--port");
   const port = i >= 0 ? Number(args.splice(i, 2)[1]) : 0;
   const dir = args[0] ?? ".";
-  const { url } = await serve(dir, { port });
-  console.log(`attnlens: serving ${dir} at ${url}`);
+  let server;
+  try {
+    server = await serve(dir, { port });
+  } catch (error) {
+    if (error.code !== "EADDRINUSE") throw error;
+    server = await serve(dir, { port: 0 });
+    console.log(`attnlens: port ${port} is busy; using ${server.port}`);
+  }
+  console.log(`attnlens: serving ${dir} at ${server.url} (Ctrl+C to stop)`);
 }

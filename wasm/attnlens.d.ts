@@ -204,6 +204,8 @@ export interface Explanation {
   trace: Trace;
   /** [H, L, L] */
   weights: Tensor;
+  /** [L, L] the mean of the heads' weights */
+  meanWeights: Tensor;
   /** [L, E] */
   output: Tensor;
   /** [L, E] X + output */

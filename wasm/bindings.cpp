@@ -315,6 +315,7 @@ val explain(const val& sentence, const val& opts) {
     out.set("projections", weights_to_js(ex.projections));
     out.set("trace", trace_to_js(ex.trace));
     out.set("weights", tensor_to_js(ex.weights));
+    out.set("meanWeights", tensor_to_js(ex.mean_weights));
     out.set("output", tensor_to_js(ex.output));
     out.set("contextual", tensor_to_js(ex.contextual));
     out.set("pca", pca);

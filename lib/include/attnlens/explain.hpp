@@ -51,6 +51,7 @@ struct Explanation {
   SelfAttentionWeights projections;  // W_Q, W_K, W_V, W_O ([E, E])
   Trace trace;                       // every stage; see self_attention.hpp
   Tensor weights;                    // [H, L, L]
+  Tensor mean_weights;               // [L, L] the mean of the heads' weights
   Tensor output;                     // [L, E] the attention layer's output
   Tensor contextual;                 // [L, E] X + output (the residual stream)
   Pca2D pca;                         // fitted on X, applied to the contextual rows

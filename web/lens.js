@@ -1,0 +1,47 @@
+// The one attnlens instance of a page, shared by every <attn-lens> element and the demo.
+// The .wasm is read from beside the bundle that contains this module (dist/element.js ->
+// dist/attnlens.wasm; the demo site copies it beside its own bundle). The URL is built from a
+// variable on purpose: a literal would make Vite inline the module into the bundle as base64.
+import createAttnLensCore from "../dist/attnlens_core.js";
+import { makeLoader } from "../dist/api.js";
+
+const WASM_FILE = "./attnlens.wasm";
+
+async function fetchWasm(url) {
+  const response = await fetch(url);
+  if (!response.ok) throw new Error(`attnlens: could not load ${url} (HTTP ${response.status})`);
+  return response.arrayBuffer();
+}
+
+export const loadLens = makeLoader(createAttnLensCore, fetchWasm, new URL(WASM_FILE, import.meta.url));
+
+/** Largest sentence (in tokens) a figure draws; longer text shows its first MAX_TOKENS. */
+export const MAX_TOKENS = 64;
+
+/**
+ * Explains `state.sentence` for the modes the figure needs. Returns
+ * { causal?, full?, totalTokens, truncated } or { empty: true } for text without tokens.
+ */
+export function computeFigure(lens, state) {
+  const options = {
+    modelDim: state.dim,
+    numHeads: state.heads,
+    seed: state.seed,
+    positional: state.positional,
+    init: state.init,
+    maxTokens: MAX_TOKENS,
+    truncate: true,
+  };
+  const modes = state.mode === "compare" ? ["causal", "full"] : [state.mode];
+  const result = {};
+  try {
+    for (const mode of modes) result[mode] = lens.explain(state.sentence, { ...options, causal: mode === "causal" });
+  } catch (error) {
+    if (error.code === "EMPTY_INPUT") return { empty: true };
+    throw error;
+  }
+  const any = result[modes[0]];
+  result.totalTokens = any.stats.totalTokens;
+  result.truncated = any.stats.truncated;
+  return result;
+}
