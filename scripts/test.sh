@@ -40,5 +40,8 @@ node_modules/.bin/tsc -p tests/types
 step "Packaging smoke test (npm pack, install, Node ESM, Vite + Chromium)"
 node --test tests/pack/
 
+step "Browser end-to-end tests (demo page and blog example in Chromium)"
+node --test tests/e2e/
+
 echo
 echo "attnlens: all test stages passed"

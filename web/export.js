@@ -1,8 +1,19 @@
 // Export a figure as SVG or PNG, and its matrices as JSON or CSV.
 
+/** A copy of an element without comment nodes (Lit's markers carry random numbers). */
+function withoutComments(element) {
+  const copy = element.cloneNode(true);
+  const walker = document.createTreeWalker(copy, NodeFilter.SHOW_COMMENT);
+  const comments = [];
+  while (walker.nextNode()) comments.push(walker.currentNode);
+  for (const c of comments) c.remove();
+  return copy;
+}
+
 /** One standalone SVG document from the figure's <svg> elements, laid side by side. */
-export function figureToSvg(svgs) {
+export function figureToSvg(elements) {
   const serializer = new XMLSerializer();
+  const svgs = elements.map(withoutComments);
   const sizes = svgs.map((s) => [Number(s.getAttribute("width")), Number(s.getAttribute("height"))]);
   if (svgs.length === 1) return serializer.serializeToString(svgs[0]);
   const gap = 16;
@@ -10,7 +21,7 @@ export function figureToSvg(svgs) {
   const height = Math.max(...sizes.map(([, sh]) => sh));
   let x = 0;
   const parts = svgs.map((s, i) => {
-    const copy = s.cloneNode(true);
+    const copy = s;
     copy.setAttribute("x", String(x));
     copy.setAttribute("y", "0");
     x += sizes[i][0] + gap;

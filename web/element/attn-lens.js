@@ -239,7 +239,7 @@ export class AttnLensElement extends LitElement {
     try {
       this._lens ??= await loadLens();
       const { state } = this.figureState;
-      this._figure = computeFigure(this._lens, state);
+      this._figure = { ...computeFigure(this._lens, state), state };
       this._error = null;
       if (this._hidden.length !== state.heads) this._hidden = Array(state.heads).fill(false);
     } catch (error) {
@@ -401,15 +401,19 @@ export class AttnLensElement extends LitElement {
     if (figure.empty) {
       return html`${toolbar}${messages}<div class="message" part="message" role="status">Type a sentence to see its attention.</div>`;
     }
-    const modes = state.mode === "compare" ? ["causal", "full"] : [state.mode];
+    // Until the next computation lands, draw what was computed: the modes and heads of the
+    // state it was computed for, with the current drawing choices (view, head, theme).
+    const drawn = { ...state, ...Object.fromEntries(COMPUTE_KEYS.map((k) => [k, figure.state[k]])) };
+    if (drawn.head !== "mean" && drawn.head >= drawn.heads) drawn.head = "mean";
+    const modes = drawn.mode === "compare" ? ["causal", "full"] : [drawn.mode];
     const truncated = figure.truncated
       ? html`<div class="message warning" part="message" role="status">Showing the first ${MAX_TOKENS} of ${figure.totalTokens} tokens.</div>`
       : "";
     const first = figure[modes[0]];
     return html`${toolbar}${messages}${truncated}
       <div class="figures" part="figure" @pointerleave=${() => (this._focus = null)}>
-        ${modes.map((mode) => html`<div>${this._renderFigure(figure[mode], mode, state, palette)}</div>`)}
+        ${modes.map((mode) => html`<div>${this._renderFigure(figure[mode], mode, drawn, palette)}</div>`)}
       </div>
-      ${this._renderHeads(first, state)}`;
+      ${this._renderHeads(first, drawn)}`;
   }
 }

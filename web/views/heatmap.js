@@ -21,7 +21,7 @@ export function heatmapView({ tokens, matrix, mask, palette, title }) {
   const top = 28 + margin;
   const grid = cell * L;
   const legendTop = top + grid + 18;
-  const width = left + grid + 16;
+  const width = Math.max(left + grid + 16, left + 340);
   const height = legendTop + 46;
   const showNumbers = cell >= 30;
   const fontSize = Math.min(12, Math.max(8, cell - 2));
