@@ -6,13 +6,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(g++ cmake make libeigen3-dev catch2 emscripten chromium)
+packages=(g++ cmake make git clang-format libeigen3-dev catch2 emscripten chromium)
 # Each package and a file it provides: checked instead of asking dpkg, so a machine that has the
 # tool from elsewhere is not asked to install it again.
 declare -A provides=(
   [g++]=/usr/bin/g++
   [cmake]=/usr/bin/cmake
   [make]=/usr/bin/make
+  [git]=/usr/bin/git
+  [clang-format]=/usr/bin/clang-format
   [libeigen3-dev]=/usr/share/eigen3/cmake/Eigen3Config.cmake
   [catch2]=/usr/lib/cmake/Catch2/Catch2Config.cmake
   [emscripten]=/usr/bin/em++

@@ -10,8 +10,21 @@ step "native build (warnings are errors)"
 cmake -S . -B build/native -DCMAKE_BUILD_TYPE=Release -DATTNLENS_WERROR=ON >/dev/null
 cmake --build build/native -j"$jobs"
 
+step "C++ formatting (clang-format --dry-run --Werror)"
+git ls-files '*.cpp' '*.hpp' | xargs clang-format --dry-run --Werror
+
+step "JS, HTML and CSS formatting (prettier --check)"
+node_modules/.bin/prettier --check "web/**/*.{js,css,html}" "wasm/**/*.{js,ts}" "tests/**/*.{mjs,ts,json}" "scripts/**/*.mjs"
+
 step "native Catch2 suite (ctest)"
 ctest --test-dir build/native -j"$jobs" --output-on-failure
+
+step "install, then find_package(attnlens) from a downstream project"
+rm -rf build/install build/consumer
+cmake --install build/native --prefix build/install >/dev/null
+cmake -S tests/consumer -B build/consumer -DCMAKE_PREFIX_PATH="$PWD/build/install" >/dev/null
+cmake --build build/consumer >/dev/null
+build/consumer/consumer
 
 step "Catch2 suite under AddressSanitizer + UndefinedBehaviorSanitizer"
 cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=Debug -DATTNLENS_SANITIZE=ON -DATTNLENS_WERROR=ON \

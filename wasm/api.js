@@ -74,7 +74,10 @@ function flattenNested(name, nested, leaf) {
     }
     if (!Array.isArray(node) || node.length !== shape[depth]) {
       const got = Array.isArray(node) ? `${node.length} entries` : describe(node);
-      fail("SHAPE_MISMATCH", `${name} is a ragged nested array: ${name}${path} has ${got} but ${shape[depth]} were expected from ${name}${"[0]".repeat(depth)}`);
+      fail(
+        "SHAPE_MISMATCH",
+        `${name} is a ragged nested array: ${name}${path} has ${got} but ${shape[depth]} were expected from ${name}${"[0]".repeat(depth)}`,
+      );
     }
     node.forEach((child, i) => walk(child, depth + 1, `${path}[${i}]`));
   };
@@ -113,7 +116,10 @@ function toTensor(name, value) {
     checkShape(name, shape, array.length);
     return { data: array, shape: [...shape] };
   }
-  return fail("BAD_ARGUMENT", `${name} must be { data: Float32Array, shape: number[] } or a nested array of numbers; got ${describe(value)}`);
+  return fail(
+    "BAD_ARGUMENT",
+    `${name} must be { data: Float32Array, shape: number[] } or a nested array of numbers; got ${describe(value)}`,
+  );
 }
 
 /** A mask: boolean (Uint8Array or nested booleans) or additive (Float32Array or nested numbers). */
@@ -150,13 +156,22 @@ function checkAttentionShapes(q, k, v) {
   const r = q.shape.length;
   if (r < 2 || r > 4) fail("SHAPE_MISMATCH", `q must have rank 2 [L, E], 3 [B, L, E] or 4 [B, H, L, E]; got shape ${shapeText(q.shape)}`);
   if (k.shape.length !== r || v.shape.length !== r) {
-    fail("SHAPE_MISMATCH", `q, k and v must have the same rank; got q ${shapeText(q.shape)}, k ${shapeText(k.shape)}, v ${shapeText(v.shape)}`);
+    fail(
+      "SHAPE_MISMATCH",
+      `q, k and v must have the same rank; got q ${shapeText(q.shape)}, k ${shapeText(k.shape)}, v ${shapeText(v.shape)}`,
+    );
   }
   if (k.shape[r - 1] !== q.shape[r - 1]) {
-    fail("SHAPE_MISMATCH", `k has last dimension ${k.shape[r - 1]} but q has ${q.shape[r - 1]} (q ${shapeText(q.shape)}, k ${shapeText(k.shape)})`);
+    fail(
+      "SHAPE_MISMATCH",
+      `k has last dimension ${k.shape[r - 1]} but q has ${q.shape[r - 1]} (q ${shapeText(q.shape)}, k ${shapeText(k.shape)})`,
+    );
   }
   if (v.shape[r - 2] !== k.shape[r - 2]) {
-    fail("SHAPE_MISMATCH", `v has ${v.shape[r - 2]} rows (keys) but k has ${k.shape[r - 2]} (k ${shapeText(k.shape)}, v ${shapeText(v.shape)})`);
+    fail(
+      "SHAPE_MISMATCH",
+      `v has ${v.shape[r - 2]} rows (keys) but k has ${k.shape[r - 2]} (k ${shapeText(k.shape)}, v ${shapeText(v.shape)})`,
+    );
   }
   if (r >= 3 && (k.shape[0] !== q.shape[0] || v.shape[0] !== q.shape[0])) {
     fail("SHAPE_MISMATCH", `batch sizes differ: q ${shapeText(q.shape)}, k ${shapeText(k.shape)}, v ${shapeText(v.shape)}`);
@@ -164,10 +179,17 @@ function checkAttentionShapes(q, k, v) {
   if (r === 4) {
     if (v.shape[1] !== k.shape[1]) fail("SHAPE_MISMATCH", `k has ${k.shape[1]} heads but v has ${v.shape[1]}`);
     if (k.shape[1] === 0 || q.shape[1] % k.shape[1] !== 0) {
-      fail("SHAPE_MISMATCH", `q has ${q.shape[1]} heads, which is not a multiple of the ${k.shape[1]} heads of k and v (grouped-query attention needs Hq % Hkv == 0)`);
+      fail(
+        "SHAPE_MISMATCH",
+        `q has ${q.shape[1]} heads, which is not a multiple of the ${k.shape[1]} heads of k and v (grouped-query attention needs Hq % Hkv == 0)`,
+      );
     }
   }
-  for (const [name, t] of [["q", q], ["k", k], ["v", v]]) {
+  for (const [name, t] of [
+    ["q", q],
+    ["k", k],
+    ["v", v],
+  ]) {
     if (t.shape.includes(0)) fail("EMPTY_INPUT", `${name} has shape ${shapeText(t.shape)}; every dimension must be at least 1`);
   }
 }
@@ -272,7 +294,10 @@ export function createLens(core) {
         const r = xt.shape.length;
         if (r !== 2 && r !== 3) fail("SHAPE_MISMATCH", `x must be [L, E] or [B, L, E]; got shape ${shapeText(xt.shape)}`);
         if (xt.shape[r - 1] !== modelDim) {
-          fail("SHAPE_MISMATCH", `x has last dimension ${xt.shape[r - 1]} but the model dimension is ${modelDim} (x ${shapeText(xt.shape)})`);
+          fail(
+            "SHAPE_MISMATCH",
+            `x has last dimension ${xt.shape[r - 1]} but the model dimension is ${modelDim} (x ${shapeText(xt.shape)})`,
+          );
         }
         if (xt.shape.includes(0)) fail("EMPTY_INPUT", `x has shape ${shapeText(xt.shape)}; it needs at least one token`);
         const causal = optionalBoolean("causal", o.causal, false);
@@ -304,7 +329,10 @@ export function createLens(core) {
       truncate: optionalBoolean("truncate", o.truncate, false),
     };
     if (raw.modelDim % raw.numHeads !== 0) {
-      fail("BAD_ARGUMENT", `modelDim ${raw.modelDim} is not divisible by numHeads ${raw.numHeads}; each head needs modelDim / numHeads columns`);
+      fail(
+        "BAD_ARGUMENT",
+        `modelDim ${raw.modelDim} is not divisible by numHeads ${raw.numHeads}; each head needs modelDim / numHeads columns`,
+      );
     }
     const ex = unwrap(core._explain(sentence, raw));
     if (typeof sentence === "string") utf16Offsets(sentence, ex.tokens);

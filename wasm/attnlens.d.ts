@@ -38,10 +38,7 @@ export type TensorInput = Tensor | { data: ArrayLike<number>; shape: number[] } 
  * Additive: Float32Array or nested numbers, added to the scaled scores; -Infinity masks.
  */
 export type MaskInput =
-  | { data: Uint8Array; shape: number[] }
-  | { data: Float32Array; shape: number[] }
-  | NestedBooleans[]
-  | NestedNumbers[];
+  { data: Uint8Array; shape: number[] } | { data: Float32Array; shape: number[] } | NestedBooleans[] | NestedNumbers[];
 
 export interface AttentionOptions {
   /** Query i attends keys j <= i (see causalAlign). Default false. */

@@ -7,7 +7,17 @@ const $ = (selector) => document.querySelector(selector);
 const figure = $("#figure");
 const sentenceInput = $("#sentence");
 const DIMS = [4, 8, 16, 32, 64, 128, 256];
-const WORKED_EXAMPLE = { sentence: "the cat sat", dim: 4, heads: 1, head: "mean", view: "steps", mode: "causal", seed: 7, positional: "sinusoidal", init: "xavier" };
+const WORKED_EXAMPLE = {
+  sentence: "the cat sat",
+  dim: 4,
+  heads: 1,
+  head: "mean",
+  view: "steps",
+  mode: "causal",
+  seed: 7,
+  positional: "sinusoidal",
+  init: "xavier",
+};
 
 const params = new URLSearchParams(location.search);
 if (params.get("embed") === "1") document.body.classList.add("embed");
@@ -24,18 +34,28 @@ function fillSelect(select, values, label = String) {
   );
 }
 
-fillSelect($("#heads"), Array.from({ length: MAX_HEADS }, (_, i) => i + 1));
+fillSelect(
+  $("#heads"),
+  Array.from({ length: MAX_HEADS }, (_, i) => i + 1),
+);
 fillSelect($("#dim"), DIMS);
 
 /** Shows the state in the controls (never the other way round, except through events). */
 function showState() {
   if (sentenceInput.value !== state.sentence) sentenceInput.value = state.sentence;
-  for (const input of document.querySelectorAll('input[name="mode"], input[name="view"]')) input.checked = state[input.name] === input.value;
+  for (const input of document.querySelectorAll('input[name="mode"], input[name="view"]'))
+    input.checked = state[input.name] === input.value;
   $("#heads").value = String(state.heads);
-  fillSelect($("#head"), ["mean", ...Array.from({ length: state.heads }, (_, h) => h)], (h) => (h === "mean" ? "Mean of heads" : `Head ${h + 1}`));
+  fillSelect($("#head"), ["mean", ...Array.from({ length: state.heads }, (_, h) => h)], (h) =>
+    h === "mean" ? "Mean of heads" : `Head ${h + 1}`,
+  );
   $("#head").value = String(state.head);
   for (const option of $("#dim").options) option.disabled = Number(option.value) % state.heads !== 0;
-  if (!DIMS.includes(state.dim)) fillSelect($("#dim"), [...DIMS, state.dim].sort((a, b) => a - b));
+  if (!DIMS.includes(state.dim))
+    fillSelect(
+      $("#dim"),
+      [...DIMS, state.dim].sort((a, b) => a - b),
+    );
   $("#dim").value = String(state.dim);
   $("#seed").value = String(state.seed);
   $("#init").value = state.init;
@@ -87,7 +107,7 @@ figure.addEventListener("attn-lens-render", (e) => {
   const { figure: result, error, ms } = e.detail;
   const tokens = $("#tokens");
   const message = $("#message");
-  const ex = result && !result.empty ? result.causal ?? result.full : null;
+  const ex = result && !result.empty ? (result.causal ?? result.full) : null;
   tokens.replaceChildren(
     ...(ex ? ex.tokens : []).map((t, i) => {
       const chip = document.createElement("li");

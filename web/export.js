@@ -44,7 +44,9 @@ export async function svgToPng(svgText, scale = 2) {
     const context = canvas.getContext("2d");
     context.scale(scale, scale);
     context.drawImage(image, 0, 0);
-    return await new Promise((done, fail) => canvas.toBlob((png) => (png ? done(png) : fail(new Error("PNG encoding failed"))), "image/png"));
+    return await new Promise((done, fail) =>
+      canvas.toBlob((png) => (png ? done(png) : fail(new Error("PNG encoding failed"))), "image/png"),
+    );
   } finally {
     URL.revokeObjectURL(url);
   }

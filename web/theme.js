@@ -40,7 +40,10 @@ export function rgbOf(color) {
     const n = parseInt(color.slice(1), 16);
     return [(n >> 16) & 255, (n >> 8) & 255, n & 255];
   }
-  return color.match(/\d+(\.\d+)?/g).slice(0, 3).map(Number);
+  return color
+    .match(/\d+(\.\d+)?/g)
+    .slice(0, 3)
+    .map(Number);
 }
 
 /** Black or white text, whichever reads better on the given background. */

@@ -84,7 +84,8 @@ Explanation explain(std::string_view sentence, const ExplainOptions& options) {
   ex.stats.entropy = row_entropy(ex.weights.view());
   ex.mean_weights = Tensor({L, L});
   Eigen::Map<RowMatrixXf> mean(ex.mean_weights.data.data(), L, L);
-  for (int h = 0; h < H; ++h) mean += Eigen::Map<const RowMatrixXf>(ex.weights.data.data() + h * slice, L, L);
+  for (int h = 0; h < H; ++h)
+    mean += Eigen::Map<const RowMatrixXf>(ex.weights.data.data() + h * slice, L, L);
   mean /= static_cast<float>(H);
   return ex;
 }

@@ -112,7 +112,8 @@ TEST_CASE("explain: tokens, shapes, causal zeros, residual, stats", "[explain]")
   REQUIRE(ex.mean_weights.shape == Shape{L, L});
   for (std::int64_t c = 0; c < L * L; ++c) {
     double sum = 0.0;
-    for (int h = 0; h < 4; ++h) sum += ex.weights.data[static_cast<std::size_t>(h * L * L + c)];
+    for (int h = 0; h < 4; ++h)
+      sum += ex.weights.data[static_cast<std::size_t>(h * L * L + c)];
     CHECK(ex.mean_weights.data[static_cast<std::size_t>(c)] == Approx(sum / 4.0).margin(1e-6));
   }
 }

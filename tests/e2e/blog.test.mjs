@@ -44,12 +44,20 @@ test("both figures render inside their shadow roots; causal has a zero upper tri
     assert.ok(inShadow, `${id} draws into its shadow root`);
   }
   const causal = await page.evaluate(() =>
-    [...document.querySelector("#causal-figure").shadowRoot.querySelectorAll("rect.cell")].map((r) => [Number(r.dataset.i), Number(r.dataset.j), Number(r.dataset.w)]),
+    [...document.querySelector("#causal-figure").shadowRoot.querySelectorAll("rect.cell")].map((r) => [
+      Number(r.dataset.i),
+      Number(r.dataset.j),
+      Number(r.dataset.w),
+    ]),
   );
   assert.ok(causal.length > 0);
   for (const [i, j, w] of causal) if (j > i) assert.equal(w, 0);
   const full = await page.evaluate(() =>
-    [...document.querySelector("#full-figure").shadowRoot.querySelectorAll("rect.cell")].map((r) => [Number(r.dataset.i), Number(r.dataset.j), Number(r.dataset.w)]),
+    [...document.querySelector("#full-figure").shadowRoot.querySelectorAll("rect.cell")].map((r) => [
+      Number(r.dataset.i),
+      Number(r.dataset.j),
+      Number(r.dataset.w),
+    ]),
   );
   assert.ok(full.some(([i, j, w]) => j > i && w > 0));
   const frame = page.frameLocator("iframe");
@@ -89,9 +97,13 @@ test("changing attributes updates the figure, one render per burst", async () =>
     return count;
   });
   assert.equal(renders, 1);
-  const title = await page.evaluate(() => document.querySelector("#causal-figure").shadowRoot.querySelector("svg.figure > text").textContent);
+  const title = await page.evaluate(
+    () => document.querySelector("#causal-figure").shadowRoot.querySelector("svg.figure > text").textContent,
+  );
   assert.match(title, /head 2 of 2/);
-  const labels = await page.evaluate(() => [...document.querySelector("#causal-figure").shadowRoot.querySelectorAll("text.row-label")].map((t) => t.lastChild.textContent));
+  const labels = await page.evaluate(() =>
+    [...document.querySelector("#causal-figure").shadowRoot.querySelectorAll("text.row-label")].map((t) => t.lastChild.textContent),
+  );
   assert.deepEqual(labels, ["a", "different", "sentence", "now"]);
   await page.evaluate(() => document.querySelector("#causal-figure").setAttribute("view", "lines"));
   await page.waitForSelector('#causal-figure svg.figure[data-view="lines"]');
@@ -109,9 +121,17 @@ test("bad attributes give a clear message, not a broken figure", async () => {
     el.setAttribute("view", "sideways");
   });
   await page.waitForFunction(() => document.querySelector("#full-figure").shadowRoot.querySelectorAll(".message.warning").length === 2);
-  const messages = await page.evaluate(() => [...document.querySelector("#full-figure").shadowRoot.querySelectorAll(".message.warning")].map((m) => m.textContent));
-  assert.ok(messages.some((m) => /view must be "heatmap"/.test(m)), messages.join(" | "));
-  assert.ok(messages.some((m) => /dim 10 is not divisible by heads 4/.test(m)), messages.join(" | "));
+  const messages = await page.evaluate(() =>
+    [...document.querySelector("#full-figure").shadowRoot.querySelectorAll(".message.warning")].map((m) => m.textContent),
+  );
+  assert.ok(
+    messages.some((m) => /view must be "heatmap"/.test(m)),
+    messages.join(" | "),
+  );
+  assert.ok(
+    messages.some((m) => /dim 10 is not divisible by heads 4/.test(m)),
+    messages.join(" | "),
+  );
   assert.ok(await page.evaluate(() => Boolean(document.querySelector("#full-figure").shadowRoot.querySelector("svg.figure"))));
   assert.deepEqual(problems, []);
   await page.close();

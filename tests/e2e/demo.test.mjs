@@ -36,7 +36,12 @@ async function open(query = "") {
 /** Resolves with the detail of the next render of the figure, after `action` runs. */
 async function nextRender(page, action) {
   const waiting = page.evaluate(
-    () => new Promise((done) => document.querySelector("attn-lens").addEventListener("attn-lens-render", (e) => done({ ms: e.detail.ms, error: e.detail.error }), { once: true })),
+    () =>
+      new Promise((done) =>
+        document
+          .querySelector("attn-lens")
+          .addEventListener("attn-lens-render", (e) => done({ ms: e.detail.ms, error: e.detail.error }), { once: true }),
+      ),
   );
   await action();
   return waiting;
@@ -46,7 +51,12 @@ async function nextRender(page, action) {
 function cells(page, figureIndex = 0) {
   return page.evaluate((index) => {
     const svg = document.querySelector("attn-lens").shadowRoot.querySelectorAll("svg.figure")[index];
-    return [...svg.querySelectorAll("rect.cell")].map((r) => ({ i: Number(r.dataset.i), j: Number(r.dataset.j), w: Number(r.dataset.w), masked: r.dataset.masked === "true" }));
+    return [...svg.querySelectorAll("rect.cell")].map((r) => ({
+      i: Number(r.dataset.i),
+      j: Number(r.dataset.j),
+      w: Number(r.dataset.w),
+      masked: r.dataset.masked === "true",
+    }));
   }, figureIndex);
 }
 
@@ -80,7 +90,10 @@ test("causal: every cell above the diagonal holds weight 0; full differs", async
   }
   await nextRender(page, () => page.check('input[name="mode"][value="full"]'));
   const full = await cells(page);
-  assert.ok(full.some((c) => c.j > c.i && c.w > 0), "full attention looks ahead");
+  assert.ok(
+    full.some((c) => c.j > c.i && c.w > 0),
+    "full attention looks ahead",
+  );
   assert.ok(full.every((c) => !c.masked));
   await nextRender(page, () => page.check('input[name="mode"][value="compare"]'));
   const titles = await page.locator("attn-lens svg.figure > text").allTextContents();
@@ -97,7 +110,9 @@ test("heads switch: small multiples per head and their mean, click a head to pic
   const mean = await cells(page);
   await buttons.nth(2).click();
   await page.waitForFunction(() => document.querySelector("#head").value === "1");
-  await page.waitForFunction(() => document.querySelector("attn-lens").shadowRoot.querySelector("svg.figure > text").textContent.includes("head 2 of 2"));
+  await page.waitForFunction(() =>
+    document.querySelector("attn-lens").shadowRoot.querySelector("svg.figure > text").textContent.includes("head 2 of 2"),
+  );
   const head2 = await cells(page);
   assert.notDeepEqual(head2, mean);
   assert.match(page.url(), /head=1/);
@@ -143,7 +158,9 @@ test("markup typed as a sentence stays text and runs nothing", async () => {
   await nextRender(page, () => page.fill("#sentence", markup));
   const chips = await chipTexts(page);
   assert.ok(chips.includes("img") && chips.includes("<") && chips.includes("onerror"), chips.join(" "));
-  const images = await page.evaluate(() => document.querySelectorAll("img").length + document.querySelector("attn-lens").shadowRoot.querySelectorAll("img, script").length);
+  const images = await page.evaluate(
+    () => document.querySelectorAll("img").length + document.querySelector("attn-lens").shadowRoot.querySelectorAll("img, script").length,
+  );
   assert.equal(images, 0);
   await page.waitForTimeout(200);
   assert.deepEqual(dialogs, []);
@@ -170,7 +187,9 @@ test("export: SVG and PNG files, JSON and CSV", async () => {
   assert.deepEqual(data.causal.tokens, ["export", "me", "please"]);
   assert.equal(data.causal.trace.mask.data[1], "-Infinity");
   const [csv] = await Promise.all([page.waitForEvent("download"), page.click("#export-csv")]);
-  const lines = readFileSync(await csv.path(), "utf8").trim().split("\n");
+  const lines = readFileSync(await csv.path(), "utf8")
+    .trim()
+    .split("\n");
   assert.equal(lines[0], "head,query_index,query,key_index,key,weight");
   assert.equal(lines.length, 1 + 4 * 9);
   assert.deepEqual(problems, []);
@@ -202,7 +221,11 @@ test("embed mode shows only the figure; keyboard reaches every control", async (
   const reached = new Set();
   for (let i = 0; i < 40; i++) {
     await full.keyboard.press("Tab");
-    reached.add(await full.evaluate(() => document.activeElement?.id || document.activeElement?.getAttribute("name") || document.activeElement?.tagName));
+    reached.add(
+      await full.evaluate(
+        () => document.activeElement?.id || document.activeElement?.getAttribute("name") || document.activeElement?.tagName,
+      ),
+    );
   }
   for (const id of ["heads", "head", "dim", "seed", "init", "positional", "copy-link"]) assert.ok(reached.has(id), `Tab reaches #${id}`);
   assert.deepEqual(problems, []);
@@ -216,7 +239,9 @@ test("timing: edit of a 64-token sentence with 4 heads, dim 64 (reported, not as
   const times = [];
   for (let k = 0; k < 10; k++) times.push((await nextRender(page, () => page.fill("#sentence", `${sentence.slice(0, -1)}${k}`))).ms);
   times.sort((a, b) => a - b);
-  console.log(`# 64 tokens, 4 heads, dim 64: recompute + redraw median ${times[5].toFixed(1)} ms (min ${times[0].toFixed(1)}, max ${times[9].toFixed(1)})`);
+  console.log(
+    `# 64 tokens, 4 heads, dim 64: recompute + redraw median ${times[5].toFixed(1)} ms (min ${times[0].toFixed(1)}, max ${times[9].toFixed(1)})`,
+  );
   await page.close();
 });
 

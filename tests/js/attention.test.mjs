@@ -8,10 +8,24 @@ const lens = await loadAttnLens();
 
 test("a single head worked by hand", () => {
   const p = Math.exp(1 / Math.SQRT2) / (Math.exp(1 / Math.SQRT2) + 1);
-  const r = lens.attention([[1, 0], [0, 1]], [[1, 0], [0, 1]], [[1, 2], [3, 4]], { returnWeights: true });
+  const r = lens.attention(
+    [
+      [1, 0],
+      [0, 1],
+    ],
+    [
+      [1, 0],
+      [0, 1],
+    ],
+    [
+      [1, 2],
+      [3, 4],
+    ],
+    { returnWeights: true },
+  );
   assert.deepEqual(r.output.shape, [2, 2]);
   assertClose(r.weights.data, [p, 1 - p, 1 - p, p], 1e-6, "weights");
-  assertClose(r.output.data, [p + 3 * (1 - p), 2 * p + 4 * (1 - p), (1 - p) + 3 * p, 2 * (1 - p) + 4 * p], 1e-6, "output");
+  assertClose(r.output.data, [p + 3 * (1 - p), 2 * p + 4 * (1 - p), 1 - p + 3 * p, 2 * (1 - p) + 4 * p], 1e-6, "output");
   assert.ok(r.output.data instanceof Float32Array);
 });
 
@@ -75,19 +89,38 @@ test("bottom-right causal: the last query sees every key; equal to top-left when
 test("boolean masks (Uint8Array and nested booleans) and fully masked rows", () => {
   const rand = randomGenerator(5);
   const q = randomTensor([3, 2], rand);
-  const allow = [[true, true, false], [false, false, false], [true, false, true]];
+  const allow = [
+    [true, true, false],
+    [false, false, false],
+    [true, false, true],
+  ];
   const nested = lens.attention(q, q, q, { mask: allow, returnWeights: true });
   const typed = lens.attention(q, q, q, { mask: { data: Uint8Array.from(allow.flat(), Number), shape: [3, 3] }, returnWeights: true });
   assert.deepEqual(nested.weights.data, typed.weights.data);
   assert.deepEqual(Array.from(nested.weights.data.slice(3, 6)), [0, 0, 0]);
   assert.deepEqual(Array.from(nested.output.data.slice(2, 4)), [0, 0]);
   assert.ok(nested.output.data.every(Number.isFinite));
-  const additive = lens.attention(q, q, q, { mask: [[0, 0, -Infinity], [-Infinity, -Infinity, -Infinity], [0, -Infinity, 0]], returnWeights: true });
+  const additive = lens.attention(q, q, q, {
+    mask: [
+      [0, 0, -Infinity],
+      [-Infinity, -Infinity, -Infinity],
+      [0, -Infinity, 0],
+    ],
+    returnWeights: true,
+  });
   assert.deepEqual(additive.weights.data, typed.weights.data);
 });
 
 test("logits of ±1e4 stay finite", () => {
-  const r = lens.attention([[100], [-100]], [[100], [-100]], [[1, 2], [3, 4]], { scale: 1, returnWeights: true });
+  const r = lens.attention(
+    [[100], [-100]],
+    [[100], [-100]],
+    [
+      [1, 2],
+      [3, 4],
+    ],
+    { scale: 1, returnWeights: true },
+  );
   assert.deepEqual(Array.from(r.weights.data), [1, 0, 0, 1]);
   assert.deepEqual(Array.from(r.output.data), [1, 2, 3, 4]);
 });
@@ -121,9 +154,10 @@ test("differential: random shapes, masks and options against a float64 reference
     if (trial % 2) {
       const shape = [...(rank >= 3 && rand() < 0.5 ? [lead[lead.length - 1]] : []), L, S];
       const n = shape.reduce((a, b) => a * b, 1);
-      mask = rand() < 0.5
-        ? { kind: "bool", data: Uint8Array.from({ length: n }, () => (rand() < 0.75 ? 1 : 0)), shape }
-        : { kind: "float", data: Float32Array.from({ length: n }, () => (rand() < 0.2 ? -Infinity : rand() - 0.5)), shape };
+      mask =
+        rand() < 0.5
+          ? { kind: "bool", data: Uint8Array.from({ length: n }, () => (rand() < 0.75 ? 1 : 0)), shape }
+          : { kind: "float", data: Float32Array.from({ length: n }, () => (rand() < 0.2 ? -Infinity : rand() - 0.5)), shape };
     }
     const r = lens.attention(q, k, v, {
       causal,
@@ -132,7 +166,10 @@ test("differential: random shapes, masks and options against a float64 reference
       returnWeights: true,
     });
     const expected = referenceAttention(q, k, v, { causal, bottomRight, mask });
-    for (const [a, b] of [[r.output.data, expected.output], [r.weights.data, expected.weights]]) {
+    for (const [a, b] of [
+      [r.output.data, expected.output],
+      [r.weights.data, expected.weights],
+    ]) {
       for (let i = 0; i < a.length; i++) worst = Math.max(worst, Math.abs(a[i] - b[i]));
     }
   }

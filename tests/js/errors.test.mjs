@@ -7,11 +7,23 @@ import { AttnLensError, loadAttnLens } from "attnlens";
 import { assertAttnLensError } from "./helpers.mjs";
 
 const lens = await loadAttnLens();
-const I = [[1, 0], [0, 1]];
+const I = [
+  [1, 0],
+  [0, 1],
+];
 
 test("SHAPE_MISMATCH names the argument and the shapes", () => {
-  assertAttnLensError(() => lens.attention([[1, 2, 3, 4]], [[1, 2, 3, 4, 5]], [[1]]), "SHAPE_MISMATCH", /k has last dimension 5 but q has 4/, /\[1, 5\]/);
-  assertAttnLensError(() => lens.attention({ data: new Float32Array(6), shape: [2, 2] }, I, I), "SHAPE_MISMATCH", /q has 6 values but its shape \[2, 2\] needs 4/);
+  assertAttnLensError(
+    () => lens.attention([[1, 2, 3, 4]], [[1, 2, 3, 4, 5]], [[1]]),
+    "SHAPE_MISMATCH",
+    /k has last dimension 5 but q has 4/,
+    /\[1, 5\]/,
+  );
+  assertAttnLensError(
+    () => lens.attention({ data: new Float32Array(6), shape: [2, 2] }, I, I),
+    "SHAPE_MISMATCH",
+    /q has 6 values but its shape \[2, 2\] needs 4/,
+  );
   assertAttnLensError(() => lens.attention([[1, 2], [3]], I, I), "SHAPE_MISMATCH", /q is a ragged nested array: q\[1\] has 1 entries/);
   assertAttnLensError(() => lens.attention(I, I, I, { mask: [[true, false, true]] }), "SHAPE_MISMATCH", /mask has shape \[1, 3\]/);
   const layer = lens.selfAttention({ modelDim: 8, numHeads: 2 });
@@ -20,9 +32,27 @@ test("SHAPE_MISMATCH names the argument and the shapes", () => {
 
 test("NON_FINITE names the tensor and where", () => {
   assertAttnLensError(() => lens.attention([[1, NaN]], I, I), "NON_FINITE", /q holds nan at flat index 1/);
-  assertAttnLensError(() => lens.attention(I, I, [[1, Infinity], [0, 0]]), "NON_FINITE", /v holds inf/);
+  assertAttnLensError(
+    () =>
+      lens.attention(I, I, [
+        [1, Infinity],
+        [0, 0],
+      ]),
+    "NON_FINITE",
+    /v holds inf/,
+  );
   assertAttnLensError(() => lens.attention(I, I, I, { scale: Infinity }), "NON_FINITE", /scale/);
-  assertAttnLensError(() => lens.attention(I, I, I, { mask: [[0, NaN], [0, 0]] }), "NON_FINITE", /mask holds nan/);
+  assertAttnLensError(
+    () =>
+      lens.attention(I, I, I, {
+        mask: [
+          [0, NaN],
+          [0, 0],
+        ],
+      }),
+    "NON_FINITE",
+    /mask holds nan/,
+  );
 });
 
 test("TOO_LARGE: score slices over the limit, long sentences", () => {
@@ -34,8 +64,16 @@ test("TOO_LARGE: score slices over the limit, long sentences", () => {
 test("BAD_ARGUMENT: wrong types and values", () => {
   assertAttnLensError(() => lens.attention("q", I, I), "BAD_ARGUMENT", /q must be \{ data: Float32Array, shape: number\[\] \}/);
   assertAttnLensError(() => lens.attention(I, I, I, { causal: "yes" }), "BAD_ARGUMENT", /causal must be true or false/);
-  assertAttnLensError(() => lens.attention(I, I, I, { causalAlign: "middle" }), "BAD_ARGUMENT", /causalAlign must be "top-left" or "bottom-right"/);
-  assertAttnLensError(() => lens.selfAttention({ modelDim: 10, numHeads: 4 }), "BAD_ARGUMENT", /modelDim 10 is not divisible by numHeads 4/);
+  assertAttnLensError(
+    () => lens.attention(I, I, I, { causalAlign: "middle" }),
+    "BAD_ARGUMENT",
+    /causalAlign must be "top-left" or "bottom-right"/,
+  );
+  assertAttnLensError(
+    () => lens.selfAttention({ modelDim: 10, numHeads: 4 }),
+    "BAD_ARGUMENT",
+    /modelDim 10 is not divisible by numHeads 4/,
+  );
   assertAttnLensError(() => lens.explain(42), "BAD_ARGUMENT", /sentence must be a string/);
   assertAttnLensError(() => lens.explain("hi", { seed: -1 }), "BAD_ARGUMENT", /seed must be an integer/);
 });
@@ -57,7 +95,11 @@ test("UNKNOWN_OPTION names the option and the known ones", () => {
 
 test("OUT_OF_MEMORY: a raised limit and weights that cannot fit", () => {
   const q = { data: new Float32Array(1 << 16), shape: [1 << 16, 1] };
-  assertAttnLensError(() => lens.attention(q, q, q, { returnWeights: true, maxElements: 2 ** 40 }), "OUT_OF_MEMORY", /weights \[65536, 65536\]/);
+  assertAttnLensError(
+    () => lens.attention(q, q, q, { returnWeights: true, maxElements: 2 ** 40 }),
+    "OUT_OF_MEMORY",
+    /weights \[65536, 65536\]/,
+  );
 });
 
 test("errors are AttnLensError instances, and the module keeps working after each", () => {
@@ -76,10 +118,23 @@ test("errors are AttnLensError instances, and the module keeps working after eac
 test("the codes the module exports match the .d.ts union and every code is reachable", () => {
   const names = lens.errorCodes.map((c) => c.name);
   const dts = readFileSync(new URL("../../dist/attnlens.d.ts", import.meta.url), "utf8");
-  const union = dts.match(/export type AttnLensErrorCode =([^;]+);/)[1].match(/"([A-Z_0-9]+)"/g).map((s) => s.slice(1, -1));
+  const union = dts
+    .match(/export type AttnLensErrorCode =([^;]+);/)[1]
+    .match(/"([A-Z_0-9]+)"/g)
+    .map((s) => s.slice(1, -1));
   assert.deepEqual(union, names);
   for (const c of lens.errorCodes) assert.ok(c.description.length > 10);
   // INTERNAL is for bugs: nothing a caller does should reach it, so no test triggers it.
-  const tested = ["SHAPE_MISMATCH", "NON_FINITE", "TOO_LARGE", "BAD_ARGUMENT", "INVALID_UTF8", "EMPTY_INPUT", "UNKNOWN_OPTION", "OUT_OF_MEMORY", "INTERNAL"];
+  const tested = [
+    "SHAPE_MISMATCH",
+    "NON_FINITE",
+    "TOO_LARGE",
+    "BAD_ARGUMENT",
+    "INVALID_UTF8",
+    "EMPTY_INPUT",
+    "UNKNOWN_OPTION",
+    "OUT_OF_MEMORY",
+    "INTERNAL",
+  ];
   assert.deepEqual([...names].sort(), [...tested].sort());
 });

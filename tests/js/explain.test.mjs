@@ -9,7 +9,10 @@ const lens = await loadAttnLens();
 test("explain: tokens with UTF-16 offsets, per-head weights, causal zeros", () => {
   const sentence = "I ❤️ the 🐈, café!";
   const ex = lens.explain(sentence, { modelDim: 16, numHeads: 2 });
-  assert.deepEqual(ex.tokens.map((t) => t.text), ["i", "❤️", "the", "🐈", ",", "café", "!"]);
+  assert.deepEqual(
+    ex.tokens.map((t) => t.text),
+    ["i", "❤️", "the", "🐈", ",", "café", "!"],
+  );
   for (const t of ex.tokens) assert.equal(sentence.slice(t.start, t.end).toLowerCase(), t.text);
   const L = ex.tokens.length;
   assert.deepEqual(ex.weights.shape, [2, L, L]);

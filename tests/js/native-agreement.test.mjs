@@ -24,7 +24,10 @@ for (const [i, c] of fixtures.attention.entries()) {
 test("explain: tokens, generated data bit-identical, results within 1e-6", () => {
   const e = fixtures.explain;
   const ex = lens.explain(e.sentence, e.options);
-  assert.deepEqual(ex.tokens.map((t) => t.text), e.tokens);
+  assert.deepEqual(
+    ex.tokens.map((t) => t.text),
+    e.tokens,
+  );
   // %.9g round-trips float32 exactly, so generated values must match to the bit.
   assert.deepEqual(ex.tokenEmbeddings.data, Float32Array.from(e.tokenEmbeddings.data));
   assert.deepEqual(ex.positions.data, Float32Array.from(e.positions.data));

@@ -21,7 +21,17 @@ test("npm pack ships exactly the package files", () => {
   const out = JSON.parse(npm(["pack", "--json", "--pack-destination", work], repo));
   tarball = join(work, out[0].filename);
   const files = out[0].files.map((f) => f.path).sort();
-  for (const f of ["dist/attnlens.js", "dist/attnlens.node.js", "dist/attnlens.wasm", "dist/attnlens.d.ts", "dist/api.js", "dist/attnlens_core.js", "package.json", "README.md", "LICENSE"]) {
+  for (const f of [
+    "dist/attnlens.js",
+    "dist/attnlens.node.js",
+    "dist/attnlens.wasm",
+    "dist/attnlens.d.ts",
+    "dist/api.js",
+    "dist/attnlens_core.js",
+    "package.json",
+    "README.md",
+    "LICENSE",
+  ]) {
     assert.ok(files.includes(f), `${f} is in the tarball`);
   }
   assert.ok(!files.some((f) => f.startsWith("lib/") || f.startsWith("tests/") || f.startsWith("dist/site/")), files.join(", "));
@@ -50,7 +60,10 @@ console.log(JSON.stringify({ version: lens.version, weights: Array.from(r.weight
 
 test("a page that imports attnlens bundles with Vite and runs in Chromium", async () => {
   const app = join(work, "app");
-  writeFileSync(join(app, "index.html"), `<!doctype html><html><body><pre id="result">loading</pre><script type="module" src="./page.js"></script></body></html>`);
+  writeFileSync(
+    join(app, "index.html"),
+    `<!doctype html><html><body><pre id="result">loading</pre><script type="module" src="./page.js"></script></body></html>`,
+  );
   writeFileSync(
     join(app, "page.js"),
     `import { loadAttnLens } from "attnlens";
@@ -61,7 +74,10 @@ document.getElementById("result").textContent = JSON.stringify({ tokens: ex.toke
   );
   await build({ root: app, logLevel: "error", build: { outDir: join(app, "dist"), target: "es2022" } });
   const assets = readdirSync(join(app, "dist", "assets"));
-  assert.ok(assets.some((f) => f.endsWith(".wasm")), `Vite emitted the .wasm: ${assets.join(", ")}`);
+  assert.ok(
+    assets.some((f) => f.endsWith(".wasm")),
+    `Vite emitted the .wasm: ${assets.join(", ")}`,
+  );
   const server = await serve(join(app, "dist"));
   const browser = await launchBrowser();
   try {

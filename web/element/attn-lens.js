@@ -75,7 +75,11 @@ export class AttnLensElement extends LitElement {
       display: block;
       color: var(--attn-lens-fg, #1d232b);
       background: var(--attn-lens-bg, #fff);
-      font: 14px/1.4 system-ui, -apple-system, "Segoe UI", sans-serif;
+      font:
+        14px/1.4 system-ui,
+        -apple-system,
+        "Segoe UI",
+        sans-serif;
       border-radius: 8px;
       min-height: 120px;
     }
@@ -281,7 +285,10 @@ export class AttnLensElement extends LitElement {
     const tokens = ex.tokens.map((t) => t.text);
     if (d.w !== undefined && d.i !== undefined && d.j !== undefined) {
       const head = d.h !== undefined ? `head ${Number(d.h) + 1}: ` : "";
-      this._readout = d.masked === "true" ? `${tokens[d.i]} → ${tokens[d.j]}: masked` : `${head}${tokens[d.i]} → ${tokens[d.j]}: ${Number(d.w).toFixed(4)}`;
+      this._readout =
+        d.masked === "true"
+          ? `${tokens[d.i]} → ${tokens[d.j]}: masked`
+          : `${head}${tokens[d.i]} → ${tokens[d.j]}: ${Number(d.w).toFixed(4)}`;
     } else if (d.v !== undefined) {
       this._readout = `${d.stage} [${d.r}, ${d.c}] = ${d.v}`;
     }
@@ -324,12 +331,31 @@ export class AttnLensElement extends LitElement {
     }
     if (state.view === "lines") {
       const visible = this._hidden.length === H ? this._hidden.map((h, i) => !h && (head === "mean" || head === i)) : Array(H).fill(true);
-      return linesView({ tokens, weights: ex.weights.data, visible, focus: this._focus, palette, title: `${TITLES[mode]}, ${visible.filter(Boolean).length} of ${H} heads` });
+      return linesView({
+        tokens,
+        weights: ex.weights.data,
+        visible,
+        focus: this._focus,
+        palette,
+        title: `${TITLES[mode]}, ${visible.filter(Boolean).length} of ${H} heads`,
+      });
     }
     if (state.view === "pca") {
-      return pcaView({ tokens, original: ex.pca.original.data, contextual: ex.pca.contextual.data, explained: ex.pca.explained, palette, title: `${TITLES[mode]}: words before and after context` });
+      return pcaView({
+        tokens,
+        original: ex.pca.original.data,
+        contextual: ex.pca.contextual.data,
+        explained: ex.pca.explained,
+        palette,
+        title: `${TITLES[mode]}: words before and after context`,
+      });
     }
-    return stepsView({ ex, head: head === "mean" ? 0 : head, palette, title: `${TITLES[mode]}, every step${head === "mean" && H > 1 ? " (head 1; pick a head to see another)" : ""}` });
+    return stepsView({
+      ex,
+      head: head === "mean" ? 0 : head,
+      palette,
+      title: `${TITLES[mode]}, every step${head === "mean" && H > 1 ? " (head 1; pick a head to see another)" : ""}`,
+    });
   }
 
   _renderHeads(ex, state) {
@@ -337,17 +363,26 @@ export class AttnLensElement extends LitElement {
     const choices = ["mean", ...Array.from({ length: state.heads }, (_, h) => h)];
     if (state.view === "lines") {
       return html`<div class="heads" part="heads" role="group" aria-label="Heads to draw">
-        ${choices.slice(1).map(
-          (h) => html`<button aria-pressed=${String(!this._hidden[h])} @click=${() => this._toggleHead(h)}
-            title="Show or hide head ${h + 1}"><span class="swatch" style="background:${headColor(h)}"></span>head ${h + 1}</button>`,
-        )}
+        ${choices
+          .slice(1)
+          .map(
+            (h) =>
+              html`<button aria-pressed=${String(!this._hidden[h])} @click=${() => this._toggleHead(h)} title="Show or hide head ${h + 1}">
+                <span class="swatch" style="background:${headColor(h)}"></span>head ${h + 1}
+              </button>`,
+          )}
       </div>`;
     }
     return html`<div class="heads" part="heads" role="group" aria-label="Choose a head">
       ${choices.map(
-        (h) => html`<button aria-pressed=${String(state.head === h)} @click=${() => this._setHead(h)}
-          title=${h === "mean" ? "Mean of all heads" : `Head ${h + 1}`}>
-          <canvas width="48" height="48" data-head=${h}></canvas>${h === "mean" ? "mean" : `head ${h + 1}`}</button>`,
+        (h) =>
+          html`<button
+            aria-pressed=${String(state.head === h)}
+            @click=${() => this._setHead(h)}
+            title=${h === "mean" ? "Mean of all heads" : `Head ${h + 1}`}
+          >
+            <canvas width="48" height="48" data-head=${h}></canvas>${h === "mean" ? "mean" : `head ${h + 1}`}
+          </button>`,
       )}
     </div>`;
   }
@@ -375,10 +410,14 @@ export class AttnLensElement extends LitElement {
 
   firstUpdated() {
     this.renderRoot.addEventListener("pointerover", (e) => this._onPointer(e));
-    this.renderRoot.addEventListener("pointerleave", () => {
-      this._focus = null;
-      this._readout = "";
-    }, true);
+    this.renderRoot.addEventListener(
+      "pointerleave",
+      () => {
+        this._focus = null;
+        this._readout = "";
+      },
+      true,
+    );
   }
 
   render() {
@@ -389,17 +428,28 @@ export class AttnLensElement extends LitElement {
       ? ""
       : html`<div class="toolbar" part="toolbar">
           <span class="readout" aria-live="polite">${this._readout || "Hover a cell for its exact value"}</span>
-          <button @click=${() => download(this.toSVG(), `attnlens-${state.view}.svg`, "image/svg+xml")} ?disabled=${!figure || figure.empty}>SVG</button>
-          <button @click=${async () => download(await this.toPNG(), `attnlens-${state.view}.png`)} ?disabled=${!figure || figure.empty}>PNG</button>
+          <button
+            @click=${() => download(this.toSVG(), `attnlens-${state.view}.svg`, "image/svg+xml")}
+            ?disabled=${!figure || figure.empty}
+          >
+            SVG
+          </button>
+          <button @click=${async () => download(await this.toPNG(), `attnlens-${state.view}.png`)} ?disabled=${!figure || figure.empty}>
+            PNG
+          </button>
           ${this.demoHref ? html`<a class="button" href=${this._demoLink()} target="_blank" rel="noopener">Open in demo</a>` : ""}
         </div>`;
     const messages = problems.map((p) => html`<div class="message warning" part="message" role="status">${p}</div>`);
     if (this._error) {
-      return html`${toolbar}${messages}<div class="message error" part="message" role="alert">${this._error}</div>`;
+      return html`${toolbar}${messages}
+        <div class="message error" part="message" role="alert">${this._error}</div>`;
     }
-    if (!figure) return html`${toolbar}${messages}<div class="placeholder" part="message">Computing attention…</div>`;
+    if (!figure)
+      return html`${toolbar}${messages}
+        <div class="placeholder" part="message">Computing attention…</div>`;
     if (figure.empty) {
-      return html`${toolbar}${messages}<div class="message" part="message" role="status">Type a sentence to see its attention.</div>`;
+      return html`${toolbar}${messages}
+        <div class="message" part="message" role="status">Type a sentence to see its attention.</div>`;
     }
     // Until the next computation lands, draw what was computed: the modes and heads of the
     // state it was computed for, with the current drawing choices (view, head, theme).
@@ -407,7 +457,9 @@ export class AttnLensElement extends LitElement {
     if (drawn.head !== "mean" && drawn.head >= drawn.heads) drawn.head = "mean";
     const modes = drawn.mode === "compare" ? ["causal", "full"] : [drawn.mode];
     const truncated = figure.truncated
-      ? html`<div class="message warning" part="message" role="status">Showing the first ${MAX_TOKENS} of ${figure.totalTokens} tokens.</div>`
+      ? html`<div class="message warning" part="message" role="status">
+          Showing the first ${MAX_TOKENS} of ${figure.totalTokens} tokens.
+        </div>`
       : "";
     const first = figure[modes[0]];
     return html`${toolbar}${messages}${truncated}

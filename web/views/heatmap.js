@@ -43,9 +43,18 @@ export function heatmapView({ tokens, matrix, mask, palette, title }) {
     }
   }
 
-  return html`<svg class="figure heatmap" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${width} ${height}"
-      width=${width} height=${height} role="img" aria-label=${`${title}: attention weights of ${L} tokens`}
-      font-family="system-ui, -apple-system, Segoe UI, sans-serif" data-view="heatmap" data-tokens=${L}>
+  return html`<svg
+    class="figure heatmap"
+    xmlns="http://www.w3.org/2000/svg"
+    viewBox="0 0 ${width} ${height}"
+    width=${width}
+    height=${height}
+    role="img"
+    aria-label=${`${title}: attention weights of ${L} tokens`}
+    font-family="system-ui, -apple-system, Segoe UI, sans-serif"
+    data-view="heatmap"
+    data-tokens=${L}
+  >
     <defs>
       <pattern id="hatch" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)">
         <rect width="6" height="6" fill=${palette.maskedBackground}></rect>
@@ -57,15 +66,21 @@ export function heatmapView({ tokens, matrix, mask, palette, title }) {
     </defs>
     <rect width=${width} height=${height} fill=${palette.background}></rect>
     <text x=${left} y="18" font-size="13" font-weight="600" fill=${palette.foreground}>${title}</text>
-    ${labels.map((t, i) => svg`<text class="row-label" x=${left - 6} y=${top + i * cell + cell / 2 + fontSize / 3}
-      text-anchor="end" font-size=${fontSize} fill=${palette.foreground}><title>${tokens[i]}</title>${t}</text>`)}
-    ${labels.map((t, j) => svg`<text class="col-label" transform=${`translate(${left + j * cell + cell / 2 + fontSize / 3},${top - 6}) rotate(-60)`}
-      font-size=${fontSize} fill=${palette.foreground}><title>${tokens[j]}</title>${t}</text>`)}
+    ${labels.map(
+      (t, i) => svg`<text class="row-label" x=${left - 6} y=${top + i * cell + cell / 2 + fontSize / 3}
+      text-anchor="end" font-size=${fontSize} fill=${palette.foreground}><title>${tokens[i]}</title>${t}</text>`,
+    )}
+    ${labels.map(
+      (t, j) => svg`<text class="col-label" transform=${`translate(${left + j * cell + cell / 2 + fontSize / 3},${top - 6}) rotate(-60)`}
+      font-size=${fontSize} fill=${palette.foreground}><title>${tokens[j]}</title>${t}</text>`,
+    )}
     <g class="cells">${cells}</g>
     <g class="legend" transform=${`translate(${left},${legendTop})`}>
       <rect width=${Math.min(grid, 240)} height="10" fill="url(#legend-gradient)"></rect>
-      ${[0, 0.25, 0.5, 0.75, 1].map((t) => svg`<text x=${t * Math.min(grid, 240)} y="24" font-size="10" text-anchor="middle"
-        fill=${palette.muted}>${t}</text>`)}
+      ${[0, 0.25, 0.5, 0.75, 1].map(
+        (t) => svg`<text x=${t * Math.min(grid, 240)} y="24" font-size="10" text-anchor="middle"
+        fill=${palette.muted}>${t}</text>`,
+      )}
       <rect x=${Math.min(grid, 240) + 16} width="10" height="10" fill="url(#hatch)"></rect>
       <text x=${Math.min(grid, 240) + 30} y="9" font-size="10" fill=${palette.muted}>masked (−∞)</text>
       <text x="0" y="38" font-size="10" fill=${palette.muted}>rows: queries (who attends) · columns: keys · each row sums to 1</text>

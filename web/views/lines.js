@@ -47,20 +47,34 @@ export function linesView({ tokens, weights, visible, focus, palette, title }) {
   }
   const visibleCount = visible.filter(Boolean).length;
 
-  return html`<svg class="figure lines" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${width} ${height}"
-      width=${width} height=${height} role="img" font-family="system-ui, -apple-system, Segoe UI, sans-serif"
-      aria-label=${`${title}: attention lines between ${L} tokens for ${visibleCount} heads`} data-view="lines">
+  return html`<svg
+    class="figure lines"
+    xmlns="http://www.w3.org/2000/svg"
+    viewBox="0 0 ${width} ${height}"
+    width=${width}
+    height=${height}
+    role="img"
+    font-family="system-ui, -apple-system, Segoe UI, sans-serif"
+    aria-label=${`${title}: attention lines between ${L} tokens for ${visibleCount} heads`}
+    data-view="lines"
+  >
     <rect width=${width} height=${height} fill=${palette.background}></rect>
     <text x="8" y="18" font-size="13" font-weight="600" fill=${palette.foreground}>${title}</text>
     <text x=${leftX} y="38" font-size="10" text-anchor="end" fill=${palette.muted}>query</text>
     <text x=${rightX} y="38" font-size="10" fill=${palette.muted}>key</text>
-    ${visible.map((on, h) => svg`<g transform=${`translate(${leftX + 40 + h * 22},28)`} opacity=${on ? 1 : 0.25}>
-      <rect width="14" height="14" rx="2" fill=${headColor(h)}></rect><title>head ${h + 1}</title></g>`)}
+    ${visible.map(
+      (on, h) => svg`<g transform=${`translate(${leftX + 40 + h * 22},28)`} opacity=${on ? 1 : 0.25}>
+      <rect width="14" height="14" rx="2" fill=${headColor(h)}></rect><title>head ${h + 1}</title></g>`,
+    )}
     <g class="links">${lines}</g>
-    ${labels.map((t, i) => svg`<text class="query" data-i=${i} x=${leftX} y=${y(i) + fontSize / 3} text-anchor="end"
+    ${labels.map(
+      (t, i) => svg`<text class="query" data-i=${i} x=${leftX} y=${y(i) + fontSize / 3} text-anchor="end"
       font-size=${fontSize} font-weight=${focus === i ? 700 : 400} fill=${palette.foreground}
-      ><title>${tokens[i]}</title>${t}</text>`)}
-    ${labels.map((t, j) => svg`<text class="key" data-j=${j} x=${rightX} y=${y(j) + fontSize / 3}
-      font-size=${fontSize} fill=${palette.foreground}><title>${tokens[j]}</title>${t}</text>`)}
+      ><title>${tokens[i]}</title>${t}</text>`,
+    )}
+    ${labels.map(
+      (t, j) => svg`<text class="key" data-j=${j} x=${rightX} y=${y(j) + fontSize / 3}
+      font-size=${fontSize} fill=${palette.foreground}><title>${tokens[j]}</title>${t}</text>`,
+    )}
   </svg>`;
 }

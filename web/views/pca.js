@@ -21,13 +21,27 @@ export function pcaView({ tokens, original, contextual, explained, palette, titl
   const xs = [...original.filter((_, i) => i % 2 === 0), ...contextual.filter((_, i) => i % 2 === 0)];
   const ys = [...original.filter((_, i) => i % 2 === 1), ...contextual.filter((_, i) => i % 2 === 1)];
   const pad = (lo, hi) => (hi - lo < 1e-6 ? [lo - 1, hi + 1] : [lo, hi]);
-  const x = scaleLinear().domain(pad(Math.min(...xs), Math.max(...xs))).nice().range([m.left, width - m.right]);
-  const y = scaleLinear().domain(pad(Math.min(...ys), Math.max(...ys))).nice().range([height - m.bottom, m.top]);
+  const x = scaleLinear()
+    .domain(pad(Math.min(...xs), Math.max(...xs)))
+    .nice()
+    .range([m.left, width - m.right]);
+  const y = scaleLinear()
+    .domain(pad(Math.min(...ys), Math.max(...ys)))
+    .nice()
+    .range([height - m.bottom, m.top]);
   const color = palette.accent;
 
-  return html`<svg class="figure pca" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${width} ${height}"
-      width=${width} height=${height} role="img" font-family="system-ui, -apple-system, Segoe UI, sans-serif"
-      aria-label=${`${title}: how context moves each of ${L} words, first two principal components`} data-view="pca">
+  return html`<svg
+    class="figure pca"
+    xmlns="http://www.w3.org/2000/svg"
+    viewBox="0 0 ${width} ${height}"
+    width=${width}
+    height=${height}
+    role="img"
+    font-family="system-ui, -apple-system, Segoe UI, sans-serif"
+    aria-label=${`${title}: how context moves each of ${L} words, first two principal components`}
+    data-view="pca"
+  >
     <defs>
       <marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse">
         <path d="M 0 0 L 10 5 L 0 10 z" fill=${palette.muted}></path>
@@ -35,14 +49,25 @@ export function pcaView({ tokens, original, contextual, explained, palette, titl
     </defs>
     <rect width=${width} height=${height} fill=${palette.background}></rect>
     <text x=${m.left} y="20" font-size="13" font-weight="600" fill=${palette.foreground}>${title}</text>
-    ${x.ticks(6).map((t) => svg`<g><line x1=${x(t)} x2=${x(t)} y1=${m.top} y2=${height - m.bottom} stroke=${palette.grid}></line>
-      <text x=${x(t)} y=${height - m.bottom + 14} font-size="10" text-anchor="middle" fill=${palette.muted}>${fmt2(t)}</text></g>`)}
-    ${y.ticks(6).map((t) => svg`<g><line x1=${m.left} x2=${width - m.right} y1=${y(t)} y2=${y(t)} stroke=${palette.grid}></line>
-      <text x=${m.left - 6} y=${y(t) + 3} font-size="10" text-anchor="end" fill=${palette.muted}>${fmt2(t)}</text></g>`)}
+    ${x.ticks(6).map(
+      (t) => svg`<g><line x1=${x(t)} x2=${x(t)} y1=${m.top} y2=${height - m.bottom} stroke=${palette.grid}></line>
+      <text x=${x(t)} y=${height - m.bottom + 14} font-size="10" text-anchor="middle" fill=${palette.muted}>${fmt2(t)}</text></g>`,
+    )}
+    ${y.ticks(6).map(
+      (t) => svg`<g><line x1=${m.left} x2=${width - m.right} y1=${y(t)} y2=${y(t)} stroke=${palette.grid}></line>
+      <text x=${m.left - 6} y=${y(t) + 3} font-size="10" text-anchor="end" fill=${palette.muted}>${fmt2(t)}</text></g>`,
+    )}
     <text x=${(m.left + width - m.right) / 2} y=${height - 24} font-size="11" text-anchor="middle" fill=${palette.muted}>
-      PC 1 (${pct(explained[0])} of the variance of X)</text>
-    <text transform=${`translate(14,${(m.top + height - m.bottom) / 2}) rotate(-90)`} font-size="11" text-anchor="middle"
-      fill=${palette.muted}>PC 2 (${pct(explained[1])})</text>
+      PC 1 (${pct(explained[0])} of the variance of X)
+    </text>
+    <text
+      transform=${`translate(14,${(m.top + height - m.bottom) / 2}) rotate(-90)`}
+      font-size="11"
+      text-anchor="middle"
+      fill=${palette.muted}
+    >
+      PC 2 (${pct(explained[1])})
+    </text>
     ${tokens.map((t, i) => {
       const [x0, y0, x1, y1] = [x(original[2 * i]), y(original[2 * i + 1]), x(contextual[2 * i]), y(contextual[2 * i + 1])];
       const moved = Math.hypot(x1 - x0, y1 - y0) > 4;

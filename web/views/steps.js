@@ -35,7 +35,13 @@ function block({ title, data, rows, cols, kind, rowLabels, id }) {
       for (let c = 0; c < shownCols; c++) {
         const v = data[r * cols + c];
         const masked = v === -Infinity;
-        const fill = masked ? palette.maskedBackground : kind === "weights" ? weightColor(v) : kind === "mask" ? palette.background : signedColor(v, extent);
+        const fill = masked
+          ? palette.maskedBackground
+          : kind === "weights"
+            ? weightColor(v)
+            : kind === "mask"
+              ? palette.background
+              : signedColor(v, extent);
         const cx = x + labelW + c * CELL_W;
         const cy = y + 30 + r * CELL_H;
         cells.push(svg`<rect x=${cx} y=${cy} width=${CELL_W - 1} height=${CELL_H - 1} fill=${fill}
@@ -47,8 +53,14 @@ function block({ title, data, rows, cols, kind, rowLabels, id }) {
     return svg`<g class="stage" data-stage=${id}>
       <text x=${x} y=${y + 12} font-size="12" font-weight="600" fill=${palette.foreground}>${title}</text>
       <text x=${x} y=${y + 25} font-size="10" fill=${palette.muted}>[${rows} × ${cols}]${rows > shownRows || cols > shownCols ? ` showing ${shownRows} × ${shownCols}` : ""}</text>
-      ${rowLabels ? rowLabels.slice(0, shownRows).map((t, r) => svg`<text x=${x + labelW - 6} y=${y + 30 + r * CELL_H + 14}
-        font-size="10" text-anchor="end" fill=${palette.foreground}>${shorten(t, 9)}</text>`) : ""}
+      ${
+        rowLabels
+          ? rowLabels.slice(0, shownRows).map(
+              (t, r) => svg`<text x=${x + labelW - 6} y=${y + 30 + r * CELL_H + 14}
+        font-size="10" text-anchor="end" fill=${palette.foreground}>${shorten(t, 9)}</text>`,
+            )
+          : ""
+      }
       ${cells}
       ${cols > shownCols ? svg`<text x=${x + width - 12} y=${y + 30 + (shownRows * CELL_H) / 2} font-size="12" fill=${palette.muted}>…</text>` : ""}
       ${rows > shownRows ? svg`<text x=${x + labelW + (shownCols * CELL_W) / 2} y=${y + height - 2} font-size="12" text-anchor="middle" fill=${palette.muted}>⋮</text>` : ""}
@@ -61,7 +73,8 @@ function operator(symbol) {
   return {
     width: 28,
     height: 34 + CELL_H,
-    render: (x, y, palette) => svg`<text x=${x + 14} y=${y + 30 + CELL_H} font-size="18" text-anchor="middle" fill=${palette.muted}>${symbol}</text>`,
+    render: (x, y, palette) =>
+      svg`<text x=${x + 14} y=${y + 30 + CELL_H} font-size="18" text-anchor="middle" fill=${palette.muted}>${symbol}</text>`,
   };
 }
 
@@ -91,7 +104,15 @@ export function stepsView({ ex, head, palette, title }) {
     {
       caption: `1. Embed each token and add its position: X = E + P`,
       items: [
-        block({ title: "E token embeddings", data: ex.tokenEmbeddings.data, rows: L, cols: E, kind: "signed", rowLabels: tokens, id: "embeddings" }),
+        block({
+          title: "E token embeddings",
+          data: ex.tokenEmbeddings.data,
+          rows: L,
+          cols: E,
+          kind: "signed",
+          rowLabels: tokens,
+          id: "embeddings",
+        }),
         operator("+"),
         block({ title: "P positions", data: ex.positions.data, rows: L, cols: E, kind: "signed", id: "positions" }),
         operator("="),
@@ -107,14 +128,23 @@ export function stepsView({ ex, head, palette, title }) {
       items: [
         block({ title: "X", data: t.x.data, rows: L, cols: E, kind: "signed", rowLabels: tokens, id: `x-${name}` }),
         operator("·"),
-        block({ title: `W_${name}${hl}`, data: headCols(ex.projections[w]), rows: E, cols: d, kind: "signed", id: `w${name.toLowerCase()}` }),
+        block({
+          title: `W_${name}${hl}`,
+          data: headCols(ex.projections[w]),
+          rows: E,
+          cols: d,
+          kind: "signed",
+          id: `w${name.toLowerCase()}`,
+        }),
         operator("="),
         block({ title: `${name}${hl}`, data: per(out, L * d), rows: L, cols: d, kind: "signed", id: name.toLowerCase() }),
       ],
     })),
     {
       caption: `5. Score every query against every key: Q · Kᵀ${hl}`,
-      items: [block({ title: "QKᵀ scores", data: per(t.scores, L * L), rows: L, cols: L, kind: "signed", rowLabels: tokens, id: "scores" })],
+      items: [
+        block({ title: "QKᵀ scores", data: per(t.scores, L * L), rows: L, cols: L, kind: "signed", rowLabels: tokens, id: "scores" }),
+      ],
     },
     {
       caption: `6. Scale by 1/√d = 1/√${d} = ${fmt2(t.scale)}: the variance of the scores drops from ${fmt2(raw)} to ${fmt2(scaled)}, so softmax does not saturate`,
@@ -130,7 +160,9 @@ export function stepsView({ ex, head, palette, title }) {
     },
     {
       caption: `8. Softmax each row: weights are positive and sum to 1; −∞ becomes exactly 0`,
-      items: [block({ title: `weights${hl}`, data: per(t.weights, L * L), rows: L, cols: L, kind: "weights", rowLabels: tokens, id: "weights" })],
+      items: [
+        block({ title: `weights${hl}`, data: per(t.weights, L * L), rows: L, cols: L, kind: "weights", rowLabels: tokens, id: "weights" }),
+      ],
     },
     {
       caption: `9. Mix the values: head output = weights · V${hl}`,
@@ -154,7 +186,9 @@ export function stepsView({ ex, head, palette, title }) {
     },
     {
       caption: `11. Add back the input (residual): the contextual embedding = X + output`,
-      items: [block({ title: "X + output", data: ex.contextual.data, rows: L, cols: E, kind: "signed", rowLabels: tokens, id: "contextual" })],
+      items: [
+        block({ title: "X + output", data: ex.contextual.data, rows: L, cols: E, kind: "signed", rowLabels: tokens, id: "contextual" }),
+      ],
     },
   ];
 
@@ -169,9 +203,17 @@ export function stepsView({ ex, head, palette, title }) {
   const width = Math.max(560, ...rows.map((r) => r.items.reduce((s, i) => s + i.width + gap, 0)));
   const height = y;
 
-  return html`<svg class="figure steps" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${width} ${height}"
-      width=${width} height=${height} role="img" font-family="system-ui, -apple-system, Segoe UI, sans-serif"
-      aria-label=${`${title}: every step of self-attention with its numbers`} data-view="steps">
+  return html`<svg
+    class="figure steps"
+    xmlns="http://www.w3.org/2000/svg"
+    viewBox="0 0 ${width} ${height}"
+    width=${width}
+    height=${height}
+    role="img"
+    font-family="system-ui, -apple-system, Segoe UI, sans-serif"
+    aria-label=${`${title}: every step of self-attention with its numbers`}
+    data-view="steps"
+  >
     <rect width=${width} height=${height} fill=${palette.background}></rect>
     <text x="4" y="20" font-size="13" font-weight="600" fill=${palette.foreground}>${title}</text>
     ${placed.map((row) => {

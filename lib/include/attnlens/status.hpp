@@ -20,7 +20,7 @@ namespace attnlens {
   X(INVALID_UTF8, "text is not valid UTF-8")                                               \
   X(EMPTY_INPUT, "an input that must hold at least one element is empty")                  \
   X(UNKNOWN_OPTION, "an option name is not recognised")                                    \
-  X(OUT_OF_MEMORY, "memory could not be allocated")                                         \
+  X(OUT_OF_MEMORY, "memory could not be allocated")                                        \
   X(INTERNAL, "an unexpected internal error; please report it with the input that caused it")
 
 enum class ErrorCode : int {
