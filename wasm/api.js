@@ -218,7 +218,7 @@ function utf16Offsets(text, tokens) {
   }
 }
 
-const ATTENTION_OPTIONS = ["causal", "causalAlign", "mask", "scale", "returnWeights", "maxElements"];
+const ATTENTION_OPTIONS = ["causal", "causalAlign", "mask", "scale", "returnWeights", "maxElements", "streaming"];
 const SELF_ATTENTION_CONFIG = ["modelDim", "numHeads", "seed", "init", "weights", "bias"];
 const FORWARD_OPTIONS = ["causal", "trace"];
 const EXPLAIN_OPTIONS = ["causal", "modelDim", "numHeads", "seed", "init", "positional", "maxTokens", "truncate"];
@@ -230,7 +230,7 @@ export function createLens(core) {
   const limits = core._limits();
   const errorCodes = core._errorCodes();
 
-  function attention(q, k, v, options) {
+  function runAttention(q, k, v, options, reference) {
     const o = checkOptions("options", options, ATTENTION_OPTIONS);
     const qt = toTensor("q", q);
     const kt = toTensor("k", k);
@@ -249,9 +249,12 @@ export function createLens(core) {
       mask: mask ? mask.data : null,
       maskShape: mask ? mask.shape : null,
       maxElements: optionalInteger("maxElements", o.maxElements, limits.maxElements, 1, Number.MAX_SAFE_INTEGER),
+      streaming: optionalBoolean("streaming", o.streaming, false),
     };
-    return unwrap(core._attention(qt.data, qt.shape, kt.data, kt.shape, vt.data, vt.shape, raw));
+    return unwrap(core._attention(qt.data, qt.shape, kt.data, kt.shape, vt.data, vt.shape, raw, reference));
   }
+  const attention = (q, k, v, options) => runAttention(q, k, v, options, false);
+  const attentionReference = (q, k, v, options) => runAttention(q, k, v, options, true);
 
   function selfAttention(config) {
     const c = checkOptions("config", config, SELF_ATTENTION_CONFIG);
@@ -345,6 +348,7 @@ export function createLens(core) {
     limits: Object.freeze(limits),
     errorCodes: Object.freeze(errorCodes),
     attention,
+    attentionReference,
     selfAttention,
     explain,
     /** Diagnostics: the wasm heap's size and the bytes malloc holds (for leak checks). */

@@ -53,6 +53,11 @@ export interface AttentionOptions {
   returnWeights?: boolean;
   /** Size limit on each tensor and on one L x S score slice. Default limits.maxElements (2^26). */
   maxElements?: number;
+  /**
+   * FlashAttention's schedule: key tiles with an online softmax, never holding the L x S
+   * scores (memory O(L·D), no L x S limit). Cannot be combined with returnWeights. Default false.
+   */
+  streaming?: boolean;
 }
 
 export interface AttentionResult {
@@ -227,6 +232,8 @@ export interface AttnLens {
   readonly limits: Readonly<Limits>;
   readonly errorCodes: ReadonlyArray<{ name: AttnLensErrorCode; description: string }>;
   attention(q: TensorInput, k: TensorInput, v: TensorInput, options?: AttentionOptions): AttentionResult;
+  /** The same contract computed the plain way (three Eigen steps); slower, for checking. */
+  attentionReference(q: TensorInput, k: TensorInput, v: TensorInput, options?: AttentionOptions): AttentionResult;
   selfAttention(config?: SelfAttentionConfig): SelfAttention;
   explain(sentence: string | Uint8Array, options?: ExplainOptions): Explanation;
   /** Diagnostics: the wasm heap's size and the bytes malloc holds. */

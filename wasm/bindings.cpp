@@ -134,9 +134,9 @@ double heap_used() {
 
 // q, k, v: Float32Array; shapes: number[]; opts: { causal, causalAlign, scale (number|null),
 // returnWeights, maskKind ("none"|"bool"|"float"), mask (Uint8Array|Float32Array), maskShape,
-// maxElements }
+// maxElements, streaming }; reference: use the plain three-step path
 val attention(const val& q, const val& q_shape, const val& k, const val& k_shape, const val& v,
-              const val& v_shape, const val& opts) {
+              const val& v_shape, const val& opts, bool reference) {
   return guarded([&] {
     const auto q_data = copy_from_js<float>(q);
     const auto k_data = copy_from_js<float>(k);
@@ -146,6 +146,7 @@ val attention(const val& q, const val& q_shape, const val& k, const val& k_shape
     o.causal_align = attnlens::parse_causal_align(opts["causalAlign"].as<std::string>());
     o.return_weights = opts["returnWeights"].as<bool>();
     o.max_elements = static_cast<std::int64_t>(opts["maxElements"].as<double>());
+    o.streaming = opts["streaming"].as<bool>();
     if (!opts["scale"].isNull()) o.scale = static_cast<float>(opts["scale"].as<double>());
     const std::string mask_kind = opts["maskKind"].as<std::string>();
     std::vector<std::uint8_t> bool_mask;
@@ -157,9 +158,10 @@ val attention(const val& q, const val& q_shape, const val& k, const val& k_shape
       float_mask = copy_from_js<float>(opts["mask"]);
       o.mask = attnlens::MaskView::additive(float_mask.data(), shape_from_js(opts["maskShape"]));
     }
-    const auto r = attnlens::attention({q_data.data(), shape_from_js(q_shape)},
-                                       {k_data.data(), shape_from_js(k_shape)},
-                                       {v_data.data(), shape_from_js(v_shape)}, o);
+    const auto run = reference ? &attnlens::attention_reference : &attnlens::attention;
+    const auto r =
+        run({q_data.data(), shape_from_js(q_shape)}, {k_data.data(), shape_from_js(k_shape)},
+            {v_data.data(), shape_from_js(v_shape)}, o);
     val out = val::object();
     out.set("output", tensor_to_js(r.output));
     if (o.return_weights) out.set("weights", tensor_to_js(r.weights));

@@ -1,6 +1,7 @@
 #include <attnlens/attention.hpp>
 
 #include "check.hpp"
+#include "kernels.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -227,15 +228,36 @@ void softmax_rows(Eigen::Ref<RowMatrixXf> logits) {
   }
 }
 
-AttentionResult attention(const ConstTensorView& q, const ConstTensorView& k,
-                          const ConstTensorView& v, const AttentionOptions& options) {
+namespace {
+
+// Everything attention() and attention_reference() check before computing.
+struct Checked {
+  Dims d;
+  MaskLayout mask_layout;
+  float scale = 1.0f;
+  std::int64_t causal_shift = 0;
+  Shape out_shape;
+  Shape weights_shape;
+};
+
+Checked check_call(const ConstTensorView& q, const ConstTensorView& k, const ConstTensorView& v,
+                   const AttentionOptions& options) {
   const std::int64_t limit = options.max_elements;
   require_view(q, "q", limit);
   require_view(k, "k", limit);
   require_view(v, "v", limit);
-  const Dims d = check_shapes(q, k, v);
-  const MaskLayout mask_layout = check_mask(options.mask, d, limit);
-  detail::require_at_most(d.L * d.S, limit, "the score matrix of one (batch, head) slice");
+  Checked c;
+  c.d = check_shapes(q, k, v);
+  const Dims& d = c.d;
+  c.mask_layout = check_mask(options.mask, d, limit);
+  if (options.streaming && options.return_weights) {
+    detail::fail(ErrorCode::BAD_ARGUMENT,
+                 "streaming never holds the L x S weights, so it cannot return them; "
+                 "set returnWeights or streaming, not both");
+  }
+  if (!options.streaming) {
+    detail::require_at_most(d.L * d.S, limit, "the score matrix of one (batch, head) slice");
+  }
   if (options.return_weights) {
     detail::require_at_most(d.B * d.Hq * d.L * d.S, limit, "the attention weights");
   }
@@ -243,50 +265,97 @@ AttentionResult attention(const ConstTensorView& q, const ConstTensorView& k,
   detail::require_finite(q.data, shape_numel(q.shape), "q", q.shape);
   detail::require_finite(k.data, shape_numel(k.shape), "k", k.shape);
   detail::require_finite(v.data, shape_numel(v.shape), "v", v.shape);
-  const float scale = options.scale.value_or(1.0f / std::sqrt(static_cast<float>(d.E)));
-  if (!std::isfinite(scale)) {
-    detail::fail(ErrorCode::NON_FINITE, "scale is ", scale, "; it must be a finite number");
+  c.scale = options.scale.value_or(1.0f / std::sqrt(static_cast<float>(d.E)));
+  if (!std::isfinite(c.scale)) {
+    detail::fail(ErrorCode::NON_FINITE, "scale is ", c.scale, "; it must be a finite number");
   }
+  c.causal_shift = options.causal_align == CausalAlign::BottomRight ? d.S - d.L : 0;
+  c.out_shape = q.shape;
+  c.out_shape.back() = d.Ev;
+  c.weights_shape = q.shape;
+  c.weights_shape.back() = d.S;
+  return c;
+}
 
+[[noreturn]] void fail_allocation(const Checked& c, const AttentionOptions& options) {
+  detail::fail(ErrorCode::OUT_OF_MEMORY, "attention could not allocate its output ",
+               shape_to_string(c.out_shape), options.return_weights ? " and weights " : "",
+               options.return_weights ? shape_to_string(c.weights_shape) : "");
+}
+
+}  // namespace
+
+AttentionResult attention(const ConstTensorView& q, const ConstTensorView& k,
+                          const ConstTensorView& v, const AttentionOptions& options) {
+  const Checked c = check_call(q, k, v, options);
+  const Dims& d = c.d;
   AttentionResult result;
-  Shape out_shape = q.shape;
-  out_shape.back() = d.Ev;
-  Shape weights_shape = q.shape;
-  weights_shape.back() = d.S;
   try {
-    result.output = Tensor(out_shape);
-    if (options.return_weights) result.weights = Tensor(weights_shape);
-    // Each slice is copied into Eigen-aligned scratch: the products then see the same memory
-    // layout on every call, so the same inputs give the same bits wherever they are stored.
-    RowMatrixXf q_lE(d.L, d.E), k_sE(d.S, d.E), v_sEv(d.S, d.Ev), w_lS(d.L, d.S), o_lEv(d.L, d.Ev);
+    result.output = Tensor(c.out_shape);
+    if (options.return_weights) result.weights = Tensor(c.weights_shape);
     const std::int64_t group = d.Hq / d.Hkv;
-    const std::int64_t causal_shift =
-        options.causal_align == CausalAlign::BottomRight ? d.S - d.L : 0;
-    std::int64_t loaded_kvh = -1;
     for (std::int64_t b = 0; b < d.B; ++b) {
       for (std::int64_t h = 0; h < d.Hq; ++h) {
         const std::int64_t qh = b * d.Hq + h;
         const std::int64_t kvh = b * d.Hkv + h / group;
-        q_lE = ConstMap(q.data + qh * d.L * d.E, d.L, d.E);
-        if (kvh != loaded_kvh) {
-          k_sE = ConstMap(k.data + kvh * d.S * d.E, d.S, d.E);
-          v_sEv = ConstMap(v.data + kvh * d.S * d.Ev, d.S, d.Ev);
-          loaded_kvh = kvh;
+        detail::SliceProblem p;
+        p.q = q.data + qh * d.L * d.E;
+        p.k = k.data + kvh * d.S * d.E;
+        p.v = v.data + kvh * d.S * d.Ev;
+        p.out = result.output.data.data() + qh * d.L * d.Ev;
+        p.weights = options.return_weights ? result.weights.data.data() + qh * d.L * d.S : nullptr;
+        p.L = d.L;
+        p.S = d.S;
+        p.D = d.E;
+        p.Dv = d.Ev;
+        p.scale = c.scale;
+        p.causal = options.causal;
+        p.causal_shift = c.causal_shift;
+        const std::int64_t offset = c.mask_layout.offset(b, h);
+        if (options.mask.kind == MaskKind::Boolean) p.bool_mask = options.mask.bool_data + offset;
+        if (options.mask.kind == MaskKind::Additive) p.add_mask = options.mask.float_data + offset;
+        if (options.streaming) {
+          detail::attend_streaming(p);
+        } else {
+          detail::attend_blocked(p);
         }
-        w_lS.noalias() = scale * (q_lE * k_sE.transpose());
-        apply_masks(w_lS, options.mask, mask_layout.offset(b, h), options.causal, causal_shift);
+      }
+    }
+  } catch (const std::bad_alloc&) {
+    fail_allocation(c, options);
+  }
+  return result;
+}
+
+AttentionResult attention_reference(const ConstTensorView& q, const ConstTensorView& k,
+                                    const ConstTensorView& v, const AttentionOptions& options) {
+  const Checked c = check_call(q, k, v, options);
+  const Dims& d = c.d;
+  AttentionResult result;
+  try {
+    result.output = Tensor(c.out_shape);
+    if (options.return_weights) result.weights = Tensor(c.weights_shape);
+    RowMatrixXf w_lS(d.L, d.S);
+    const std::int64_t group = d.Hq / d.Hkv;
+    for (std::int64_t b = 0; b < d.B; ++b) {
+      for (std::int64_t h = 0; h < d.Hq; ++h) {
+        const std::int64_t qh = b * d.Hq + h;
+        const std::int64_t kvh = b * d.Hkv + h / group;
+        const RowMatrixXf q_lE = ConstMap(q.data + qh * d.L * d.E, d.L, d.E);
+        const RowMatrixXf k_sE = ConstMap(k.data + kvh * d.S * d.E, d.S, d.E);
+        const RowMatrixXf v_sEv = ConstMap(v.data + kvh * d.S * d.Ev, d.S, d.Ev);
+        // The three steps, as written: scores, masked softmax, weighted sum of values.
+        w_lS.noalias() = c.scale * (q_lE * k_sE.transpose());
+        apply_masks(w_lS, options.mask, c.mask_layout.offset(b, h), options.causal, c.causal_shift);
         softmax_rows(w_lS);
-        o_lEv.noalias() = w_lS * v_sEv;
-        MutableMap(result.output.data.data() + qh * d.L * d.Ev, d.L, d.Ev) = o_lEv;
+        MutableMap(result.output.data.data() + qh * d.L * d.Ev, d.L, d.Ev) = w_lS * v_sEv;
         if (options.return_weights) {
           MutableMap(result.weights.data.data() + qh * d.L * d.S, d.L, d.S) = w_lS;
         }
       }
     }
   } catch (const std::bad_alloc&) {
-    detail::fail(ErrorCode::OUT_OF_MEMORY, "attention could not allocate its output ",
-                 shape_to_string(out_shape), options.return_weights ? " and weights " : "",
-                 options.return_weights ? shape_to_string(weights_shape) : "");
+    fail_allocation(c, options);
   }
   return result;
 }

@@ -108,7 +108,7 @@ test("boolean masks (Uint8Array and nested booleans) and fully masked rows", () 
     ],
     returnWeights: true,
   });
-  assert.deepEqual(additive.weights.data, typed.weights.data);
+  assertClose(additive.weights.data, typed.weights.data, 1e-6, "additive vs boolean");
 });
 
 test("logits of ±1e4 stay finite", () => {
@@ -179,4 +179,34 @@ test("differential: random shapes, masks and options against a float64 reference
 test("results are JS-owned copies, not views of the wasm heap", () => {
   const r = lens.attention([[1, 2]], [[1, 2]], [[3, 4]]);
   assert.equal(r.output.data.buffer.byteLength, r.output.data.byteLength);
+});
+
+test("fast and streaming paths agree with the plain reference path", () => {
+  const rand = randomGenerator(8);
+  for (const [L, S, E] of [
+    [1, 1, 3],
+    [70, 70, 16],
+    [130, 67, 9],
+  ]) {
+    const q = randomTensor([1, 2, L, E], rand, -2, 2);
+    const k = randomTensor([1, 2, S, E], rand, -2, 2);
+    for (const causal of [false, true]) {
+      const reference = lens.attentionReference(q, k, k, { causal, causalAlign: "bottom-right" });
+      const fast = lens.attention(q, k, k, { causal, causalAlign: "bottom-right" });
+      const streaming = lens.attention(q, k, k, { causal, causalAlign: "bottom-right", streaming: true });
+      assertClose(fast.output.data, reference.output.data, 1e-5, "blocked");
+      assertClose(streaming.output.data, reference.output.data, 1e-5, "streaming");
+    }
+  }
+});
+
+test("streaming runs a long sequence without the L x S matrix", () => {
+  const rand = randomGenerator(12);
+  const q = randomTensor([1, 1, 16384, 8], rand);
+  const before = lens.memory().heapBytes;
+  const r = lens.attention(q, q, q, { streaming: true, causal: true });
+  assert.equal(r.output.shape[2], 16384);
+  assert.ok(r.output.data.every(Number.isFinite));
+  // 16384^2 scores would be 1 GiB; the heap grew by far less.
+  assert.ok(lens.memory().heapBytes - before < 64 * 2 ** 20, `heap grew by ${lens.memory().heapBytes - before} bytes`);
 });

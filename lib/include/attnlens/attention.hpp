@@ -43,6 +43,10 @@ struct AttentionOptions {
   MaskView mask;
   // Also return the attention weights [..., L, S]. Default: false (output only).
   bool return_weights = false;
+  // FlashAttention's schedule: key tiles with an online softmax, so no L x S matrix is ever
+  // held (memory O(L·D) and no max_elements limit on L x S). Cannot return weights.
+  // Default: false (query blocks against all visible keys, usually a little faster).
+  bool streaming = false;
   // Size limit on each tensor involved; see kDefaultMaxElements.
   std::int64_t max_elements = kDefaultMaxElements;
 };
@@ -62,9 +66,16 @@ struct AttentionResult {
 //
 // Throws Error with SHAPE_MISMATCH (ranks or dimensions disagree), EMPTY_INPUT (a zero
 // dimension), NON_FINITE (NaN/inf in q, k, v, scale, or NaN/+inf in an additive mask),
-// TOO_LARGE (a tensor over options.max_elements), BAD_ARGUMENT (null data).
+// TOO_LARGE (a tensor over options.max_elements), BAD_ARGUMENT (null data, or streaming with
+// return_weights), OUT_OF_MEMORY (results that cannot be allocated).
 AttentionResult attention(const ConstTensorView& q, const ConstTensorView& k,
                           const ConstTensorView& v, const AttentionOptions& options = {});
+
+// The same contract computed the plain way — Eigen products for the scores and the output, a
+// separate masked softmax — and slower. The fast kernels behind attention() are tested
+// against it; use it when you want the obviously correct version.
+AttentionResult attention_reference(const ConstTensorView& q, const ConstTensorView& k,
+                                    const ConstTensorView& v, const AttentionOptions& options = {});
 
 // ---------------------------------------------------------------------------------------------
 // The stages, one function each, on a single (batch, head) slice. attention() and the traced

@@ -1,0 +1,365 @@
+#include "kernels.hpp"
+
+#include "check.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+namespace attnlens::detail {
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Vectors: 8 floats with AVX, otherwise 4 (SSE2 natively, SIMD128 in WebAssembly).
+#if defined(__AVX__)
+constexpr int W = 8;
+#else
+constexpr int W = 4;
+#endif
+using vf = float __attribute__((vector_size(W * sizeof(float))));
+using vi = std::int32_t __attribute__((vector_size(W * sizeof(float))));
+
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+constexpr std::int64_t kBlockRows = 64;  // query rows per block
+constexpr std::int64_t kTileCols = 64;   // keys per tile in the streaming schedule
+
+inline vf load(const float* p) {
+  vf v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+inline void store(float* p, vf v) {
+  std::memcpy(p, &v, sizeof v);
+}
+inline vf splat(float x) {
+  return vf{} + x;
+}
+inline vf select(vi mask, vf yes, vf no) {
+  return reinterpret_cast<vf>((reinterpret_cast<vi>(yes) & mask) |
+                              (reinterpret_cast<vi>(no) & ~mask));
+}
+inline float hmax(vf v) {
+  float m = v[0];
+  for (int i = 1; i < W; ++i)
+    m = std::max(m, v[i]);
+  return m;
+}
+inline float hsum(vf v) {
+  float s = v[0];
+  for (int i = 1; i < W; ++i)
+    s += v[i];
+  return s;
+}
+
+// exp(x) for x <= 0, elementwise: Cephes' expf polynomial (about 1 ulp). Inputs below -87.3
+// (including -inf, the masked entries) give exactly 0 instead of a denormal.
+inline vf exp_nonpositive(vf x) {
+  const vf lo = splat(-87.3f);
+  const vi underflow = x < lo;
+  x = select(underflow, lo, x);
+  const vf magic = splat(12582912.0f);  // 1.5 * 2^23: adding it rounds to an integer
+  const vf n = (x * splat(1.44269504088896341f) + magic) - magic;
+  const vf r = x - n * splat(0.693359375f) + n * splat(2.12194440e-4f);
+  vf p = splat(1.9875691500e-4f);
+  p = p * r + splat(1.3981999507e-3f);
+  p = p * r + splat(8.3334519073e-3f);
+  p = p * r + splat(4.1665795894e-2f);
+  p = p * r + splat(1.6666665459e-1f);
+  p = p * r + splat(5.0000001201e-1f);
+  p = p * r * r + r + splat(1.0f);
+  const vi bits = (__builtin_convertvector(n, vi) + 127) << 23;
+  return select(underflow, vf{}, p * reinterpret_cast<vf>(bits));
+}
+
+float exp_nonpositive(float x) {
+  vf v = splat(x);
+  return exp_nonpositive(v)[0];
+}
+
+// ---------------------------------------------------------------------------------------------
+// C[M x N] (+)= A[M x K] · B[K x N], row-major with leading dimensions. The micro-kernel keeps
+// a 4 x 2W tile of C in registers and streams a row of B per step of K.
+
+template <bool Accumulate>
+void kernel_4x2w(std::int64_t K, const float* A, std::int64_t lda, const float* B, std::int64_t ldb,
+                 float* C, std::int64_t ldc) {
+  vf c00{}, c01{}, c10{}, c11{}, c20{}, c21{}, c30{}, c31{};
+  const float* a0 = A;
+  const float* a1 = A + lda;
+  const float* a2 = A + 2 * lda;
+  const float* a3 = A + 3 * lda;
+  for (std::int64_t k = 0; k < K; ++k) {
+    const vf b0 = load(B + k * ldb);
+    const vf b1 = load(B + k * ldb + W);
+    vf a = splat(a0[k]);
+    c00 += a * b0;
+    c01 += a * b1;
+    a = splat(a1[k]);
+    c10 += a * b0;
+    c11 += a * b1;
+    a = splat(a2[k]);
+    c20 += a * b0;
+    c21 += a * b1;
+    a = splat(a3[k]);
+    c30 += a * b0;
+    c31 += a * b1;
+  }
+  const vf rows[4][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}};
+  for (int r = 0; r < 4; ++r) {
+    float* c = C + r * ldc;
+    if (Accumulate) {
+      store(c, load(c) + rows[r][0]);
+      store(c + W, load(c + W) + rows[r][1]);
+    } else {
+      store(c, rows[r][0]);
+      store(c + W, rows[r][1]);
+    }
+  }
+}
+
+template <bool Accumulate>
+void kernel_1x2w(std::int64_t K, const float* A, const float* B, std::int64_t ldb, float* C) {
+  vf c0{}, c1{};
+  for (std::int64_t k = 0; k < K; ++k) {
+    const vf a = splat(A[k]);
+    c0 += a * load(B + k * ldb);
+    c1 += a * load(B + k * ldb + W);
+  }
+  if (Accumulate) {
+    c0 += load(C);
+    c1 += load(C + W);
+  }
+  store(C, c0);
+  store(C + W, c1);
+}
+
+template <bool Accumulate>
+void gemm(std::int64_t M, std::int64_t N, std::int64_t K, const float* A, std::int64_t lda,
+          const float* B, std::int64_t ldb, float* C, std::int64_t ldc) {
+  const std::int64_t n_vec = N - N % (2 * W);
+  std::int64_t i = 0;
+  for (; i + 4 <= M; i += 4) {
+    for (std::int64_t j = 0; j < n_vec; j += 2 * W) {
+      kernel_4x2w<Accumulate>(K, A + i * lda, lda, B + j, ldb, C + i * ldc + j, ldc);
+    }
+  }
+  for (; i < M; ++i) {
+    for (std::int64_t j = 0; j < n_vec; j += 2 * W) {
+      kernel_1x2w<Accumulate>(K, A + i * lda, B + j, ldb, C + i * ldc + j);
+    }
+  }
+  // Columns past the last full tile: plain loops (only for N not a multiple of 2W).
+  for (std::int64_t r = 0; r < M; ++r) {
+    for (std::int64_t j = n_vec; j < N; ++j) {
+      float s = 0.0f;
+      for (std::int64_t k = 0; k < K; ++k)
+        s += A[r * lda + k] * B[k * ldb + j];
+      C[r * ldc + j] = Accumulate ? C[r * ldc + j] + s : s;
+    }
+  }
+}
+
+// Kt[d * ld + c] = k[(j0 + c) * D + d] for c < cols: the keys of a tile, transposed, so that the
+// score product streams contiguous rows.
+void pack_transposed(const float* k, std::int64_t D, std::int64_t j0, std::int64_t cols, float* kt,
+                     std::int64_t ld) {
+  for (std::int64_t c = 0; c < cols; ++c) {
+    const float* row = k + (j0 + c) * D;
+    for (std::int64_t d = 0; d < D; ++d)
+      kt[d * ld + c] = row[d];
+  }
+}
+
+// True when the scale can be applied inside exp(): softmax(s · scale) = exp((s − max) · scale)
+// / sum for scale > 0, which saves a pass over the scores. An additive mask must be added to
+// scaled scores, so it needs the explicit pass.
+bool scale_folded(const SliceProblem& p) {
+  return p.scale > 0.0f && p.add_mask == nullptr;
+}
+
+// Applies the masks of query `i` to row[0, n) (keys j0 .. j0 + n − 1; keys at or past `visible`,
+// relative to j0, are causally masked) and, unless folded, the scale. Returns the row maximum.
+float mask_row(float* row, std::int64_t n, std::int64_t visible, const SliceProblem& p,
+               std::int64_t i, std::int64_t j0) {
+  if (!scale_folded(p)) {
+    const float scale = p.scale;
+    for (std::int64_t c = 0; c < visible; ++c)
+      row[c] *= scale;
+  }
+  if (p.add_mask) {
+    const float* m = p.add_mask + i * p.S + j0;
+    for (std::int64_t c = 0; c < visible; ++c)
+      row[c] += m[c];
+  }
+  if (p.bool_mask) {
+    const std::uint8_t* m = p.bool_mask + i * p.S + j0;
+    for (std::int64_t c = 0; c < visible; ++c)
+      row[c] = m[c] ? row[c] : kNegInf;
+  }
+  for (std::int64_t c = std::max<std::int64_t>(visible, 0); c < n; ++c)
+    row[c] = kNegInf;
+  float max = kNegInf;
+  std::int64_t c = 0;
+  if (n >= W) {
+    vf m = load(row);
+    for (c = W; c + W <= n; c += W)
+      m = select(load(row + c) > m, load(row + c), m);
+    max = hmax(m);
+  }
+  for (; c < n; ++c)
+    max = std::max(max, row[c]);
+  if (max == std::numeric_limits<float>::infinity()) {
+    fail(ErrorCode::NON_FINITE, "attention scores overflowed float32 (query row ", i,
+         "); scale the inputs down");
+  }
+  return max;
+}
+
+// row[c] = exp((row[c] − max) · factor) for c < n; returns the sum.
+float exp_and_sum(float* row, std::int64_t n, float max, float factor) {
+  const vf m = splat(max);
+  const vf f = splat(factor);
+  vf s{};
+  std::int64_t c = 0;
+  for (; c + W <= n; c += W) {
+    const vf e = exp_nonpositive((load(row + c) - m) * f);
+    store(row + c, e);
+    s += e;
+  }
+  float sum = hsum(s);
+  for (; c < n; ++c)
+    sum += row[c] = exp_nonpositive((row[c] - max) * factor);
+  return sum;
+}
+
+void scale_row(float* row, std::int64_t n, float factor) {
+  const vf f = splat(factor);
+  std::int64_t c = 0;
+  for (; c + W <= n; c += W)
+    store(row + c, load(row + c) * f);
+  for (; c < n; ++c)
+    row[c] *= factor;
+}
+
+// Keys query block [i0, i0 + rows) can see at all: causal blocks stop at the diagonal.
+std::int64_t block_key_end(const SliceProblem& p, std::int64_t i0, std::int64_t rows) {
+  if (!p.causal) return p.S;
+  return std::clamp<std::int64_t>(i0 + rows + p.causal_shift, 0, p.S);
+}
+
+std::int64_t row_visible(const SliceProblem& p, std::int64_t i, std::int64_t j0, std::int64_t n) {
+  if (!p.causal) return n;
+  return std::clamp<std::int64_t>(i + p.causal_shift + 1 - j0, 0, n);
+}
+
+// Scratch kept between calls, so the hot path does not allocate once it has warmed up.
+float* scratch(std::vector<float>& buffer, std::int64_t n) {
+  if (static_cast<std::int64_t>(buffer.size()) < n) buffer.resize(static_cast<std::size_t>(n));
+  return buffer.data();
+}
+thread_local std::vector<float> tl_keys;
+thread_local std::vector<float> tl_scores;
+thread_local std::vector<float> tl_accumulator;
+thread_local std::vector<float> tl_stats;
+
+}  // namespace
+
+void attend_blocked(const SliceProblem& p) {
+  const std::int64_t L = p.L, S = p.S, D = p.D, Dv = p.Dv;
+  float* kt = scratch(tl_keys, D * S);
+  float* scores = scratch(tl_scores, kBlockRows * S);
+  float* inv_sum = scratch(tl_stats, kBlockRows);
+  const float factor = scale_folded(p) ? p.scale : 1.0f;
+  // Only keys some query can see are packed.
+  const std::int64_t key_end = block_key_end(p, 0, L);
+  pack_transposed(p.k, D, 0, key_end, kt, S);
+  for (std::int64_t i0 = 0; i0 < L; i0 += kBlockRows) {
+    const std::int64_t rows = std::min(kBlockRows, L - i0);
+    const std::int64_t kend = block_key_end(p, i0, rows);
+    float* out = p.out + i0 * Dv;
+    if (kend > 0) {
+      // scores[r, j] = q[i0 + r] · k[j] for the keys this block can see.
+      gemm<false>(rows, kend, D, p.q + i0 * D, D, kt, S, scores, S);
+      for (std::int64_t r = 0; r < rows; ++r) {
+        const std::int64_t i = i0 + r;
+        float* row = scores + r * S;
+        const float max = mask_row(row, kend, row_visible(p, i, 0, kend), p, i, 0);
+        if (max == kNegInf) {
+          std::fill(row, row + kend, 0.0f);  // every key masked: zero weights, never NaN
+          inv_sum[r] = 0.0f;
+          continue;
+        }
+        // Unnormalised: the output rows are divided by the sum after the product instead.
+        inv_sum[r] = 1.0f / exp_and_sum(row, kend, max, factor);
+      }
+      gemm<false>(rows, Dv, kend, scores, S, p.v, Dv, out, Dv);
+      for (std::int64_t r = 0; r < rows; ++r)
+        scale_row(out + r * Dv, Dv, inv_sum[r]);
+    } else {
+      std::fill(out, out + rows * Dv, 0.0f);
+    }
+    if (p.weights) {
+      for (std::int64_t r = 0; r < rows; ++r) {
+        float* w = p.weights + (i0 + r) * S;
+        const float* row = scores + r * S;
+        const vf f = splat(kend > 0 ? inv_sum[r] : 0.0f);
+        std::int64_t c = 0;
+        for (; c + W <= kend; c += W)
+          store(w + c, load(row + c) * f);
+        for (; c < kend; ++c)
+          w[c] = row[c] * f[0];
+        std::fill(w + kend, w + S, 0.0f);
+      }
+    }
+  }
+}
+
+void attend_streaming(const SliceProblem& p) {
+  const std::int64_t L = p.L, D = p.D, Dv = p.Dv;
+  float* kt = scratch(tl_keys, D * kTileCols);
+  float* scores = scratch(tl_scores, kBlockRows * kTileCols);
+  float* acc = scratch(tl_accumulator, kBlockRows * Dv);
+  float* stats = scratch(tl_stats, 2 * kBlockRows);
+  float* row_max = stats;
+  float* row_sum = stats + kBlockRows;
+  const float factor = scale_folded(p) ? p.scale : 1.0f;
+  for (std::int64_t i0 = 0; i0 < L; i0 += kBlockRows) {
+    const std::int64_t rows = std::min(kBlockRows, L - i0);
+    const std::int64_t kend = block_key_end(p, i0, rows);
+    std::fill(acc, acc + rows * Dv, 0.0f);
+    std::fill(row_max, row_max + rows, kNegInf);
+    std::fill(row_sum, row_sum + rows, 0.0f);
+    for (std::int64_t j0 = 0; j0 < kend; j0 += kTileCols) {
+      const std::int64_t cols = std::min(kTileCols, kend - j0);
+      pack_transposed(p.k, D, j0, cols, kt, kTileCols);
+      gemm<false>(rows, cols, D, p.q + i0 * D, D, kt, kTileCols, scores, kTileCols);
+      for (std::int64_t r = 0; r < rows; ++r) {
+        const std::int64_t i = i0 + r;
+        float* row = scores + r * kTileCols;
+        const float tile_max = mask_row(row, cols, row_visible(p, i, j0, cols), p, i, j0);
+        const float new_max = std::max(row_max[r], tile_max);
+        if (new_max == kNegInf) {
+          std::fill(row, row + cols, 0.0f);  // nothing visible yet in this row
+          continue;
+        }
+        // Online softmax: rescale what was accumulated under the old maximum.
+        const float correction =
+            row_max[r] == kNegInf ? 0.0f : exp_nonpositive((row_max[r] - new_max) * factor);
+        row_sum[r] = row_sum[r] * correction + exp_and_sum(row, cols, new_max, factor);
+        if (correction != 1.0f) scale_row(acc + r * Dv, Dv, correction);
+        row_max[r] = new_max;
+      }
+      gemm<true>(rows, Dv, cols, scores, kTileCols, p.v + j0 * Dv, Dv, acc, Dv);
+    }
+    for (std::int64_t r = 0; r < rows; ++r) {
+      float* out = p.out + (i0 + r) * Dv;
+      const float inv = row_sum[r] > 0.0f ? 1.0f / row_sum[r] : 0.0f;
+      for (std::int64_t e = 0; e < Dv; ++e)
+        out[e] = acc[r * Dv + e] * inv;
+    }
+  }
+}
+
+}  // namespace attnlens::detail

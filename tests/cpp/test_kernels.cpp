@@ -1,0 +1,168 @@
+// The fast kernels (blocked and streaming) against the plain reference path: all masks, GQA,
+// both causal alignments, sizes that are not multiples of the vector width or the block size,
+// single tokens.
+#include "helpers.hpp"
+#include "reference.hpp"
+
+#include <cmath>
+
+using attnlens::AttentionOptions;
+using attnlens::CausalAlign;
+using attnlens::MaskView;
+using attnlens::Shape;
+using testing::view;
+
+namespace {
+
+struct Inputs {
+  Shape qs, ks, vs, ms;
+  std::vector<float> q, k, v, add_mask;
+  std::vector<std::uint8_t> bool_mask;
+};
+
+Inputs make(std::mt19937& gen, int B, int Hq, int Hkv, int L, int S, int E, int Ev,
+            bool batch_mask) {
+  Inputs in;
+  in.qs = {B, Hq, L, E};
+  in.ks = {B, Hkv, S, E};
+  in.vs = {B, Hkv, S, Ev};
+  in.ms = batch_mask ? Shape{B, 1, L, S} : Shape{L, S};
+  in.q = ref::random_vector(static_cast<std::size_t>(B * Hq * L * E), gen, -2, 2);
+  in.k = ref::random_vector(static_cast<std::size_t>(B * Hkv * S * E), gen, -2, 2);
+  in.v = ref::random_vector(static_cast<std::size_t>(B * Hkv * S * Ev), gen, -2, 2);
+  std::uniform_int_distribution<int> pick(0, 4);
+  const auto n = static_cast<std::size_t>(attnlens::shape_numel(in.ms));
+  for (std::size_t i = 0; i < n; ++i) {
+    const int p = pick(gen);
+    in.bool_mask.push_back(p != 0);
+    in.add_mask.push_back(p == 0 ? -INFINITY : 0.25f * static_cast<float>(p - 2));
+  }
+  return in;
+}
+
+// Runs the reference and both fast schedules with the same options; returns the worst gap.
+double compare_paths(const Inputs& in, AttentionOptions o) {
+  o.return_weights = true;
+  const auto reference =
+      attnlens::attention_reference(view(in.q, in.qs), view(in.k, in.ks), view(in.v, in.vs), o);
+  const auto blocked =
+      attnlens::attention(view(in.q, in.qs), view(in.k, in.ks), view(in.v, in.vs), o);
+  o.return_weights = false;
+  o.streaming = true;
+  const auto streaming =
+      attnlens::attention(view(in.q, in.qs), view(in.k, in.ks), view(in.v, in.vs), o);
+  // Masked weights are exactly zero on every path.
+  for (std::size_t i = 0; i < reference.weights.data.size(); ++i) {
+    if (reference.weights.data[i] == 0.0f) REQUIRE(blocked.weights.data[i] == 0.0f);
+  }
+  return std::max({ref::max_abs_diff(blocked.output.data, reference.output.data),
+                   ref::max_abs_diff(blocked.weights.data, reference.weights.data),
+                   ref::max_abs_diff(streaming.output.data, reference.output.data)});
+}
+
+}  // namespace
+
+TEST_CASE("fast paths equal the reference: odd sizes, every mask, both alignments", "[kernels]") {
+  std::mt19937 gen(4242);
+  const int sizes[][6] = {
+      // L, S, E, Ev, Hq, Hkv
+      {1, 1, 1, 1, 1, 1},      {1, 9, 3, 5, 2, 1},      {5, 1, 4, 4, 1, 1},
+      {7, 7, 16, 16, 2, 2},    {13, 29, 7, 9, 3, 1},    {64, 64, 64, 64, 2, 1},
+      {65, 63, 17, 33, 1, 1},  {150, 200, 8, 16, 2, 2}, {200, 130, 32, 8, 1, 1},
+      {33, 257, 24, 40, 4, 2},
+  };
+  double worst = 0.0;
+  for (const auto& s : sizes) {
+    for (int variant = 0; variant < 6; ++variant) {
+      const Inputs in = make(gen, 2, s[4], s[5], s[0], s[1], s[2], s[3], variant % 2 == 1);
+      AttentionOptions o;
+      o.causal = variant >= 2;
+      o.causal_align = variant >= 4 ? CausalAlign::BottomRight : CausalAlign::TopLeft;
+      const int mask_kind = variant % 3;
+      if (mask_kind == 1) o.mask = MaskView::boolean(in.bool_mask.data(), in.ms);
+      if (mask_kind == 2) o.mask = MaskView::additive(in.add_mask.data(), in.ms);
+      INFO("L " << s[0] << " S " << s[1] << " E " << s[2] << " Ev " << s[3] << " variant "
+                << variant);
+      const double diff = compare_paths(in, o);
+      CHECK(diff < 1e-5);
+      worst = std::max(worst, diff);
+    }
+  }
+  WARN("largest gap between the fast paths and the reference: " << worst);
+}
+
+TEST_CASE("causal fast path: exact zeros above the diagonal across block boundaries", "[kernels]") {
+  std::mt19937 gen(77);
+  const int L = 150;
+  const auto q = ref::random_vector(L * 8, gen, -3, 3);
+  AttentionOptions o;
+  o.causal = true;
+  o.return_weights = true;
+  const auto r = attnlens::attention(view(q, {L, 8}), view(q, {L, 8}), view(q, {L, 8}), o);
+  for (int i = 0; i < L; ++i) {
+    double sum = 0.0;
+    for (int j = 0; j < L; ++j) {
+      const float w = r.weights.data[static_cast<std::size_t>(i * L + j)];
+      if (j > i) REQUIRE(w == 0.0f);
+      sum += w;
+    }
+    REQUIRE(sum == Approx(1.0).margin(1e-5));
+  }
+}
+
+TEST_CASE("streaming: no L x S limit, no weights, large logits stay finite", "[kernels]") {
+  std::mt19937 gen(91);
+  const int L = 300;
+  const auto q = ref::random_vector(L * 4, gen);
+  AttentionOptions o;
+  o.max_elements = 50000;  // below L * S = 90000: only streaming may run
+  o.streaming = true;
+  const auto r = attnlens::attention(view(q, {L, 4}), view(q, {L, 4}), view(q, {L, 4}), o);
+  CHECK(r.weights.empty());
+  AttentionOptions plain;
+  const auto expected =
+      attnlens::attention_reference(view(q, {L, 4}), view(q, {L, 4}), view(q, {L, 4}), plain);
+  CHECK(ref::max_abs_diff(r.output.data, expected.output.data) < 1e-5);
+  o.streaming = false;
+  testing::require_error(
+      [&] {
+        attnlens::attention(view(q, {L, 4}), view(q, {L, 4}), view(q, {L, 4}), o);
+      },
+      attnlens::ErrorCode::TOO_LARGE, {"score matrix"});
+  o.streaming = true;
+  o.return_weights = true;
+  testing::require_error(
+      [&] {
+        attnlens::attention(view(q, {L, 4}), view(q, {L, 4}), view(q, {L, 4}), o);
+      },
+      attnlens::ErrorCode::BAD_ARGUMENT, {"streaming"});
+  // Logits of ±1e4 across tiles: the online rescaling must not overflow.
+  std::vector<float> big(200, 0.0f);
+  for (int i = 0; i < 200; ++i)
+    big[static_cast<std::size_t>(i)] = (i % 2 ? 100.0f : -100.0f) * static_cast<float>(1 + i % 3);
+  AttentionOptions s;
+  s.streaming = true;
+  s.scale = 1.0f;
+  const auto huge =
+      attnlens::attention(view(big, {200, 1}), view(big, {200, 1}), view(big, {200, 1}), s);
+  for (float x : huge.output.data)
+    CHECK(std::isfinite(x));
+  s.streaming = false;
+  const auto huge_ref = attnlens::attention_reference(view(big, {200, 1}), view(big, {200, 1}),
+                                                      view(big, {200, 1}), s);
+  CHECK(ref::max_abs_diff(huge.output.data, huge_ref.output.data) < 1e-3);
+}
+
+TEST_CASE("the same inputs at different addresses give the same bits", "[kernels][determinism]") {
+  std::mt19937 gen(5);
+  const auto q = ref::random_vector(37 * 11, gen);
+  std::vector<float> shifted(q.size() + 1);
+  std::copy(q.begin(), q.end(), shifted.begin() + 1);
+  const attnlens::ConstTensorView moved{shifted.data() + 1, {37, 11}};
+  AttentionOptions o;
+  o.return_weights = true;
+  const auto a = attnlens::attention(view(q, {37, 11}), view(q, {37, 11}), view(q, {37, 11}), o);
+  const auto b = attnlens::attention(moved, moved, moved, o);
+  CHECK(a.output.data == b.output.data);
+  CHECK(a.weights.data == b.weights.data);
+}
