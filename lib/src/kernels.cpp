@@ -21,6 +21,10 @@ constexpr int W = 4;
 using vf = float __attribute__((vector_size(W * sizeof(float))));
 using vi = std::int32_t __attribute__((vector_size(W * sizeof(float))));
 
+#ifndef ATTNLENS_KERNEL_ROWS
+#define ATTNLENS_KERNEL_ROWS 6
+#endif
+
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 constexpr std::int64_t kBlockRows = 64;  // query rows per block
 constexpr std::int64_t kTileCols = 64;   // keys per tile in the streaming schedule
@@ -80,42 +84,66 @@ float exp_nonpositive(float x) {
 
 // ---------------------------------------------------------------------------------------------
 // C[M x N] (+)= A[M x K] · B[K x N], row-major with leading dimensions. The micro-kernel keeps
-// a 4 x 2W tile of C in registers and streams a row of B per step of K.
+// a kRows x 2W tile of C in registers (12 vectors plus 3 operands: within the 16 registers of
+// SSE, AVX and WebAssembly SIMD as V8 maps it) and streams a row of B per step of K.
+constexpr int kRows = ATTNLENS_KERNEL_ROWS;
 
-template <bool Accumulate>
-void kernel_4x2w(std::int64_t K, const float* A, std::int64_t lda, const float* B, std::int64_t ldb,
+using vf4 = float __attribute__((vector_size(4 * sizeof(float))));
+
+// All W lanes set to lane `Lane` of a 4-vector: one shuffle instead of a scalar load + splat.
+template <int Lane>
+inline vf broadcast_lane(vf4 a) {
+#if defined(__AVX__)
+  return __builtin_shufflevector(a, a, Lane, Lane, Lane, Lane, Lane, Lane, Lane, Lane);
+#else
+  return __builtin_shufflevector(a, a, Lane, Lane, Lane, Lane);
+#endif
+}
+
+template <int MR, int Lane>
+inline void kernel_step(vf (&c)[MR][2], const vf4 (&a)[MR], const float* b) {
+  const vf b0 = load(b);
+  const vf b1 = load(b + W);
+  for (int r = 0; r < MR; ++r) {
+    const vf x = broadcast_lane<Lane>(a[r]);
+    c[r][0] += x * b0;
+    c[r][1] += x * b1;
+  }
+}
+
+template <int MR, bool Accumulate>
+void kernel_mx2w(std::int64_t K, const float* A, std::int64_t lda, const float* B, std::int64_t ldb,
                  float* C, std::int64_t ldc) {
-  vf c00{}, c01{}, c10{}, c11{}, c20{}, c21{}, c30{}, c31{};
-  const float* a0 = A;
-  const float* a1 = A + lda;
-  const float* a2 = A + 2 * lda;
-  const float* a3 = A + 3 * lda;
-  for (std::int64_t k = 0; k < K; ++k) {
+  vf c[MR][2] = {};
+  std::int64_t k = 0;
+  // Four steps of K per pass: each row of A is read as one 4-vector and its lanes broadcast.
+  for (; k + 4 <= K; k += 4) {
+    vf4 a[MR];
+    for (int r = 0; r < MR; ++r)
+      std::memcpy(&a[r], A + r * lda + k, sizeof(vf4));
+    const float* b = B + k * ldb;
+    kernel_step<MR, 0>(c, a, b);
+    kernel_step<MR, 1>(c, a, b + ldb);
+    kernel_step<MR, 2>(c, a, b + 2 * ldb);
+    kernel_step<MR, 3>(c, a, b + 3 * ldb);
+  }
+  for (; k < K; ++k) {
     const vf b0 = load(B + k * ldb);
     const vf b1 = load(B + k * ldb + W);
-    vf a = splat(a0[k]);
-    c00 += a * b0;
-    c01 += a * b1;
-    a = splat(a1[k]);
-    c10 += a * b0;
-    c11 += a * b1;
-    a = splat(a2[k]);
-    c20 += a * b0;
-    c21 += a * b1;
-    a = splat(a3[k]);
-    c30 += a * b0;
-    c31 += a * b1;
-  }
-  const vf rows[4][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}};
-  for (int r = 0; r < 4; ++r) {
-    float* c = C + r * ldc;
-    if (Accumulate) {
-      store(c, load(c) + rows[r][0]);
-      store(c + W, load(c + W) + rows[r][1]);
-    } else {
-      store(c, rows[r][0]);
-      store(c + W, rows[r][1]);
+    for (int r = 0; r < MR; ++r) {
+      const vf x = splat(A[r * lda + k]);
+      c[r][0] += x * b0;
+      c[r][1] += x * b1;
     }
+  }
+  for (int r = 0; r < MR; ++r) {
+    float* out = C + r * ldc;
+    if (Accumulate) {
+      c[r][0] += load(out);
+      c[r][1] += load(out + W);
+    }
+    store(out, c[r][0]);
+    store(out + W, c[r][1]);
   }
 }
 
@@ -140,9 +168,9 @@ void gemm(std::int64_t M, std::int64_t N, std::int64_t K, const float* A, std::i
           const float* B, std::int64_t ldb, float* C, std::int64_t ldc) {
   const std::int64_t n_vec = N - N % (2 * W);
   std::int64_t i = 0;
-  for (; i + 4 <= M; i += 4) {
+  for (; i + kRows <= M; i += kRows) {
     for (std::int64_t j = 0; j < n_vec; j += 2 * W) {
-      kernel_4x2w<Accumulate>(K, A + i * lda, lda, B + j, ldb, C + i * ldc + j, ldc);
+      kernel_mx2w<kRows, Accumulate>(K, A + i * lda, lda, B + j, ldb, C + i * ldc + j, ldc);
     }
   }
   for (; i < M; ++i) {
@@ -279,39 +307,36 @@ void attend_blocked(const SliceProblem& p) {
     const std::int64_t rows = std::min(kBlockRows, L - i0);
     const std::int64_t kend = block_key_end(p, i0, rows);
     float* out = p.out + i0 * Dv;
+    // With weights requested, the block's scores live in the weights themselves (no copy).
+    float* block = p.weights ? p.weights + i0 * S : scores;
     if (kend > 0) {
-      // scores[r, j] = q[i0 + r] · k[j] for the keys this block can see.
-      gemm<false>(rows, kend, D, p.q + i0 * D, D, kt, S, scores, S);
+      // block[r, j] = q[i0 + r] · k[j] for the keys this block can see.
+      gemm<false>(rows, kend, D, p.q + i0 * D, D, kt, S, block, S);
       for (std::int64_t r = 0; r < rows; ++r) {
         const std::int64_t i = i0 + r;
-        float* row = scores + r * S;
+        float* row = block + r * S;
         const float max = mask_row(row, kend, row_visible(p, i, 0, kend), p, i, 0);
         if (max == kNegInf) {
           std::fill(row, row + kend, 0.0f);  // every key masked: zero weights, never NaN
           inv_sum[r] = 0.0f;
           continue;
         }
-        // Unnormalised: the output rows are divided by the sum after the product instead.
         inv_sum[r] = 1.0f / exp_and_sum(row, kend, max, factor);
       }
-      gemm<false>(rows, Dv, kend, scores, S, p.v, Dv, out, Dv);
-      for (std::int64_t r = 0; r < rows; ++r)
+      // The product uses the unnormalised exponentials and the output rows are divided by the
+      // sum afterwards (Dv values per row instead of kend), so the output is the same to the
+      // bit whether or not weights are returned.
+      gemm<false>(rows, Dv, kend, block, S, p.v, Dv, out, Dv);
+      for (std::int64_t r = 0; r < rows; ++r) {
         scale_row(out + r * Dv, Dv, inv_sum[r]);
+        if (p.weights) scale_row(block + r * S, kend, inv_sum[r]);
+      }
     } else {
       std::fill(out, out + rows * Dv, 0.0f);
     }
     if (p.weights) {
-      for (std::int64_t r = 0; r < rows; ++r) {
-        float* w = p.weights + (i0 + r) * S;
-        const float* row = scores + r * S;
-        const vf f = splat(kend > 0 ? inv_sum[r] : 0.0f);
-        std::int64_t c = 0;
-        for (; c + W <= kend; c += W)
-          store(w + c, load(row + c) * f);
-        for (; c < kend; ++c)
-          w[c] = row[c] * f[0];
-        std::fill(w + kend, w + S, 0.0f);
-      }
+      for (std::int64_t r = 0; r < rows; ++r)
+        std::fill(block + r * S + kend, block + (r + 1) * S, 0.0f);
     }
   }
 }
