@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(g++ cmake make git clang-format libeigen3-dev catch2 emscripten chromium)
+packages=(g++ cmake make git clang-format libeigen3-dev catch2 libbenchmark-dev emscripten chromium)
 # Each package and a file it provides: checked instead of asking dpkg, so a machine that has the
 # tool from elsewhere is not asked to install it again.
 declare -A provides=(
@@ -17,6 +17,7 @@ declare -A provides=(
   [clang-format]=/usr/bin/clang-format
   [libeigen3-dev]=/usr/share/eigen3/cmake/Eigen3Config.cmake
   [catch2]=/usr/lib/cmake/Catch2/Catch2Config.cmake
+  [libbenchmark-dev]=/usr/include/benchmark/benchmark.h
   [emscripten]=/usr/bin/em++
   [chromium]=/usr/bin/chromium
 )

@@ -14,7 +14,7 @@ step "C++ formatting (clang-format --dry-run --Werror)"
 git ls-files '*.cpp' '*.hpp' | xargs clang-format --dry-run --Werror
 
 step "JS, HTML and CSS formatting (prettier --check)"
-node_modules/.bin/prettier --check "web/**/*.{js,css,html}" "wasm/**/*.{js,ts}" "tests/**/*.{mjs,ts,json}" "scripts/**/*.mjs"
+node_modules/.bin/prettier --check "web/**/*.{js,css,html}" "wasm/**/*.{js,ts}" "tests/**/*.{mjs,ts,json}" "scripts/**/*.mjs" "bench/**/*.mjs"
 
 step "native Catch2 suite (ctest)"
 ctest --test-dir build/native -j"$jobs" --output-on-failure

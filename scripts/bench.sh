@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# npm run bench: builds the native benchmarks (portable and -march=native) and the wasm package,
+# installs the peers (bench/package.json), then prints the comparison table (bench/run.mjs).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/common.sh
+jobs=$(nproc 2>/dev/null || echo 2)
+
+step "native benchmarks: portable and -march=native builds"
+for variant in bench:OFF bench-native:ON; do
+  dir=build/${variant%%:*}
+  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DATTNLENS_BUILD_BENCH=ON -DATTNLENS_BUILD_TESTS=OFF \
+    -DATTNLENS_BUILD_EXAMPLES=OFF -DATTNLENS_NATIVE_ARCH="${variant##*:}" >/dev/null
+  cmake --build "$dir" -j"$jobs"
+done
+
+if [[ ! -f dist/attnlens.wasm ]]; then
+  step "wasm package"
+  bash scripts/build.sh
+fi
+
+step "benchmark peers (npm ci in bench/)"
+if [[ ! -f bench/node_modules/.package-lock.json || bench/package-lock.json -nt bench/node_modules/.package-lock.json ]]; then
+  (cd bench && npm ci --no-audit --no-fund --loglevel=error)
+fi
+
+step "attention, side by side"
+node bench/run.mjs "$@"

@@ -1,0 +1,12 @@
+import { loadAttnLens } from "attnlens";
+const lens = await loadAttnLens();
+const med = (f, n = 2000) => { for (let i = 0; i < 200; i++) f(); const t = []; for (let i = 0; i < n; i++) { const a = performance.now(); f(); t.push(performance.now() - a); } t.sort((a, b) => a - b); return (t[n >> 1] * 1000).toFixed(1) + " µs"; };
+const T = (shape) => ({ data: new Float32Array(shape.reduce((a, b) => a * b)).map(() => Math.random()), shape });
+const tiny = T([1, 1]);
+console.log("tiny [1,1]", med(() => lens.attention(tiny, tiny, tiny)));
+const s = T([1, 4, 64, 16]);
+console.log("small [1,4,64,16]", med(() => lens.attention(s, s, s)));
+console.log("small reference", med(() => lens.attentionReference(s, s, s)));
+const m = T([1, 8, 64, 64]);
+console.log("[1,8,64,64]", med(() => lens.attention(m, m, m), 300));
+console.log("[1,8,64,64] ref", med(() => lens.attentionReference(m, m, m), 300));
