@@ -20,10 +20,14 @@ export function readInputs({ data, H, L, D }) {
   return { q: all.slice(0, n), k: all.slice(n, 2 * n), v: all.slice(2 * n, 3 * n) };
 }
 
-/** Warm-up, then `reps` timed runs; returns the median in ms and the last result. */
+/**
+ * Warm-up (at least `warmup` runs and 300 ms, so that V8 has tiered WebAssembly and JS up to its
+ * optimising compiler), then `reps` timed runs; returns the median in ms and the last result.
+ */
 export async function time(run, reps, warmup = 2) {
   let result;
-  for (let i = 0; i < warmup; i++) result = await run();
+  const start = performance.now();
+  for (let i = 0; i < warmup || (performance.now() - start < 300 && i < 1000); i++) result = await run();
   const times = [];
   for (let i = 0; i < reps; i++) {
     const start = performance.now();

@@ -12,8 +12,11 @@ namespace attnlens::detail {
 namespace {
 
 // ---------------------------------------------------------------------------------------------
-// Vectors: 8 floats with AVX, otherwise 4 (SSE2 natively, SIMD128 in WebAssembly).
-#if defined(__AVX__)
+// Vectors: 16 floats with AVX-512, 8 with AVX, otherwise 4 (SSE2 natively, SIMD128 in
+// WebAssembly). Only builds with ATTNLENS_NATIVE_ARCH (-march=native) go past SSE2.
+#if defined(__AVX512F__)
+constexpr int W = 16;
+#elif defined(__AVX__)
 constexpr int W = 8;
 #else
 constexpr int W = 4;
@@ -83,9 +86,7 @@ float exp_nonpositive(float x) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// C[M x N] (+)= A[M x K] · B[K x N], row-major with leading dimensions. The micro-kernel keeps
-// a kRows x 2W tile of C in registers (12 vectors plus 3 operands: within the 16 registers of
-// SSE, AVX and WebAssembly SIMD as V8 maps it) and streams a row of B per step of K.
+// Matrix products.
 constexpr int kRows = ATTNLENS_KERNEL_ROWS;
 
 using vf4 = float __attribute__((vector_size(4 * sizeof(float))));
@@ -93,11 +94,23 @@ using vf4 = float __attribute__((vector_size(4 * sizeof(float))));
 // All W lanes set to lane `Lane` of a 4-vector: one shuffle instead of a scalar load + splat.
 template <int Lane>
 inline vf broadcast_lane(vf4 a) {
-#if defined(__AVX__)
+#if defined(__AVX512F__)
+  return __builtin_shufflevector(a, a, Lane, Lane, Lane, Lane, Lane, Lane, Lane, Lane, Lane, Lane,
+                                 Lane, Lane, Lane, Lane, Lane, Lane);
+#elif defined(__AVX__)
   return __builtin_shufflevector(a, a, Lane, Lane, Lane, Lane, Lane, Lane, Lane, Lane);
 #else
   return __builtin_shufflevector(a, a, Lane, Lane, Lane, Lane);
 #endif
+}
+
+// Panels: the right-hand operand B[K x N] of every product is packed once per slice into
+// panels of P = 2W columns, each stored as K contiguous rows of P floats (zero-padded past N),
+// so the micro-kernel reads it sequentially whatever the matrix's shape.
+constexpr std::int64_t P = 2 * W;
+
+inline std::int64_t panels(std::int64_t n) {
+  return (n + P - 1) / P;
 }
 
 template <int MR, int Lane>
@@ -111,9 +124,10 @@ inline void kernel_step(vf (&c)[MR][2], const vf4 (&a)[MR], const float* b) {
   }
 }
 
+// C[MR x P] (+)= A[MR x K] · panel[K x P]; only the first `cols` columns of C are written.
 template <int MR, bool Accumulate>
-void kernel_mx2w(std::int64_t K, const float* A, std::int64_t lda, const float* B, std::int64_t ldb,
-                 float* C, std::int64_t ldc) {
+void kernel(std::int64_t K, const float* A, std::int64_t lda, const float* panel, float* C,
+            std::int64_t ldc, std::int64_t cols) {
   vf c[MR][2] = {};
   std::int64_t k = 0;
   // Four steps of K per pass: each row of A is read as one 4-vector and its lanes broadcast.
@@ -121,15 +135,15 @@ void kernel_mx2w(std::int64_t K, const float* A, std::int64_t lda, const float* 
     vf4 a[MR];
     for (int r = 0; r < MR; ++r)
       std::memcpy(&a[r], A + r * lda + k, sizeof(vf4));
-    const float* b = B + k * ldb;
+    const float* b = panel + k * P;
     kernel_step<MR, 0>(c, a, b);
-    kernel_step<MR, 1>(c, a, b + ldb);
-    kernel_step<MR, 2>(c, a, b + 2 * ldb);
-    kernel_step<MR, 3>(c, a, b + 3 * ldb);
+    kernel_step<MR, 1>(c, a, b + P);
+    kernel_step<MR, 2>(c, a, b + 2 * P);
+    kernel_step<MR, 3>(c, a, b + 3 * P);
   }
   for (; k < K; ++k) {
-    const vf b0 = load(B + k * ldb);
-    const vf b1 = load(B + k * ldb + W);
+    const vf b0 = load(panel + k * P);
+    const vf b1 = load(panel + k * P + W);
     for (int r = 0; r < MR; ++r) {
       const vf x = splat(A[r * lda + k]);
       c[r][0] += x * b0;
@@ -138,65 +152,70 @@ void kernel_mx2w(std::int64_t K, const float* A, std::int64_t lda, const float* 
   }
   for (int r = 0; r < MR; ++r) {
     float* out = C + r * ldc;
-    if (Accumulate) {
-      c[r][0] += load(out);
-      c[r][1] += load(out + W);
+    if (cols == P) {
+      if (Accumulate) {
+        c[r][0] += load(out);
+        c[r][1] += load(out + W);
+      }
+      store(out, c[r][0]);
+      store(out + W, c[r][1]);
+    } else {
+      float tile[P];
+      store(tile, c[r][0]);
+      store(tile + W, c[r][1]);
+      for (std::int64_t j = 0; j < cols; ++j)
+        out[j] = Accumulate ? out[j] + tile[j] : tile[j];
     }
-    store(out, c[r][0]);
-    store(out + W, c[r][1]);
   }
 }
 
-template <bool Accumulate>
-void kernel_1x2w(std::int64_t K, const float* A, const float* B, std::int64_t ldb, float* C) {
-  vf c0{}, c1{};
-  for (std::int64_t k = 0; k < K; ++k) {
-    const vf a = splat(A[k]);
-    c0 += a * load(B + k * ldb);
-    c1 += a * load(B + k * ldb + W);
-  }
-  if (Accumulate) {
-    c0 += load(C);
-    c1 += load(C + W);
-  }
-  store(C, c0);
-  store(C + W, c1);
-}
-
+// C[M x N] (+)= A[M x K] · B, with B packed as panels(N) panels `panel_stride` floats apart
+// (K <= the packed row count). The micro-kernel keeps a kRows x P tile of C in registers: 12
+// vectors plus 3 operands fit the 16 registers of SSE, AVX and WebAssembly SIMD as V8 maps it.
 template <bool Accumulate>
 void gemm(std::int64_t M, std::int64_t N, std::int64_t K, const float* A, std::int64_t lda,
-          const float* B, std::int64_t ldb, float* C, std::int64_t ldc) {
-  const std::int64_t n_vec = N - N % (2 * W);
+          const float* packed, std::int64_t panel_stride, float* C, std::int64_t ldc) {
+  const std::int64_t np = panels(N);
   std::int64_t i = 0;
   for (; i + kRows <= M; i += kRows) {
-    for (std::int64_t j = 0; j < n_vec; j += 2 * W) {
-      kernel_mx2w<kRows, Accumulate>(K, A + i * lda, lda, B + j, ldb, C + i * ldc + j, ldc);
+    for (std::int64_t j = 0; j < np; ++j) {
+      kernel<kRows, Accumulate>(K, A + i * lda, lda, packed + j * panel_stride, C + i * ldc + j * P,
+                                ldc, std::min(P, N - j * P));
     }
   }
   for (; i < M; ++i) {
-    for (std::int64_t j = 0; j < n_vec; j += 2 * W) {
-      kernel_1x2w<Accumulate>(K, A + i * lda, B + j, ldb, C + i * ldc + j);
-    }
-  }
-  // Columns past the last full tile: plain loops (only for N not a multiple of 2W).
-  for (std::int64_t r = 0; r < M; ++r) {
-    for (std::int64_t j = n_vec; j < N; ++j) {
-      float s = 0.0f;
-      for (std::int64_t k = 0; k < K; ++k)
-        s += A[r * lda + k] * B[k * ldb + j];
-      C[r * ldc + j] = Accumulate ? C[r * ldc + j] + s : s;
+    for (std::int64_t j = 0; j < np; ++j) {
+      kernel<1, Accumulate>(K, A + i * lda, lda, packed + j * panel_stride, C + i * ldc + j * P,
+                            ldc, std::min(P, N - j * P));
     }
   }
 }
 
-// Kt[d * ld + c] = k[(j0 + c) * D + d] for c < cols: the keys of a tile, transposed, so that the
-// score product streams contiguous rows.
-void pack_transposed(const float* k, std::int64_t D, std::int64_t j0, std::int64_t cols, float* kt,
-                     std::int64_t ld) {
-  for (std::int64_t c = 0; c < cols; ++c) {
-    const float* row = k + (j0 + c) * D;
-    for (std::int64_t d = 0; d < D; ++d)
-      kt[d * ld + c] = row[d];
+// Kᵀ as panels of keys: out[p][d][c] = k[(p·P + c)·D + d], zero past S. Panel stride D·P.
+void pack_keys(const float* k, std::int64_t S, std::int64_t D, float* out) {
+  for (std::int64_t p = 0; p < panels(S); ++p) {
+    float* panel = out + p * D * P;
+    for (std::int64_t c = 0; c < P; ++c) {
+      const std::int64_t j = p * P + c;
+      for (std::int64_t d = 0; d < D; ++d)
+        panel[d * P + c] = j < S ? k[j * D + d] : 0.0f;
+    }
+  }
+}
+
+// V as panels of columns: out[p][j][c] = v[j·Dv + p·P + c], zero past Dv. Panel stride S·P.
+void pack_values(const float* v, std::int64_t S, std::int64_t Dv, float* out) {
+  for (std::int64_t p = 0; p < panels(Dv); ++p) {
+    float* panel = out + p * S * P;
+    const std::int64_t cols = std::min(P, Dv - p * P);
+    for (std::int64_t j = 0; j < S; ++j) {
+      const float* row = v + j * Dv + p * P;
+      float* dst = panel + j * P;
+      for (std::int64_t c = 0; c < cols; ++c)
+        dst[c] = row[c];
+      for (std::int64_t c = cols; c < P; ++c)
+        dst[c] = 0.0f;
+    }
   }
 }
 
@@ -289,6 +308,7 @@ float* scratch(std::vector<float>& buffer, std::int64_t n) {
 }
 thread_local std::vector<float> tl_keys;
 thread_local std::vector<float> tl_scores;
+thread_local std::vector<float> tl_values;
 thread_local std::vector<float> tl_accumulator;
 thread_local std::vector<float> tl_stats;
 
@@ -296,13 +316,15 @@ thread_local std::vector<float> tl_stats;
 
 void attend_blocked(const SliceProblem& p) {
   const std::int64_t L = p.L, S = p.S, D = p.D, Dv = p.Dv;
-  float* kt = scratch(tl_keys, D * S);
   float* scores = scratch(tl_scores, kBlockRows * S);
   float* inv_sum = scratch(tl_stats, kBlockRows);
   const float factor = scale_folded(p) ? p.scale : 1.0f;
   // Only keys some query can see are packed.
   const std::int64_t key_end = block_key_end(p, 0, L);
-  pack_transposed(p.k, D, 0, key_end, kt, S);
+  float* keys = scratch(tl_keys, panels(key_end) * D * P);
+  float* values = scratch(tl_values, panels(Dv) * key_end * P);
+  pack_keys(p.k, key_end, D, keys);
+  pack_values(p.v, key_end, Dv, values);
   for (std::int64_t i0 = 0; i0 < L; i0 += kBlockRows) {
     const std::int64_t rows = std::min(kBlockRows, L - i0);
     const std::int64_t kend = block_key_end(p, i0, rows);
@@ -311,7 +333,7 @@ void attend_blocked(const SliceProblem& p) {
     float* block = p.weights ? p.weights + i0 * S : scores;
     if (kend > 0) {
       // block[r, j] = q[i0 + r] · k[j] for the keys this block can see.
-      gemm<false>(rows, kend, D, p.q + i0 * D, D, kt, S, block, S);
+      gemm<false>(rows, kend, D, p.q + i0 * D, D, keys, D * P, block, S);
       for (std::int64_t r = 0; r < rows; ++r) {
         const std::int64_t i = i0 + r;
         float* row = block + r * S;
@@ -326,7 +348,7 @@ void attend_blocked(const SliceProblem& p) {
       // The product uses the unnormalised exponentials and the output rows are divided by the
       // sum afterwards (Dv values per row instead of kend), so the output is the same to the
       // bit whether or not weights are returned.
-      gemm<false>(rows, Dv, kend, block, S, p.v, Dv, out, Dv);
+      gemm<false>(rows, Dv, kend, block, S, values, key_end * P, out, Dv);
       for (std::int64_t r = 0; r < rows; ++r) {
         scale_row(out + r * Dv, Dv, inv_sum[r]);
         if (p.weights) scale_row(block + r * S, kend, inv_sum[r]);
@@ -343,13 +365,19 @@ void attend_blocked(const SliceProblem& p) {
 
 void attend_streaming(const SliceProblem& p) {
   const std::int64_t L = p.L, D = p.D, Dv = p.Dv;
-  float* kt = scratch(tl_keys, D * kTileCols);
+  static_assert(kTileCols % P == 0, "key tiles must start on panel boundaries");
   float* scores = scratch(tl_scores, kBlockRows * kTileCols);
   float* acc = scratch(tl_accumulator, kBlockRows * Dv);
   float* stats = scratch(tl_stats, 2 * kBlockRows);
   float* row_max = stats;
   float* row_sum = stats + kBlockRows;
   const float factor = scale_folded(p) ? p.scale : 1.0f;
+  // Keys and values are packed once per slice: O(S·D) memory, like the inputs themselves.
+  const std::int64_t key_end = block_key_end(p, 0, L);
+  float* keys = scratch(tl_keys, panels(key_end) * D * P);
+  float* values = scratch(tl_values, panels(Dv) * key_end * P);
+  pack_keys(p.k, key_end, D, keys);
+  pack_values(p.v, key_end, Dv, values);
   for (std::int64_t i0 = 0; i0 < L; i0 += kBlockRows) {
     const std::int64_t rows = std::min(kBlockRows, L - i0);
     const std::int64_t kend = block_key_end(p, i0, rows);
@@ -358,8 +386,9 @@ void attend_streaming(const SliceProblem& p) {
     std::fill(row_sum, row_sum + rows, 0.0f);
     for (std::int64_t j0 = 0; j0 < kend; j0 += kTileCols) {
       const std::int64_t cols = std::min(kTileCols, kend - j0);
-      pack_transposed(p.k, D, j0, cols, kt, kTileCols);
-      gemm<false>(rows, cols, D, p.q + i0 * D, D, kt, kTileCols, scores, kTileCols);
+      // Tiles start at multiples of kTileCols, a multiple of the panel width P.
+      gemm<false>(rows, cols, D, p.q + i0 * D, D, keys + (j0 / P) * D * P, D * P, scores,
+                  kTileCols);
       for (std::int64_t r = 0; r < rows; ++r) {
         const std::int64_t i = i0 + r;
         float* row = scores + r * kTileCols;
@@ -376,7 +405,7 @@ void attend_streaming(const SliceProblem& p) {
         if (correction != 1.0f) scale_row(acc + r * Dv, Dv, correction);
         row_max[r] = new_max;
       }
-      gemm<true>(rows, Dv, cols, scores, kTileCols, p.v + j0 * Dv, Dv, acc, Dv);
+      gemm<true>(rows, Dv, cols, scores, kTileCols, values + j0 * P, key_end * P, acc, Dv);
     }
     for (std::int64_t r = 0; r < rows; ++r) {
       float* out = p.out + (i0 + r) * Dv;
