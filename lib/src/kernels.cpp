@@ -281,6 +281,16 @@ float exp_and_sum(float* row, std::int64_t n, float max, float factor) {
   return sum;
 }
 
+// out[c] = row[c] · factor for c < n.
+void scale_into(float* out, const float* row, std::int64_t n, float factor) {
+  const vf f = splat(factor);
+  std::int64_t c = 0;
+  for (; c + W <= n; c += W)
+    store(out + c, load(row + c) * f);
+  for (; c < n; ++c)
+    out[c] = row[c] * factor;
+}
+
 void scale_row(float* row, std::int64_t n, float factor) {
   const vf f = splat(factor);
   std::int64_t c = 0;
@@ -329,36 +339,34 @@ void attend_blocked(const SliceProblem& p) {
     const std::int64_t rows = std::min(kBlockRows, L - i0);
     const std::int64_t kend = block_key_end(p, i0, rows);
     float* out = p.out + i0 * Dv;
-    // With weights requested, the block's scores live in the weights themselves (no copy).
-    float* block = p.weights ? p.weights + i0 * S : scores;
     if (kend > 0) {
-      // block[r, j] = q[i0 + r] · k[j] for the keys this block can see.
-      gemm<false>(rows, kend, D, p.q + i0 * D, D, keys, D * P, block, S);
+      // scores[r, j] = q[i0 + r] · k[j] for the keys this block can see.
+      gemm<false>(rows, kend, D, p.q + i0 * D, D, keys, D * P, scores, S);
       for (std::int64_t r = 0; r < rows; ++r) {
         const std::int64_t i = i0 + r;
-        float* row = block + r * S;
+        float* row = scores + r * S;
+        float* weights = p.weights ? p.weights + i * S : nullptr;
         const float max = mask_row(row, kend, row_visible(p, i, 0, kend), p, i, 0);
         if (max == kNegInf) {
           std::fill(row, row + kend, 0.0f);  // every key masked: zero weights, never NaN
           inv_sum[r] = 0.0f;
-          continue;
+        } else {
+          inv_sum[r] = 1.0f / exp_and_sum(row, kend, max, factor);
         }
-        inv_sum[r] = 1.0f / exp_and_sum(row, kend, max, factor);
+        // Weights are written while the row is still in cache; the product below uses the
+        // unnormalised row, so the output is the same to the bit with or without weights.
+        if (weights) {
+          scale_into(weights, row, kend, inv_sum[r]);
+          std::fill(weights + kend, weights + S, 0.0f);
+        }
       }
-      // The product uses the unnormalised exponentials and the output rows are divided by the
-      // sum afterwards (Dv values per row instead of kend), so the output is the same to the
-      // bit whether or not weights are returned.
-      gemm<false>(rows, Dv, kend, block, S, values, key_end * P, out, Dv);
-      for (std::int64_t r = 0; r < rows; ++r) {
+      // The output rows are divided by the sum after the product: Dv values per row, not kend.
+      gemm<false>(rows, Dv, kend, scores, S, values, key_end * P, out, Dv);
+      for (std::int64_t r = 0; r < rows; ++r)
         scale_row(out + r * Dv, Dv, inv_sum[r]);
-        if (p.weights) scale_row(block + r * S, kend, inv_sum[r]);
-      }
     } else {
       std::fill(out, out + rows * Dv, 0.0f);
-    }
-    if (p.weights) {
-      for (std::int64_t r = 0; r < rows; ++r)
-        std::fill(block + r * S + kend, block + (r + 1) * S, 0.0f);
+      if (p.weights) std::fill(p.weights + i0 * S, p.weights + (i0 + rows) * S, 0.0f);
     }
   }
 }
