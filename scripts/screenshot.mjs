@@ -18,7 +18,15 @@ try {
   await page.setViewportSize({ width, height: 900 });
   await page.goto(`${server.url}${pagePath}${query}`);
   await page.waitForSelector("attn-lens svg.figure", { timeout: 15000 }).catch(() => {});
-  await page.waitForTimeout(300);
+  // Figures below the fold render as they come near: scroll through the page first.
+  await page.evaluate(async () => {
+    for (let y = 0; y < document.body.scrollHeight; y += 300) {
+      scrollTo(0, y);
+      await new Promise((done) => setTimeout(done, 120));
+    }
+    scrollTo(0, 0);
+  });
+  await page.waitForTimeout(800);
   await page.screenshot({ path: out, fullPage: true });
   if (problems.length) console.log(problems.join("\n"));
   console.log(`wrote ${out}`);
