@@ -322,6 +322,23 @@ thread_local std::vector<float> tl_values;
 thread_local std::vector<float> tl_accumulator;
 thread_local std::vector<float> tl_stats;
 
+// The keys and values of a slice, packed once into panels: O(S·D) memory, like the inputs.
+// Only keys some query can see are packed (causal slices stop at the last query's diagonal).
+struct PackedSlice {
+  std::int64_t key_end;
+  const float* keys;    // panels of Kᵀ, stride D·P
+  const float* values;  // panels of V, stride key_end·P
+};
+
+PackedSlice pack_slice(const SliceProblem& p) {
+  const std::int64_t key_end = block_key_end(p, 0, p.L);
+  float* keys = scratch(tl_keys, panels(key_end) * p.D * P);
+  float* values = scratch(tl_values, panels(p.Dv) * key_end * P);
+  pack_keys(p.k, key_end, p.D, keys);
+  pack_values(p.v, key_end, p.Dv, values);
+  return {key_end, keys, values};
+}
+
 }  // namespace
 
 void attend_blocked(const SliceProblem& p) {
@@ -329,12 +346,10 @@ void attend_blocked(const SliceProblem& p) {
   float* scores = scratch(tl_scores, kBlockRows * S);
   float* inv_sum = scratch(tl_stats, kBlockRows);
   const float factor = scale_folded(p) ? p.scale : 1.0f;
-  // Only keys some query can see are packed.
-  const std::int64_t key_end = block_key_end(p, 0, L);
-  float* keys = scratch(tl_keys, panels(key_end) * D * P);
-  float* values = scratch(tl_values, panels(Dv) * key_end * P);
-  pack_keys(p.k, key_end, D, keys);
-  pack_values(p.v, key_end, Dv, values);
+  const PackedSlice packed = pack_slice(p);
+  const std::int64_t key_end = packed.key_end;
+  const float* keys = packed.keys;
+  const float* values = packed.values;
   for (std::int64_t i0 = 0; i0 < L; i0 += kBlockRows) {
     const std::int64_t rows = std::min(kBlockRows, L - i0);
     const std::int64_t kend = block_key_end(p, i0, rows);
@@ -380,12 +395,10 @@ void attend_streaming(const SliceProblem& p) {
   float* row_max = stats;
   float* row_sum = stats + kBlockRows;
   const float factor = scale_folded(p) ? p.scale : 1.0f;
-  // Keys and values are packed once per slice: O(S·D) memory, like the inputs themselves.
-  const std::int64_t key_end = block_key_end(p, 0, L);
-  float* keys = scratch(tl_keys, panels(key_end) * D * P);
-  float* values = scratch(tl_values, panels(Dv) * key_end * P);
-  pack_keys(p.k, key_end, D, keys);
-  pack_values(p.v, key_end, Dv, values);
+  const PackedSlice packed = pack_slice(p);
+  const std::int64_t key_end = packed.key_end;
+  const float* keys = packed.keys;
+  const float* values = packed.values;
   for (std::int64_t i0 = 0; i0 < L; i0 += kBlockRows) {
     const std::int64_t rows = std::min(kBlockRows, L - i0);
     const std::int64_t kend = block_key_end(p, i0, rows);

@@ -1,27 +1,17 @@
 // The blog example: two <attn-lens> elements loaded with one plain script tag, and an iframe
 // embed of the demo, served from 127.0.0.1 with nothing else reachable.
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
-import { serve } from "../../scripts/serve.mjs";
-import { launchBrowser, openPage } from "../support/browser.mjs";
+import { openPage, useSite } from "../support/browser.mjs";
 
 const artefacts = new URL("../../test-results/", import.meta.url).pathname;
-let server;
-let browser;
-before(async () => {
-  server = await serve(new URL("../../dist/site", import.meta.url).pathname);
-  browser = await launchBrowser();
-});
-after(async () => {
-  await browser?.close();
-  await server?.close();
-});
+const site = useSite();
 
 /** Loads the post, scrolls through it, and returns when both figures are drawn. */
 async function loadPost() {
-  const session = await openPage(browser.context, server.url);
+  const session = await openPage(site.browser.context, site.server.url);
   const { page } = session;
-  await page.goto(`${server.url}examples/blog.html`);
+  await page.goto(`${site.server.url}examples/blog.html`);
   await page.waitForSelector("#causal-figure svg.figure");
   // The second figure is far below the fold: it is not computed until it comes near.
   session.lazy = await page.evaluate(() => !document.querySelector("#full-figure").shadowRoot.querySelector("svg.figure"));
@@ -34,11 +24,11 @@ async function loadPost() {
 const figureSvg = (page, id) => page.evaluate((sel) => document.querySelector(sel).toSVG(), id);
 
 test("both figures render inside their shadow roots; causal has a zero upper triangle", async () => {
-  const requestsBefore = server.requests.length;
+  const requestsBefore = site.server.requests.length;
   const { page, problems, outside, ms, lazy } = await loadPost();
   console.log(`# blog post: both figures drawn ${ms.toFixed(0)} ms after navigation (the second scrolled into view)`);
   assert.ok(lazy, "the figure below the fold waits until it comes near the viewport");
-  const wasmLoads = server.requests.slice(requestsBefore).filter((path) => path === "/attnlens.wasm").length;
+  const wasmLoads = site.server.requests.slice(requestsBefore).filter((path) => path === "/attnlens.wasm").length;
   assert.equal(wasmLoads, 1, "both elements share one wasm instance");
   for (const id of ["#causal-figure", "#full-figure"]) {
     const inShadow = await page.evaluate((sel) => {
@@ -69,7 +59,7 @@ test("both figures render inside their shadow roots; causal has a zero upper tri
   await page.screenshot({ path: `${artefacts}blog.png`, fullPage: true });
   assert.deepEqual(problems, []);
   assert.deepEqual(outside, []);
-  assert.ok(server.requests.every((path) => !path.includes("..")));
+  assert.ok(site.server.requests.every((path) => !path.includes("..")));
   await page.close();
 });
 

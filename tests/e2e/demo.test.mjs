@@ -1,34 +1,24 @@
 // The demo page, driven in Chromium: typing, modes, heads, views, URL state, export, safety.
 // Screenshots of each view are saved to test-results/ as artefacts.
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync } from "node:fs";
-import { serve } from "../../scripts/serve.mjs";
-import { launchBrowser, openPage } from "../support/browser.mjs";
+import { openPage, useSite } from "../support/browser.mjs";
 
 const artefacts = new URL("../../test-results/", import.meta.url).pathname;
 mkdirSync(artefacts, { recursive: true });
 
-let server;
-let browser;
-before(async () => {
-  server = await serve(new URL("../../dist/site", import.meta.url).pathname);
-  browser = await launchBrowser();
-});
-after(async () => {
-  await browser?.close();
-  await server?.close();
-});
+const site = useSite();
 
 /** Opens the demo (with an optional query) and waits for its first figure. */
 async function open(query = "") {
-  const session = await openPage(browser.context, server.url);
+  const session = await openPage(site.browser.context, site.server.url);
   session.dialogs = [];
   session.page.on("dialog", (dialog) => {
     session.dialogs.push(dialog.message());
     dialog.dismiss();
   });
-  await session.page.goto(`${server.url}index.html${query}`);
+  await session.page.goto(`${site.server.url}index.html${query}`);
   await session.page.waitForSelector("attn-lens svg.figure");
   return session;
 }

@@ -1,5 +1,7 @@
 // Launches Debian's Chromium headless through playwright-core (TOOLCHAIN.md "Browser tests").
+import { after, before } from "node:test";
 import { chromium } from "playwright-core";
+import { serve } from "../../scripts/serve.mjs";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -51,4 +53,21 @@ export async function openPage(context, allowedOrigin) {
     return route.abort();
   });
   return { page, problems, outside };
+}
+
+/**
+ * For a test file: serves the built demo site (dist/site) and launches Chromium before its
+ * tests, and stops both after. The returned object gets `server` and `browser`.
+ */
+export function useSite() {
+  const site = {};
+  before(async () => {
+    site.server = await serve(new URL("../../dist/site", import.meta.url).pathname);
+    site.browser = await launchBrowser();
+  });
+  after(async () => {
+    await site.browser?.close();
+    await site.server?.close();
+  });
+  return site;
 }
