@@ -28,6 +28,9 @@ export const PALETTES = {
 /** Sequential, perceptually uniform map for weights in [0, 1]. */
 export const weightColor = (w) => interpolateViridis(w);
 
+/** The same map as 256 [r, g, b] entries, for drawing pixels fast: weightRgb[round(w · 255)]. */
+export const weightRgb = Array.from({ length: 256 }, (_, i) => rgbOf(interpolateViridis(i / 255)));
+
 /** Diverging map for signed numbers, symmetric around 0 with half-range `extent`. */
 export const signedColor = (x, extent) => interpolateRdBu(0.5 - 0.5 * Math.max(-1, Math.min(1, x / (extent || 1))));
 

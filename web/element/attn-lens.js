@@ -3,7 +3,7 @@
 import { LitElement, css, html } from "lit";
 import { COMPUTE_KEYS, DEFAULTS, normalizeState, stateToParams } from "../state.js";
 import { computeFigure, loadLens, MAX_TOKENS } from "../lens.js";
-import { headColor, paletteFor, rgbOf, weightColor } from "../theme.js";
+import { headColor, paletteFor, rgbOf, weightRgb } from "../theme.js";
 import { download, figureToSvg, svgToPng } from "../export.js";
 import { heatmapView } from "../views/heatmap.js";
 import { linesView } from "../views/lines.js";
@@ -399,7 +399,7 @@ export class AttnLensElement extends LitElement {
       const context = canvas.getContext("2d");
       const image = context.createImageData(L, L);
       for (let k = 0; k < L * L; k++) {
-        const [r, g, b] = ex.trace.mask.data[k] === -Infinity ? masked : rgbOf(weightColor(data[k]));
+        const [r, g, b] = ex.trace.mask.data[k] === -Infinity ? masked : weightRgb[Math.round(Math.min(1, Math.max(0, data[k])) * 255)];
         image.data.set([r, g, b, 255], k * 4);
       }
       canvas.width = L;

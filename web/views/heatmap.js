@@ -24,6 +24,7 @@ export function heatmapView({ tokens, matrix, mask, palette, title }) {
   const width = Math.max(left + grid + 16, left + 340);
   const height = legendTop + 46;
   const showNumbers = cell >= 30;
+  const withTooltips = L <= 24;
   const fontSize = Math.min(12, Math.max(8, cell - 2));
   const stops = Array.from({ length: 11 }, (_, i) => i / 10);
 
@@ -33,9 +34,16 @@ export function heatmapView({ tokens, matrix, mask, palette, title }) {
       const w = matrix[i * L + j];
       const masked = mask[i * L + j] === -Infinity;
       const fill = masked ? "url(#hatch)" : weightColor(w);
-      cells.push(svg`<rect class="cell" x=${left + j * cell} y=${top + i * cell} width=${cell} height=${cell}
-        fill=${fill} data-i=${i} data-j=${j} data-w=${String(w)} data-masked=${masked ? "true" : "false"}
-        ><title>${tokens[i]} → ${tokens[j]}: ${masked ? "masked (weight 0)" : w.toFixed(4)}</title></rect>`);
+      // Each cell carries its exact weight; small grids also get a native tooltip (for large
+      // ones the element's readout shows the hovered value, and 4 096 tooltips cost a redraw).
+      cells.push(
+        withTooltips
+          ? svg`<rect class="cell" x=${left + j * cell} y=${top + i * cell} width=${cell} height=${cell}
+              fill=${fill} data-i=${i} data-j=${j} data-w=${String(w)} data-masked=${masked ? "true" : "false"}
+              ><title>${tokens[i]} → ${tokens[j]}: ${masked ? "masked (weight 0)" : w.toFixed(4)}</title></rect>`
+          : svg`<rect class="cell" x=${left + j * cell} y=${top + i * cell} width=${cell} height=${cell}
+              fill=${fill} data-i=${i} data-j=${j} data-w=${String(w)} data-masked=${masked ? "true" : "false"}></rect>`,
+      );
       if (showNumbers && !masked) {
         cells.push(svg`<text x=${left + j * cell + cell / 2} y=${top + i * cell + cell / 2 + 4} text-anchor="middle"
           font-size="10" fill=${textOn(weightColor(w))} pointer-events="none">${cellText(w)}</text>`);
