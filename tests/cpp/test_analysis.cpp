@@ -66,8 +66,7 @@ TEST_CASE("row entropy: one-hot 0, uniform log S, empty row 0", "[analysis]") {
   CHECK(h.data[2] == 0.0f);
 }
 
-TEST_CASE("variance: scaling by s multiplies it by s squared; masked entries skipped",
-          "[analysis]") {
+TEST_CASE("variance: scaling by s multiplies it by s^2, masked entries skipped", "[analysis]") {
   const std::vector<float> raw = {1, 2, 3, 4, -INFINITY};
   std::vector<float> scaled;
   for (float r : raw)
@@ -118,7 +117,7 @@ TEST_CASE("explain: tokens, shapes, causal zeros, residual, stats", "[explain]")
   }
 }
 
-TEST_CASE("explain: full differs from causal; no positions makes full order-blind", "[explain]") {
+TEST_CASE("explain: full differs from causal, no positions makes full order-blind", "[explain]") {
   attnlens::ExplainOptions o;
   o.causal = false;
   o.positional = attnlens::Positional::None;

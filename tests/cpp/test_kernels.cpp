@@ -91,7 +91,7 @@ TEST_CASE("fast paths equal the reference: odd sizes, every mask, both alignment
   WARN("largest gap between the fast paths and the reference: " << worst);
 }
 
-TEST_CASE("causal fast path: exact zeros above the diagonal across block boundaries", "[kernels]") {
+TEST_CASE("causal fast path: exact zeros above the diagonal past block edges", "[kernels]") {
   std::mt19937 gen(77);
   const int L = 150;
   const auto q = ref::random_vector(L * 8, gen, -3, 3);

@@ -121,7 +121,7 @@ TEST_CASE("multi-head known answer with and without biases", "[self_attention][k
   }
 }
 
-TEST_CASE("multi-head without the output projection (W_O = I) is the head concatenation",
+TEST_CASE("without the output projection (W_O = I): the head concatenation",
           "[self_attention][known]") {
   std::mt19937 gen(79);
   const int L = 4, E = 6, H = 3;
@@ -265,7 +265,7 @@ TEST_CASE("initialisations have the documented distributions", "[self_attention]
   CHECK(xavier.weights().wq != xavier.weights().wk);
 }
 
-TEST_CASE("the same seed gives bit-identical weights and outputs; another seed differs",
+TEST_CASE("same seed: bit-identical weights and outputs, other seeds differ",
           "[self_attention][determinism]") {
   SelfAttentionConfig config;
   config.model_dim = 16;

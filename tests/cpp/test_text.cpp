@@ -48,7 +48,7 @@ TEST_CASE("repeated words are separate tokens with the same embedding", "[text]"
   CHECK(e.row(0) != e.row(1));
 }
 
-TEST_CASE("non-ASCII words are kept whole; only ASCII is lowercased", "[text]") {
+TEST_CASE("non-ASCII words are kept whole, only ASCII is lowercased", "[text]") {
   CHECK(texts("Grüße aus Köln") == std::vector<std::string>{"grüße", "aus", "köln"});
   CHECK(texts("ÉCOLE naïve") == std::vector<std::string>{"École", "naïve"});
   CHECK(texts("東京は、大きい。") == std::vector<std::string>{"東京は", "、", "大きい", "。"});
