@@ -250,9 +250,16 @@ val self_attention_forward(int model_dim, int num_heads, const val& weights, con
     o.trace = trace;
     const auto r = layer.forward({x_data.data(), shape_from_js(x_shape)}, o);
     val out = val::object();
-    out.set("output", tensor_to_js(r.output));
-    out.set("weights", tensor_to_js(r.weights));
-    if (r.trace) out.set("trace", trace_to_js(*r.trace));
+    if (r.trace) {
+      // The trace's weights and output are the result's: copy them out once, share the arrays.
+      const val trace = trace_to_js(*r.trace);
+      out.set("trace", trace);
+      out.set("output", trace["output"]);
+      out.set("weights", trace["weights"]);
+    } else {
+      out.set("output", tensor_to_js(r.output));
+      out.set("weights", tensor_to_js(r.weights));
+    }
     return out;
   });
 }
@@ -315,10 +322,11 @@ val explain(const val& sentence, const val& opts) {
     out.set("positions", tensor_to_js(ex.positions));
     out.set("embeddings", tensor_to_js(ex.embeddings));
     out.set("projections", weights_to_js(ex.projections));
-    out.set("trace", trace_to_js(ex.trace));
-    out.set("weights", tensor_to_js(ex.weights));
+    const val trace = trace_to_js(ex.trace);
+    out.set("trace", trace);
+    out.set("weights", trace["weights"]);  // the same numbers: copied out once
     out.set("meanWeights", tensor_to_js(ex.mean_weights));
-    out.set("output", tensor_to_js(ex.output));
+    out.set("output", trace["output"]);
     out.set("contextual", tensor_to_js(ex.contextual));
     out.set("pca", pca);
     out.set("stats", stats);

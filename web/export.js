@@ -21,11 +21,10 @@ export function figureToSvg(elements) {
   const height = Math.max(...sizes.map(([, sh]) => sh));
   let x = 0;
   const parts = svgs.map((s, i) => {
-    const copy = s;
-    copy.setAttribute("x", String(x));
-    copy.setAttribute("y", "0");
+    s.setAttribute("x", String(x));
+    s.setAttribute("y", "0");
     x += sizes[i][0] + gap;
-    return serializer.serializeToString(copy);
+    return serializer.serializeToString(s);
   });
   return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}">${parts.join("")}</svg>`;
 }

@@ -277,16 +277,12 @@ Checked check_call(const ConstTensorView& q, const ConstTensorView& k, const Con
   return c;
 }
 
-[[noreturn]] void fail_allocation(const Checked& c, const AttentionOptions& options) {
-  detail::fail(ErrorCode::OUT_OF_MEMORY, "attention could not allocate its output ",
-               shape_to_string(c.out_shape), options.return_weights ? " and weights " : "",
-               options.return_weights ? shape_to_string(c.weights_shape) : "");
-}
-
-}  // namespace
-
-AttentionResult attention(const ConstTensorView& q, const ConstTensorView& k,
-                          const ConstTensorView& v, const AttentionOptions& options) {
+// Checks a call, allocates its results, and runs `slice(c, result, b, h, qh, kvh)` for every
+// (batch, query head): qh indexes q's slices, kvh the key/value slice that head reads (GQA).
+template <typename Slice>
+AttentionResult for_each_slice(const ConstTensorView& q, const ConstTensorView& k,
+                               const ConstTensorView& v, const AttentionOptions& options,
+                               Slice&& slice) {
   const Checked c = check_call(q, k, v, options);
   const Dims& d = c.d;
   AttentionResult result;
@@ -296,8 +292,26 @@ AttentionResult attention(const ConstTensorView& q, const ConstTensorView& k,
     const std::int64_t group = d.Hq / d.Hkv;
     for (std::int64_t b = 0; b < d.B; ++b) {
       for (std::int64_t h = 0; h < d.Hq; ++h) {
-        const std::int64_t qh = b * d.Hq + h;
-        const std::int64_t kvh = b * d.Hkv + h / group;
+        slice(c, result, b, h, b * d.Hq + h, b * d.Hkv + h / group);
+      }
+    }
+  } catch (const std::bad_alloc&) {
+    detail::fail(ErrorCode::OUT_OF_MEMORY, "attention could not allocate its output ",
+                 shape_to_string(c.out_shape), options.return_weights ? " and weights " : "",
+                 options.return_weights ? shape_to_string(c.weights_shape) : "");
+  }
+  return result;
+}
+
+}  // namespace
+
+AttentionResult attention(const ConstTensorView& q, const ConstTensorView& k,
+                          const ConstTensorView& v, const AttentionOptions& options) {
+  return for_each_slice(
+      q, k, v, options,
+      [&](const Checked& c, AttentionResult& result, std::int64_t b, std::int64_t h,
+          std::int64_t qh, std::int64_t kvh) {
+        const Dims& d = c.d;
         detail::SliceProblem p;
         p.q = q.data + qh * d.L * d.E;
         p.k = k.data + kvh * d.S * d.E;
@@ -312,35 +326,28 @@ AttentionResult attention(const ConstTensorView& q, const ConstTensorView& k,
         p.causal = options.causal;
         p.causal_shift = c.causal_shift;
         const std::int64_t offset = c.mask_layout.offset(b, h);
-        if (options.mask.kind == MaskKind::Boolean) p.bool_mask = options.mask.bool_data + offset;
-        if (options.mask.kind == MaskKind::Additive) p.add_mask = options.mask.float_data + offset;
+        if (options.mask.kind == MaskKind::Boolean) {
+          p.bool_mask = options.mask.bool_data + offset;
+        }
+        if (options.mask.kind == MaskKind::Additive) {
+          p.add_mask = options.mask.float_data + offset;
+        }
         if (options.streaming) {
           detail::attend_streaming(p);
         } else {
           detail::attend_blocked(p);
         }
-      }
-    }
-  } catch (const std::bad_alloc&) {
-    fail_allocation(c, options);
-  }
-  return result;
+      });
 }
 
 AttentionResult attention_reference(const ConstTensorView& q, const ConstTensorView& k,
                                     const ConstTensorView& v, const AttentionOptions& options) {
-  const Checked c = check_call(q, k, v, options);
-  const Dims& d = c.d;
-  AttentionResult result;
-  try {
-    result.output = Tensor(c.out_shape);
-    if (options.return_weights) result.weights = Tensor(c.weights_shape);
-    RowMatrixXf w_lS(d.L, d.S);
-    const std::int64_t group = d.Hq / d.Hkv;
-    for (std::int64_t b = 0; b < d.B; ++b) {
-      for (std::int64_t h = 0; h < d.Hq; ++h) {
-        const std::int64_t qh = b * d.Hq + h;
-        const std::int64_t kvh = b * d.Hkv + h / group;
+  RowMatrixXf w_lS;
+  return for_each_slice(
+      q, k, v, options,
+      [&](const Checked& c, AttentionResult& result, std::int64_t b, std::int64_t h,
+          std::int64_t qh, std::int64_t kvh) {
+        const Dims& d = c.d;
         const RowMatrixXf q_lE = ConstMap(q.data + qh * d.L * d.E, d.L, d.E);
         const RowMatrixXf k_sE = ConstMap(k.data + kvh * d.S * d.E, d.S, d.E);
         const RowMatrixXf v_sEv = ConstMap(v.data + kvh * d.S * d.Ev, d.S, d.Ev);
@@ -352,12 +359,7 @@ AttentionResult attention_reference(const ConstTensorView& q, const ConstTensorV
         if (options.return_weights) {
           MutableMap(result.weights.data.data() + qh * d.L * d.S, d.L, d.S) = w_lS;
         }
-      }
-    }
-  } catch (const std::bad_alloc&) {
-    fail_allocation(c, options);
-  }
-  return result;
+      });
 }
 
 }  // namespace attnlens

@@ -346,10 +346,7 @@ void attend_blocked(const SliceProblem& p) {
   float* scores = scratch(tl_scores, kBlockRows * S);
   float* inv_sum = scratch(tl_stats, kBlockRows);
   const float factor = scale_folded(p) ? p.scale : 1.0f;
-  const PackedSlice packed = pack_slice(p);
-  const std::int64_t key_end = packed.key_end;
-  const float* keys = packed.keys;
-  const float* values = packed.values;
+  const auto [key_end, keys, values] = pack_slice(p);
   for (std::int64_t i0 = 0; i0 < L; i0 += kBlockRows) {
     const std::int64_t rows = std::min(kBlockRows, L - i0);
     const std::int64_t kend = block_key_end(p, i0, rows);
@@ -395,10 +392,7 @@ void attend_streaming(const SliceProblem& p) {
   float* row_max = stats;
   float* row_sum = stats + kBlockRows;
   const float factor = scale_folded(p) ? p.scale : 1.0f;
-  const PackedSlice packed = pack_slice(p);
-  const std::int64_t key_end = packed.key_end;
-  const float* keys = packed.keys;
-  const float* values = packed.values;
+  const auto [key_end, keys, values] = pack_slice(p);
   for (std::int64_t i0 = 0; i0 < L; i0 += kBlockRows) {
     const std::int64_t rows = std::min(kBlockRows, L - i0);
     const std::int64_t kend = block_key_end(p, i0, rows);

@@ -1,6 +1,7 @@
 // <attn-lens>: a live, deterministic attention figure for blog posts and the demo page.
 // The class lives here; registration is in define.js (as github/relative-time-element does).
 import { LitElement, css, html } from "lit";
+import { guard } from "lit/directives/guard.js";
 import { COMPUTE_KEYS, DEFAULTS, normalizeState, stateToParams } from "../state.js";
 import { computeFigure, loadLens, MAX_TOKENS } from "../lens.js";
 import { headColor, paletteFor, rgbOf, weightRgb } from "../theme.js";
@@ -229,7 +230,8 @@ export class AttnLensElement extends LitElement {
   }
 
   willUpdate() {
-    const { state } = this.figureState;
+    this._state = this.figureState;
+    const { state } = this._state;
     const key = JSON.stringify(COMPUTE_KEYS.map((k) => state[k]));
     if (this._visible && key !== this._computedKey) {
       this._computedKey = key;
@@ -312,7 +314,7 @@ export class AttnLensElement extends LitElement {
   }
 
   _demoLink() {
-    const { state } = this.figureState;
+    const { state } = this._state;
     const url = new URL(this.demoHref, document.baseURI);
     url.search = stateToParams(state).toString();
     return url.href;
@@ -392,8 +394,13 @@ export class AttnLensElement extends LitElement {
     const ex = figure && (figure.causal ?? figure.full);
     if (!ex) return;
     const L = ex.tokens.length;
-    const masked = rgbOf(paletteFor(this.figureState.state.theme).maskedBackground);
+    const palette = paletteFor(this._state.state.theme);
+    const masked = rgbOf(palette.maskedBackground);
     for (const canvas of this.renderRoot.querySelectorAll("canvas[data-head]")) {
+      // A thumbnail is drawn once per computation and theme, not on every hover update.
+      if (canvas.drawnFor === ex && canvas.drawnTheme === palette.name) continue;
+      canvas.drawnFor = ex;
+      canvas.drawnTheme = palette.name;
       const head = canvas.dataset.head;
       const data = head === "mean" ? ex.meanWeights.data : ex.weights.data.subarray(Number(head) * L * L, (Number(head) + 1) * L * L);
       const context = canvas.getContext("2d");
@@ -421,7 +428,9 @@ export class AttnLensElement extends LitElement {
   }
 
   render() {
-    const { state, problems } = this.figureState;
+    // The figures are rebuilt only when what they draw changes; a hover that updates the readout
+    // re-renders the toolbar alone (guard, below).
+    const { state, problems } = this._state;
     const palette = paletteFor(state.theme);
     const figure = this._figure;
     const toolbar = this.noToolbar
@@ -464,7 +473,9 @@ export class AttnLensElement extends LitElement {
     const first = figure[modes[0]];
     return html`${toolbar}${messages}${truncated}
       <div class="figures" part="figure" @pointerleave=${() => (this._focus = null)}>
-        ${modes.map((mode) => html`<div>${this._renderFigure(figure[mode], mode, drawn, palette)}</div>`)}
+        ${guard([figure, JSON.stringify([drawn, palette.name, this._focus, this._hidden])], () =>
+          modes.map((mode) => html`<div>${this._renderFigure(figure[mode], mode, drawn, palette)}</div>`),
+        )}
       </div>
       ${this._renderHeads(first, drawn)}`;
   }

@@ -1,8 +1,8 @@
 // Heatmap of attention weights: query rows x key columns, viridis colours, hatched masked cells,
 // a legend, and each cell's exact value in data attributes and a tooltip.
-import { html, svg } from "lit";
+import { nothing, svg } from "lit";
 import { weightColor, textOn } from "../theme.js";
-import { cellText, labelWidth, shorten } from "./common.js";
+import { cellText, figureSvg, labelWidth, shorten } from "./common.js";
 
 /**
  * @param {object} p
@@ -36,34 +36,29 @@ export function heatmapView({ tokens, matrix, mask, palette, title }) {
       const fill = masked ? "url(#hatch)" : weightColor(w);
       // Each cell carries its exact weight; small grids also get a native tooltip (for large
       // ones the element's readout shows the hovered value, and 4 096 tooltips cost a redraw).
-      cells.push(
-        withTooltips
-          ? svg`<rect class="cell" x=${left + j * cell} y=${top + i * cell} width=${cell} height=${cell}
-              fill=${fill} data-i=${i} data-j=${j} data-w=${String(w)} data-masked=${masked ? "true" : "false"}
-              ><title>${tokens[i]} → ${tokens[j]}: ${masked ? "masked (weight 0)" : w.toFixed(4)}</title></rect>`
-          : svg`<rect class="cell" x=${left + j * cell} y=${top + i * cell} width=${cell} height=${cell}
-              fill=${fill} data-i=${i} data-j=${j} data-w=${String(w)} data-masked=${masked ? "true" : "false"}></rect>`,
-      );
+      const tooltip = withTooltips
+        ? svg`<title>${tokens[i]} → ${tokens[j]}: ${masked ? "masked (weight 0)" : w.toFixed(4)}</title>`
+        : nothing;
+      cells.push(svg`<rect class="cell" x=${left + j * cell} y=${top + i * cell} width=${cell} height=${cell}
+        fill=${fill} data-i=${i} data-j=${j} data-w=${String(w)} data-masked=${masked ? "true" : "false"}>${tooltip}</rect>`);
       if (showNumbers && !masked) {
         cells.push(svg`<text x=${left + j * cell + cell / 2} y=${top + i * cell + cell / 2 + 4} text-anchor="middle"
-          font-size="10" fill=${textOn(weightColor(w))} pointer-events="none">${cellText(w)}</text>`);
+          font-size="10" fill=${textOn(fill)} pointer-events="none">${cellText(w)}</text>`);
       }
     }
   }
 
-  return html`<svg
-    class="figure heatmap"
-    xmlns="http://www.w3.org/2000/svg"
-    viewBox="0 0 ${width} ${height}"
-    width=${width}
-    height=${height}
-    role="img"
-    aria-label=${`${title}: attention weights of ${L} tokens`}
-    font-family="system-ui, -apple-system, Segoe UI, sans-serif"
-    data-view="heatmap"
-    data-tokens=${L}
-  >
-    <defs>
+  return figureSvg({
+    view: "heatmap",
+    width,
+    height,
+    label: `${title}: attention weights of ${L} tokens`,
+    palette,
+    title,
+    titleX: left,
+    titleY: 18,
+    tokens: L,
+    defs: svg`
       <pattern id="hatch" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)">
         <rect width="6" height="6" fill=${palette.maskedBackground}></rect>
         <line x1="0" y1="0" x2="0" y2="6" stroke=${palette.masked} stroke-width="2"></line>
@@ -71,9 +66,8 @@ export function heatmapView({ tokens, matrix, mask, palette, title }) {
       <linearGradient id="legend-gradient">
         ${stops.map((s) => svg`<stop offset=${`${s * 100}%`} stop-color=${weightColor(s)}></stop>`)}
       </linearGradient>
-    </defs>
-    <rect width=${width} height=${height} fill=${palette.background}></rect>
-    <text x=${left} y="18" font-size="13" font-weight="600" fill=${palette.foreground}>${title}</text>
+    `,
+    content: svg`
     ${labels.map(
       (t, i) => svg`<text class="row-label" x=${left - 6} y=${top + i * cell + cell / 2 + fontSize / 3}
       text-anchor="end" font-size=${fontSize} fill=${palette.foreground}><title>${tokens[i]}</title>${t}</text>`,
@@ -93,5 +87,6 @@ export function heatmapView({ tokens, matrix, mask, palette, title }) {
       <text x=${Math.min(grid, 240) + 30} y="9" font-size="10" fill=${palette.muted}>masked (−∞)</text>
       <text x="0" y="38" font-size="10" fill=${palette.muted}>rows: queries (who attends) · columns: keys · each row sums to 1</text>
     </g>
-  </svg>`;
+    `,
+  });
 }

@@ -1,8 +1,8 @@
 // Token-to-token lines, the way BertViz's head view draws attention: queries on the left, keys
 // on the right, one line per (query, key, head) whose opacity is the weight, a colour per head.
-import { html, svg } from "lit";
+import { svg } from "lit";
 import { headColor } from "../theme.js";
-import { labelWidth, shorten } from "./common.js";
+import { figureSvg, labelWidth, shorten } from "./common.js";
 
 /** Lines lighter than this are not drawn (they would be invisible anyway). */
 const MIN_WEIGHT = 0.01;
@@ -47,19 +47,16 @@ export function linesView({ tokens, weights, visible, focus, palette, title }) {
   }
   const visibleCount = visible.filter(Boolean).length;
 
-  return html`<svg
-    class="figure lines"
-    xmlns="http://www.w3.org/2000/svg"
-    viewBox="0 0 ${width} ${height}"
-    width=${width}
-    height=${height}
-    role="img"
-    font-family="system-ui, -apple-system, Segoe UI, sans-serif"
-    aria-label=${`${title}: attention lines between ${L} tokens for ${visibleCount} heads`}
-    data-view="lines"
-  >
-    <rect width=${width} height=${height} fill=${palette.background}></rect>
-    <text x="8" y="18" font-size="13" font-weight="600" fill=${palette.foreground}>${title}</text>
+  return figureSvg({
+    view: "lines",
+    width,
+    height,
+    label: `${title}: attention lines between ${L} tokens for ${visibleCount} heads`,
+    palette,
+    title,
+    titleX: 8,
+    titleY: 18,
+    content: svg`
     <text x=${leftX} y="38" font-size="10" text-anchor="end" fill=${palette.muted}>query</text>
     <text x=${rightX} y="38" font-size="10" fill=${palette.muted}>key</text>
     ${visible.map(
@@ -76,5 +73,6 @@ export function linesView({ tokens, weights, visible, focus, palette, title }) {
       (t, j) => svg`<text class="key" data-j=${j} x=${rightX} y=${y(j) + fontSize / 3}
       font-size=${fontSize} fill=${palette.foreground}><title>${tokens[j]}</title>${t}</text>`,
     )}
-  </svg>`;
+    `,
+  });
 }

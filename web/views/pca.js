@@ -1,8 +1,8 @@
 // PCA of each word before (X) and after context (X + attention output), with an arrow between.
-import { html, svg } from "lit";
+import { svg } from "lit";
 import { scaleLinear } from "d3-scale";
 import { headColor } from "../theme.js";
-import { fmt2, pct, shorten } from "./common.js";
+import { figureSvg, fmt2, pct, shorten } from "./common.js";
 
 /**
  * @param {object} p
@@ -31,24 +31,21 @@ export function pcaView({ tokens, original, contextual, explained, palette, titl
     .range([height - m.bottom, m.top]);
   const color = palette.accent;
 
-  return html`<svg
-    class="figure pca"
-    xmlns="http://www.w3.org/2000/svg"
-    viewBox="0 0 ${width} ${height}"
-    width=${width}
-    height=${height}
-    role="img"
-    font-family="system-ui, -apple-system, Segoe UI, sans-serif"
-    aria-label=${`${title}: how context moves each of ${L} words, first two principal components`}
-    data-view="pca"
-  >
-    <defs>
+  return figureSvg({
+    view: "pca",
+    width,
+    height,
+    label: `${title}: how context moves each of ${L} words, first two principal components`,
+    palette,
+    title,
+    titleX: m.left,
+    titleY: 20,
+    defs: svg`
       <marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse">
         <path d="M 0 0 L 10 5 L 0 10 z" fill=${palette.muted}></path>
       </marker>
-    </defs>
-    <rect width=${width} height=${height} fill=${palette.background}></rect>
-    <text x=${m.left} y="20" font-size="13" font-weight="600" fill=${palette.foreground}>${title}</text>
+    `,
+    content: svg`
     ${x.ticks(6).map(
       (t) => svg`<g><line x1=${x(t)} x2=${x(t)} y1=${m.top} y2=${height - m.bottom} stroke=${palette.grid}></line>
       <text x=${x(t)} y=${height - m.bottom + 14} font-size="10" text-anchor="middle" fill=${palette.muted}>${fmt2(t)}</text></g>`,
@@ -86,5 +83,6 @@ export function pcaView({ tokens, original, contextual, explained, palette, titl
       <circle cx="170" cy="-3" r="4.5" fill=${headColor(1)}></circle>
       <text x="180" y="0">X + attention output (after context)</text>
     </g>
-  </svg>`;
+    `,
+  });
 }

@@ -1,8 +1,8 @@
 // Every stage of one head's forward pass as labelled matrices with their numbers, straight from
 // the trace: X = E + P, Q/K/V = X·W, QKᵀ, ÷√d, + mask, softmax, ·V, concat, ·W_O, + X.
-import { html, svg } from "lit";
+import { svg } from "lit";
 import { signedColor, textOn, weightColor } from "../theme.js";
-import { cellText, fmt2, maxAbs, shorten } from "./common.js";
+import { cellText, figureSvg, fmt2, maxAbs, shorten } from "./common.js";
 
 const CELL_W = 42;
 const CELL_H = 20;
@@ -203,19 +203,16 @@ export function stepsView({ ex, head, palette, title }) {
   const width = Math.max(560, ...rows.map((r) => r.items.reduce((s, i) => s + i.width + gap, 0)));
   const height = y;
 
-  return html`<svg
-    class="figure steps"
-    xmlns="http://www.w3.org/2000/svg"
-    viewBox="0 0 ${width} ${height}"
-    width=${width}
-    height=${height}
-    role="img"
-    font-family="system-ui, -apple-system, Segoe UI, sans-serif"
-    aria-label=${`${title}: every step of self-attention with its numbers`}
-    data-view="steps"
-  >
-    <rect width=${width} height=${height} fill=${palette.background}></rect>
-    <text x="4" y="20" font-size="13" font-weight="600" fill=${palette.foreground}>${title}</text>
+  return figureSvg({
+    view: "steps",
+    width,
+    height,
+    label: `${title}: every step of self-attention with its numbers`,
+    palette,
+    title,
+    titleX: 4,
+    titleY: 20,
+    content: svg`
     ${placed.map((row) => {
       let x = 4;
       return svg`<g class="step">
@@ -227,5 +224,6 @@ export function stepsView({ ex, head, palette, title }) {
         })}
       </g>`;
     })}
-  </svg>`;
+    `,
+  });
 }
