@@ -19,6 +19,12 @@ node_modules/.bin/prettier --check "web/**/*.{js,css,html}" "wasm/**/*.{js,ts}" 
 step "native Catch2 suite (ctest)"
 ctest --test-dir build/native -j"$jobs" --output-on-failure
 
+step "native -march=native build (the AVX / AVX-512 kernels) and its Catch2 suite"
+cmake -S . -B build/native-arch -DCMAKE_BUILD_TYPE=Release -DATTNLENS_NATIVE_ARCH=ON -DATTNLENS_WERROR=ON \
+  -DATTNLENS_BUILD_EXAMPLES=OFF >/dev/null
+cmake --build build/native-arch -j"$jobs" --target attnlens_tests
+ctest --test-dir build/native-arch -j"$jobs" --output-on-failure
+
 step "install, then find_package(attnlens) from a downstream project"
 rm -rf build/install build/consumer
 cmake --install build/native --prefix build/install >/dev/null

@@ -49,9 +49,13 @@ template <typename... Parts>
   throw Error(code, message);
 }
 
+// True when every one of data[0, count) is finite; vectorised, with no early exit (kernels.cpp).
+bool all_finite(const float* data, std::int64_t count);
+
 // Throws NON_FINITE naming the first non-finite element of `data` (if any).
 inline void require_finite(const float* data, std::int64_t count, const char* name,
                            const Shape& shape) {
+  if (all_finite(data, count)) return;
   for (std::int64_t i = 0; i < count; ++i) {
     if (!std::isfinite(data[i])) {
       fail(ErrorCode::NON_FINITE, name, " holds ", data[i], " at flat index ", i, " (shape ",

@@ -8,6 +8,10 @@
 #include <limits>
 #include <vector>
 
+#if defined(__wasm_simd128__)
+#include <wasm_simd128.h>
+#endif
+
 namespace attnlens::detail {
 namespace {
 
@@ -24,8 +28,15 @@ constexpr int W = 4;
 using vf = float __attribute__((vector_size(W * sizeof(float))));
 using vi = std::int32_t __attribute__((vector_size(W * sizeof(float))));
 
+// Rows of the register tile: kRows x 2W accumulators, plus two operands of B and one broadcast,
+// must fit the register file: 14 x 2 + 3 = 31 of AVX-512's 32, 6 x 2 + 3 = 15 of the 16 of
+// SSE, AVX and WebAssembly SIMD (V8 keeps one XMM register as scratch).
 #ifndef ATTNLENS_KERNEL_ROWS
+#if defined(__AVX512F__)
+#define ATTNLENS_KERNEL_ROWS 14
+#else
 #define ATTNLENS_KERNEL_ROWS 6
+#endif
 #endif
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
@@ -60,29 +71,51 @@ inline float hsum(vf v) {
   return s;
 }
 
-// exp(x) for x <= 0, elementwise: Cephes' expf polynomial (about 1 ulp). Inputs below -87.3
-// (including -inf, the masked entries) give exactly 0 instead of a denormal.
-inline vf exp_nonpositive(vf x) {
-  const vf lo = splat(-87.3f);
-  const vi underflow = x < lo;
-  x = select(underflow, lo, x);
-  const vf magic = splat(12582912.0f);  // 1.5 * 2^23: adding it rounds to an integer
-  const vf n = (x * splat(1.44269504088896341f) + magic) - magic;
-  const vf r = x - n * splat(0.693359375f) + n * splat(2.12194440e-4f);
-  vf p = splat(1.9875691500e-4f);
-  p = p * r + splat(1.3981999507e-3f);
-  p = p * r + splat(8.3334519073e-3f);
-  p = p * r + splat(4.1665795894e-2f);
-  p = p * r + splat(1.6666665459e-1f);
-  p = p * r + splat(5.0000001201e-1f);
-  p = p * r * r + r + splat(1.0f);
-  const vi bits = (__builtin_convertvector(n, vi) + 127) << 23;
-  return select(underflow, vf{}, p * reinterpret_cast<vf>(bits));
+// max(a, b) for numbers (no NaN here): one instruction (maxps; f32x4.pmax in WebAssembly,
+// where f32x4.max's NaN and signed-zero rules cost a long sequence in V8).
+inline vf vmax(vf a, vf b) {
+#if defined(__wasm_simd128__)
+  return reinterpret_cast<vf>(
+      wasm_f32x4_pmax(reinterpret_cast<v128_t>(b), reinterpret_cast<v128_t>(a)));
+#else
+  return a > b ? a : b;
+#endif
 }
 
-float exp_nonpositive(float x) {
-  vf v = splat(x);
-  return exp_nonpositive(v)[0];
+constexpr float kLog2e = 1.44269504088896341f;
+
+// 2^t for t <= 0 (or -inf), elementwise, about 2 ulp. t = n + f with n an integer and |f| <= 1/2
+// (rounding by adding 1.5 * 2^23, which also leaves n in the low bits of the sum), 2^f from a
+// degree-5 polynomial fitted for relative error on [-1/2, 1/2] (9e-8), and 2^n built in the
+// exponent bits. t is clamped at -125 (no denormals, which are slow); with ExactZero, results
+// below that (including -inf, masked entries) are exactly 0, otherwise about 2^-125.
+template <bool ExactZero>
+inline vf exp2_nonpositive(vf t) {
+  const vf lo = splat(-125.0f);
+  const vi underflow = t < lo;
+  t = vmax(t, lo);
+  // 1.5 * 2^23 + 127: the sum's low bits hold n + 127, the biased exponent of 2^n.
+  const vf shifted = t + splat(12583039.0f);
+  const vf f = t - (shifted - splat(12583039.0f));
+  vf p = splat(1.3264730805531144e-3f);
+  p = p * f + splat(9.671512991189957e-3f);
+  p = p * f + splat(5.550733581185341e-2f);
+  p = p * f + splat(2.4022242426872253e-1f);
+  p = p * f + splat(6.931470036506653e-1f);
+  p = p * f + splat(1.0f);
+  const vf e = p * reinterpret_cast<vf>(reinterpret_cast<vi>(shifted) << 23);
+  if (!ExactZero) return e;
+#if defined(__wasm_simd128__)
+  // v128.andnot: LLVM would otherwise emit a bitselect, three instructions in V8.
+  return reinterpret_cast<vf>(
+      wasm_v128_andnot(reinterpret_cast<v128_t>(e), reinterpret_cast<v128_t>(underflow)));
+#else
+  return reinterpret_cast<vf>(reinterpret_cast<vi>(e) & ~underflow);
+#endif
+}
+
+float exp2_nonpositive(float t) {
+  return exp2_nonpositive<true>(splat(t))[0];
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -130,17 +163,21 @@ void kernel(std::int64_t K, const float* A, std::int64_t lda, const float* panel
             std::int64_t ldc, std::int64_t cols) {
   vf c[MR][2] = {};
   std::int64_t k = 0;
-  // Four steps of K per pass: each row of A is read as one 4-vector and its lanes broadcast.
-  for (; k + 4 <= K; k += 4) {
-    vf4 a[MR];
-    for (int r = 0; r < MR; ++r)
-      std::memcpy(&a[r], A + r * lda + k, sizeof(vf4));
-    const float* b = panel + k * P;
-    kernel_step<MR, 0>(c, a, b);
-    kernel_step<MR, 1>(c, a, b + P);
-    kernel_step<MR, 2>(c, a, b + 2 * P);
-    kernel_step<MR, 3>(c, a, b + 3 * P);
+  if (W == 4) {
+    // Four steps of K per pass: each row of A is read as one 4-vector whose lanes are broadcast
+    // by shuffles (measured faster in V8 than four scalar loads and splats).
+    for (; k + 4 <= K; k += 4) {
+      vf4 a[MR];
+      for (int r = 0; r < MR; ++r)
+        std::memcpy(&a[r], A + r * lda + k, sizeof(vf4));
+      const float* b = panel + k * P;
+      kernel_step<MR, 0>(c, a, b);
+      kernel_step<MR, 1>(c, a, b + P);
+      kernel_step<MR, 2>(c, a, b + 2 * P);
+      kernel_step<MR, 3>(c, a, b + 3 * P);
+    }
   }
+  // Wider vectors broadcast straight from memory (vbroadcastss): no shuffle-port pressure.
   for (; k < K; ++k) {
     const vf b0 = load(panel + k * P);
     const vf b1 = load(panel + k * P + W);
@@ -169,26 +206,51 @@ void kernel(std::int64_t K, const float* A, std::int64_t lda, const float* panel
   }
 }
 
+// Which extent of a product a causal row group may cut short: none, its columns (the keys of
+// Q·Kᵀ) or its depth (the keys of P·V).
+enum class Cut { None, Cols, Depth };
+
+// Rows [i, i + g) of a causal product only need keys < i + g + diag (the last row's diagonal).
+inline std::int64_t group_keys(std::int64_t i, std::int64_t g, std::int64_t diag, std::int64_t n) {
+  return std::clamp<std::int64_t>(i + g + diag, 0, n);
+}
+
+template <int MR, bool Accumulate, Cut cut>
+void gemm_rows(std::int64_t i, std::int64_t N, std::int64_t K, const float* A, std::int64_t lda,
+               const float* packed, std::int64_t panel_stride, float* C, std::int64_t ldc,
+               std::int64_t diag) {
+  if (cut == Cut::Cols) N = group_keys(i, MR, diag, N);
+  if (cut == Cut::Depth) K = group_keys(i, MR, diag, K);
+  for (std::int64_t j = 0; j < panels(N); ++j) {
+    kernel<MR, Accumulate>(K, A + i * lda, lda, packed + j * panel_stride, C + i * ldc + j * P, ldc,
+                           std::min(P, N - j * P));
+  }
+}
+
 // C[M x N] (+)= A[M x K] · B, with B packed as panels(N) panels `panel_stride` floats apart
-// (K <= the packed row count). The micro-kernel keeps a kRows x P tile of C in registers: 12
-// vectors plus 3 operands fit the 16 registers of SSE, AVX and WebAssembly SIMD as V8 maps it.
-template <bool Accumulate>
+// (K <= the packed row count), kRows rows at a time; the last rows in one smaller tile. With a
+// cut, each row group stops at its diagonal (see group_keys): columns past it are not written
+// (Cols), or keys past it are not read (Depth; A must be zero between a row's own diagonal and
+// its group's).
+template <bool Accumulate, Cut cut = Cut::None>
 void gemm(std::int64_t M, std::int64_t N, std::int64_t K, const float* A, std::int64_t lda,
-          const float* packed, std::int64_t panel_stride, float* C, std::int64_t ldc) {
-  const std::int64_t np = panels(N);
+          const float* packed, std::int64_t panel_stride, float* C, std::int64_t ldc,
+          std::int64_t diag = 0) {
   std::int64_t i = 0;
-  for (; i + kRows <= M; i += kRows) {
-    for (std::int64_t j = 0; j < np; ++j) {
-      kernel<kRows, Accumulate>(K, A + i * lda, lda, packed + j * panel_stride, C + i * ldc + j * P,
-                                ldc, std::min(P, N - j * P));
-    }
+  for (; i + kRows <= M; i += kRows)
+    gemm_rows<kRows, Accumulate, cut>(i, N, K, A, lda, packed, panel_stride, C, ldc, diag);
+  const auto rest = [&](auto rows) {
+    gemm_rows<decltype(rows)::value, Accumulate, cut>(i, N, K, A, lda, packed, panel_stride, C, ldc,
+                                                      diag);
+    i += decltype(rows)::value;
+  };
+  // kRows - 1 rows at most remain: tiles of 4, 2 and 1 rows cover them with few instantiations.
+  if constexpr (kRows > 8) {
+    if (M - i >= 8) rest(std::integral_constant<int, 8>{});
   }
-  for (; i < M; ++i) {
-    for (std::int64_t j = 0; j < np; ++j) {
-      kernel<1, Accumulate>(K, A + i * lda, lda, packed + j * panel_stride, C + i * ldc + j * P,
-                            ldc, std::min(P, N - j * P));
-    }
-  }
+  if (M - i >= 4) rest(std::integral_constant<int, 4>{});
+  if (M - i >= 2) rest(std::integral_constant<int, 2>{});
+  if (M - i >= 1) rest(std::integral_constant<int, 1>{});
 }
 
 // Kᵀ as panels of keys: out[p][d][c] = k[(p·P + c)·D + d], zero past S. Panel stride D·P.
@@ -226,10 +288,15 @@ bool scale_folded(const SliceProblem& p) {
   return p.scale > 0.0f && p.add_mask == nullptr;
 }
 
-// Applies the masks of query `i` to row[0, n) (keys j0 .. j0 + n − 1; keys at or past `visible`,
-// relative to j0, are causally masked) and, unless folded, the scale. Returns the row maximum.
-float mask_row(float* row, std::int64_t n, std::int64_t visible, const SliceProblem& p,
-               std::int64_t i, std::int64_t j0) {
+// True when scores may hold −inf inside the visible keys (a boolean or additive mask).
+bool masked(const SliceProblem& p) {
+  return p.bool_mask != nullptr || p.add_mask != nullptr;
+}
+
+// Applies the masks of query `i` to row[0, visible) (keys j0 .. j0 + visible − 1) and, unless
+// folded, the scale. Returns the maximum over row[0, visible) (−inf when nothing is visible).
+float mask_row(float* row, std::int64_t visible, const SliceProblem& p, std::int64_t i,
+               std::int64_t j0) {
   if (!scale_folded(p)) {
     const float scale = p.scale;
     for (std::int64_t c = 0; c < visible; ++c)
@@ -245,17 +312,15 @@ float mask_row(float* row, std::int64_t n, std::int64_t visible, const SliceProb
     for (std::int64_t c = 0; c < visible; ++c)
       row[c] = m[c] ? row[c] : kNegInf;
   }
-  for (std::int64_t c = std::max<std::int64_t>(visible, 0); c < n; ++c)
-    row[c] = kNegInf;
   float max = kNegInf;
   std::int64_t c = 0;
-  if (n >= W) {
+  if (visible >= W) {
     vf m = load(row);
-    for (c = W; c + W <= n; c += W)
-      m = select(load(row + c) > m, load(row + c), m);
+    for (c = W; c + W <= visible; c += W)
+      m = vmax(m, load(row + c));
     max = hmax(m);
   }
-  for (; c < n; ++c)
+  for (; c < visible; ++c)
     max = std::max(max, row[c]);
   if (max == std::numeric_limits<float>::infinity()) {
     fail(ErrorCode::NON_FINITE, "attention scores overflowed float32 (query row ", i,
@@ -264,21 +329,40 @@ float mask_row(float* row, std::int64_t n, std::int64_t visible, const SliceProb
   return max;
 }
 
-// row[c] = exp((row[c] − max) · factor) for c < n; returns the sum.
+// row[c] = exp((row[c] − max) · factor) for c < n; returns the sum. With ExactZero, entries of
+// −inf (masked) give exactly 0; without, every entry must be finite.
+template <bool ExactZero>
 float exp_and_sum(float* row, std::int64_t n, float max, float factor) {
+  const float f = factor * kLog2e;  // exp(x) = 2^(x · log2 e)
+  const vf scale = splat(f);
   const vf m = splat(max);
-  const vf f = splat(factor);
-  vf s{};
   std::int64_t c = 0;
-  for (; c + W <= n; c += W) {
-    const vf e = exp_nonpositive((load(row + c) - m) * f);
-    store(row + c, e);
-    s += e;
+  // One vector per pass and the sum in a second pass: the exponential's dozen constants then
+  // stay in registers (V8 spills a running sum, which makes a store-to-load chain).
+  for (; c + W <= n; c += W)
+    store(row + c, exp2_nonpositive<ExactZero>((load(row + c) - m) * scale));
+  if (c < n) {  // the last n − c < W entries, through a padded vector whose padding gives 0
+    float tail[W];
+    for (std::int64_t t = 0; t < W; ++t)
+      tail[t] = c + t < n ? row[c + t] : kNegInf;
+    store(tail, exp2_nonpositive<true>((load(tail) - m) * scale));
+    for (std::int64_t t = 0; c + t < n; ++t)
+      row[c + t] = tail[t];
   }
-  float sum = hsum(s);
+  vf s0{}, s1{};
+  for (c = 0; c + 2 * W <= n; c += 2 * W) {
+    s0 += load(row + c);
+    s1 += load(row + c + W);
+  }
+  float sum = hsum(s0 + s1);
   for (; c < n; ++c)
-    sum += row[c] = exp_nonpositive((row[c] - max) * factor);
+    sum += row[c];
   return sum;
+}
+
+float exp_and_sum(float* row, std::int64_t n, float max, float factor, bool exact_zero) {
+  return exact_zero ? exp_and_sum<true>(row, n, max, factor)
+                    : exp_and_sum<false>(row, n, max, factor);
 }
 
 // out[c] = row[c] · factor for c < n.
@@ -292,12 +376,7 @@ void scale_into(float* out, const float* row, std::int64_t n, float factor) {
 }
 
 void scale_row(float* row, std::int64_t n, float factor) {
-  const vf f = splat(factor);
-  std::int64_t c = 0;
-  for (; c + W <= n; c += W)
-    store(row + c, load(row + c) * f);
-  for (; c < n; ++c)
-    row[c] *= factor;
+  scale_into(row, row, n, factor);
 }
 
 // Keys query block [i0, i0 + rows) can see at all: causal blocks stop at the diagonal.
@@ -339,7 +418,35 @@ PackedSlice pack_slice(const SliceProblem& p) {
   return {key_end, keys, values};
 }
 
+// Softmax of one score row over its visible keys row[0, visible), the rest of the row up to
+// `zero_end` set to 0 (so that a causal P·V group may read it). Returns 1 / sum, or 0 when every
+// key is masked (the row is then all zeros: zero weights and output, never NaN).
+float softmax_row(float* row, std::int64_t visible, std::int64_t zero_end, const SliceProblem& p,
+                  std::int64_t i, float factor) {
+  const float max = mask_row(row, visible, p, i, 0);
+  std::fill(row + visible, row + std::max(visible, zero_end), 0.0f);
+  if (max == kNegInf) {
+    std::fill(row, row + visible, 0.0f);
+    return 0.0f;
+  }
+  return 1.0f / exp_and_sum(row, visible, max, factor, masked(p));
+}
+
 }  // namespace
+
+bool all_finite(const float* data, std::int64_t count) {
+  // x · 0 is 0 for finite x and NaN for ±inf and NaN; NaN survives the sums.
+  vf s0{}, s1{};
+  std::int64_t i = 0;
+  for (; i + 2 * W <= count; i += 2 * W) {
+    s0 += load(data + i) * splat(0.0f);
+    s1 += load(data + i + W) * splat(0.0f);
+  }
+  float s = hsum(s0 + s1);
+  for (; i < count; ++i)
+    s += data[i] * 0.0f;
+  return s == 0.0f;
+}
 
 void attend_blocked(const SliceProblem& p) {
   const std::int64_t L = p.L, S = p.S, D = p.D, Dv = p.Dv;
@@ -351,35 +458,34 @@ void attend_blocked(const SliceProblem& p) {
     const std::int64_t rows = std::min(kBlockRows, L - i0);
     const std::int64_t kend = block_key_end(p, i0, rows);
     float* out = p.out + i0 * Dv;
-    if (kend > 0) {
-      // scores[r, j] = q[i0 + r] · k[j] for the keys this block can see.
-      gemm<false>(rows, kend, D, p.q + i0 * D, D, keys, D * P, scores, S);
-      for (std::int64_t r = 0; r < rows; ++r) {
-        const std::int64_t i = i0 + r;
-        float* row = scores + r * S;
-        float* weights = p.weights ? p.weights + i * S : nullptr;
-        const float max = mask_row(row, kend, row_visible(p, i, 0, kend), p, i, 0);
-        if (max == kNegInf) {
-          std::fill(row, row + kend, 0.0f);  // every key masked: zero weights, never NaN
-          inv_sum[r] = 0.0f;
-        } else {
-          inv_sum[r] = 1.0f / exp_and_sum(row, kend, max, factor);
-        }
-        // Weights are written while the row is still in cache; the product below uses the
-        // unnormalised row, so the output is the same to the bit with or without weights.
-        if (weights) {
-          scale_into(weights, row, kend, inv_sum[r]);
-          std::fill(weights + kend, weights + S, 0.0f);
-        }
-      }
-      // The output rows are divided by the sum after the product: Dv values per row, not kend.
-      gemm<false>(rows, Dv, kend, scores, S, values, key_end * P, out, Dv);
-      for (std::int64_t r = 0; r < rows; ++r)
-        scale_row(out + r * Dv, Dv, inv_sum[r]);
+    // Causal row groups stop at their diagonal in both products (keys < row + 1 + shift).
+    const std::int64_t diag = i0 + p.causal_shift;
+    if (p.causal) {
+      gemm<false, Cut::Cols>(rows, kend, D, p.q + i0 * D, D, keys, D * P, scores, S, diag);
     } else {
-      std::fill(out, out + rows * Dv, 0.0f);
-      if (p.weights) std::fill(p.weights + i0 * S, p.weights + (i0 + rows) * S, 0.0f);
+      gemm<false>(rows, kend, D, p.q + i0 * D, D, keys, D * P, scores, S);
     }
+    for (std::int64_t r = 0; r < rows; ++r) {
+      const std::int64_t i = i0 + r;
+      float* row = scores + r * S;
+      const std::int64_t visible = row_visible(p, i, 0, kend);
+      inv_sum[r] = softmax_row(row, visible, std::min(kend, visible + kRows), p, i, factor);
+      // Weights are written while the row is still in cache; the product below uses the
+      // unnormalised row, so the output is the same to the bit with or without weights.
+      if (p.weights) {
+        float* weights = p.weights + i * S;
+        scale_into(weights, row, visible, inv_sum[r]);
+        std::fill(weights + visible, weights + S, 0.0f);
+      }
+    }
+    // The output rows are divided by the sum after the product: Dv values per row, not kend.
+    if (p.causal) {
+      gemm<false, Cut::Depth>(rows, Dv, kend, scores, S, values, key_end * P, out, Dv, diag);
+    } else {
+      gemm<false>(rows, Dv, kend, scores, S, values, key_end * P, out, Dv);
+    }
+    for (std::int64_t r = 0; r < rows; ++r)
+      scale_row(out + r * Dv, Dv, inv_sum[r]);
   }
 }
 
@@ -401,26 +507,42 @@ void attend_streaming(const SliceProblem& p) {
     std::fill(row_sum, row_sum + rows, 0.0f);
     for (std::int64_t j0 = 0; j0 < kend; j0 += kTileCols) {
       const std::int64_t cols = std::min(kTileCols, kend - j0);
+      const std::int64_t diag = i0 + p.causal_shift - j0;
       // Tiles start at multiples of kTileCols, a multiple of the panel width P.
-      gemm<false>(rows, cols, D, p.q + i0 * D, D, keys + (j0 / P) * D * P, D * P, scores,
-                  kTileCols);
+      const float* tile_keys = keys + (j0 / P) * D * P;
+      if (p.causal) {
+        gemm<false, Cut::Cols>(rows, cols, D, p.q + i0 * D, D, tile_keys, D * P, scores, kTileCols,
+                               diag);
+      } else {
+        gemm<false>(rows, cols, D, p.q + i0 * D, D, tile_keys, D * P, scores, kTileCols);
+      }
       for (std::int64_t r = 0; r < rows; ++r) {
         const std::int64_t i = i0 + r;
         float* row = scores + r * kTileCols;
-        const float tile_max = mask_row(row, cols, row_visible(p, i, j0, cols), p, i, j0);
+        const std::int64_t visible = row_visible(p, i, j0, cols);
+        const float tile_max = mask_row(row, visible, p, i, j0);
+        std::fill(row + visible, row + std::min(cols, visible + kRows), 0.0f);
         const float new_max = std::max(row_max[r], tile_max);
         if (new_max == kNegInf) {
-          std::fill(row, row + cols, 0.0f);  // nothing visible yet in this row
+          std::fill(row, row + visible, 0.0f);  // nothing visible yet in this row
           continue;
         }
         // Online softmax: rescale what was accumulated under the old maximum.
-        const float correction =
-            row_max[r] == kNegInf ? 0.0f : exp_nonpositive((row_max[r] - new_max) * factor);
-        row_sum[r] = row_sum[r] * correction + exp_and_sum(row, cols, new_max, factor);
+        const float correction = row_max[r] == kNegInf
+                                     ? 0.0f
+                                     : exp2_nonpositive((row_max[r] - new_max) * factor * kLog2e);
+        row_sum[r] =
+            row_sum[r] * correction + exp_and_sum(row, visible, new_max, factor, masked(p));
         if (correction != 1.0f) scale_row(acc + r * Dv, Dv, correction);
         row_max[r] = new_max;
       }
-      gemm<true>(rows, Dv, cols, scores, kTileCols, values + j0 * P, key_end * P, acc, Dv);
+      const float* tile_values = values + j0 * P;
+      if (p.causal) {
+        gemm<true, Cut::Depth>(rows, Dv, cols, scores, kTileCols, tile_values, key_end * P, acc, Dv,
+                               diag);
+      } else {
+        gemm<true>(rows, Dv, cols, scores, kTileCols, tile_values, key_end * P, acc, Dv);
+      }
     }
     for (std::int64_t r = 0; r < rows; ++r) {
       float* out = p.out + (i0 + r) * Dv;
