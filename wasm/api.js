@@ -240,18 +240,49 @@ export function createLens(core) {
       fail(typeof o.scale === "number" ? "NON_FINITE" : "BAD_ARGUMENT", `scale must be a finite number; got ${describe(o.scale)}`);
     }
     const mask = o.mask === undefined || o.mask === null ? undefined : toMask(o.mask);
-    const raw = {
-      causal: optionalBoolean("causal", o.causal, false),
-      causalAlign: optionalChoice("causalAlign", o.causalAlign, "top-left", ["top-left", "bottom-right"]),
-      scale: o.scale === undefined ? null : o.scale,
-      returnWeights: optionalBoolean("returnWeights", o.returnWeights, false),
-      maskKind: mask ? mask.kind : "none",
-      mask: mask ? mask.data : null,
-      maskShape: mask ? mask.shape : null,
-      maxElements: optionalInteger("maxElements", o.maxElements, limits.maxElements, 1, Number.MAX_SAFE_INTEGER),
-      streaming: optionalBoolean("streaming", o.streaming, false),
-    };
-    return unwrap(core._attention(qt.data, qt.shape, kt.data, kt.shape, vt.data, vt.shape, raw, reference));
+    const causal = optionalBoolean("causal", o.causal, false);
+    const align = optionalChoice("causalAlign", o.causalAlign, "top-left", ["top-left", "bottom-right"]);
+    const returnWeights = optionalBoolean("returnWeights", o.returnWeights, false);
+    const maxElements = optionalInteger("maxElements", o.maxElements, limits.maxElements, 1, Number.MAX_SAFE_INTEGER);
+    const streaming = optionalBoolean("streaming", o.streaming, false);
+
+    // Stage the inputs in the wasm heap (bindings.cpp describes the layout): one copy in.
+    const shapes = [qt.shape, kt.shape, vt.shape, mask ? mask.shape : []];
+    const headerSlots = shapes.reduce((n, s) => n + 1 + s.length, 0);
+    const floats = qt.data.length + kt.data.length + vt.data.length + (mask?.kind === "float" ? mask.data.length : 0);
+    const base = core._attentionStage(headerSlots, floats, mask?.kind === "bool" ? mask.data.length : 0);
+    if (base === 0) fail("OUT_OF_MEMORY", `the WebAssembly heap could not grow to hold the inputs (${floats} floats)`);
+    const heap32 = core.HEAP32;
+    const heapF32 = core.HEAPF32;
+    let slot = base >> 2;
+    for (const shape of shapes) {
+      heap32[slot++] = shape.length;
+      for (const d of shape) heap32[slot++] = d;
+    }
+    for (const data of [qt.data, kt.data, vt.data, mask?.kind === "float" ? mask.data : undefined]) {
+      if (!data) continue;
+      heapF32.set(data, slot);
+      slot += data.length;
+    }
+    if (mask?.kind === "bool") core.HEAPU8.set(mask.data, slot << 2);
+
+    const maskKind = mask ? (mask.kind === "bool" ? 1 : 2) : 0;
+    const scale = o.scale === undefined ? NaN : o.scale;
+    const code = core._attentionRun(causal, align === "bottom-right", scale, returnWeights, maxElements, streaming, maskKind, reference);
+    try {
+      if (code >= 0) throw new AttnLensError(errorCodes[code].name, core._attentionError());
+      // One copy out; the heap may have grown during the call, so its views are taken afresh.
+      const copyOut = (which, shape) => {
+        const at = core._attentionResult(which) >> 2;
+        return { data: core.HEAPF32.slice(at, at + shape.reduce((a, b) => a * b, 1)), shape };
+      };
+      const r = qt.shape.length;
+      const result = { output: copyOut(0, [...qt.shape.slice(0, r - 1), vt.shape[r - 1]]) };
+      if (returnWeights) result.weights = copyOut(1, [...qt.shape.slice(0, r - 1), kt.shape[r - 2]]);
+      return result;
+    } finally {
+      core._attentionRelease();
+    }
   }
   const attention = (q, k, v, options) => runAttention(q, k, v, options, false);
   const attentionReference = (q, k, v, options) => runAttention(q, k, v, options, true);

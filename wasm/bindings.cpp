@@ -17,6 +17,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <new>
 #include <string>
 #include <vector>
@@ -132,41 +133,115 @@ double heap_used() {
   return static_cast<double>(mallinfo().uordblks);
 }
 
-// q, k, v: Float32Array; shapes: number[]; opts: { causal, causalAlign, scale (number|null),
-// returnWeights, maskKind ("none"|"bool"|"float"), mask (Uint8Array|Float32Array), maskShape,
-// maxElements, streaming }; reference: use the plain three-step path
-val attention(const val& q, const val& q_shape, const val& k, const val& k_shape, const val& v,
-              const val& v_shape, const val& opts, bool reference) {
-  return guarded([&] {
-    const auto q_data = copy_from_js<float>(q);
-    const auto k_data = copy_from_js<float>(k);
-    const auto v_data = copy_from_js<float>(v);
+// ---------------------------------------------------------------------------------------------
+// attention(): the package's hot path (per keystroke on the page, in every benchmark), so it
+// passes numbers only, no Embind values. api.js asks for a staging area (_attentionStage),
+// writes the shapes and tensors into it with TypedArray.set (the one copy in), runs
+// (_attentionRun), slices the results out of the heap (the one copy out) and releases them.
+//
+// Staging area, in 4-byte slots: a header of shapes, then q, k, v (float32) and the mask
+// (float32, or bytes for a boolean mask). The header holds four shapes, q, k, v and mask, each
+// as its rank followed by its dimensions (the mask's rank is 0 when there is none).
+struct AttentionCall {
+  std::vector<float> stage;
+  std::size_t header_slots = 0;
+  attnlens::AttentionResult result;
+  std::string message;
+};
+
+AttentionCall& attention_call() {
+  static AttentionCall call;
+  return call;
+}
+
+// Returns the byte address of a staging area for `header_slots` shape slots, `floats` floats
+// and `mask_bytes` bytes, or 0 when the heap cannot grow to hold it.
+double attention_stage(double header_slots, double floats, double mask_bytes) {
+  AttentionCall& call = attention_call();
+  const auto slots = static_cast<std::size_t>(header_slots) + static_cast<std::size_t>(floats) +
+                     (static_cast<std::size_t>(mask_bytes) + 3) / 4;
+  try {
+    call.stage.resize(slots);
+  } catch (const std::bad_alloc&) {
+    call.stage = {};
+    return 0;
+  }
+  call.header_slots = static_cast<std::size_t>(header_slots);
+  return static_cast<double>(reinterpret_cast<std::uintptr_t>(call.stage.data()));
+}
+
+// Runs attention on the staged inputs. Returns -1 on success, else the index of the error code
+// (the message is then in _attentionError()). mask_kind: 0 none, 1 boolean, 2 additive.
+int attention_run(bool causal, bool bottom_right, double scale, bool return_weights,
+                  double max_elements, bool streaming, int mask_kind, bool reference) {
+  AttentionCall& call = attention_call();
+  call.result = {};
+  try {
+    std::size_t at = 0;
+    const auto next_slot = [&] {
+      std::int32_t x = 0;
+      if (at < call.header_slots) std::memcpy(&x, call.stage.data() + at, sizeof x);
+      ++at;
+      return static_cast<std::int64_t>(x);
+    };
+    const auto next_shape = [&] {
+      Shape shape(static_cast<std::size_t>(std::max<std::int64_t>(next_slot(), 0)));
+      for (auto& d : shape)
+        d = next_slot();
+      return shape;
+    };
+    const Shape qs = next_shape(), ks = next_shape(), vs = next_shape(), ms = next_shape();
+    const float* q = call.stage.data() + call.header_slots;
+    const float* k = q + attnlens::shape_numel(qs);
+    const float* v = k + attnlens::shape_numel(ks);
+    const float* mask = v + attnlens::shape_numel(vs);
     attnlens::AttentionOptions o;
-    o.causal = opts["causal"].as<bool>();
-    o.causal_align = attnlens::parse_causal_align(opts["causalAlign"].as<std::string>());
-    o.return_weights = opts["returnWeights"].as<bool>();
-    o.max_elements = static_cast<std::int64_t>(opts["maxElements"].as<double>());
-    o.streaming = opts["streaming"].as<bool>();
-    if (!opts["scale"].isNull()) o.scale = static_cast<float>(opts["scale"].as<double>());
-    const std::string mask_kind = opts["maskKind"].as<std::string>();
-    std::vector<std::uint8_t> bool_mask;
-    std::vector<float> float_mask;
-    if (mask_kind == "bool") {
-      bool_mask = copy_from_js<std::uint8_t>(opts["mask"]);
-      o.mask = attnlens::MaskView::boolean(bool_mask.data(), shape_from_js(opts["maskShape"]));
-    } else if (mask_kind == "float") {
-      float_mask = copy_from_js<float>(opts["mask"]);
-      o.mask = attnlens::MaskView::additive(float_mask.data(), shape_from_js(opts["maskShape"]));
+    o.causal = causal;
+    o.causal_align =
+        bottom_right ? attnlens::CausalAlign::BottomRight : attnlens::CausalAlign::TopLeft;
+    if (!std::isnan(scale)) o.scale = static_cast<float>(scale);
+    o.return_weights = return_weights;
+    o.max_elements = static_cast<std::int64_t>(max_elements);
+    o.streaming = streaming;
+    if (mask_kind == 1) {
+      o.mask = attnlens::MaskView::boolean(reinterpret_cast<const std::uint8_t*>(mask), ms);
+    } else if (mask_kind == 2) {
+      o.mask = attnlens::MaskView::additive(mask, ms);
     }
     const auto run = reference ? &attnlens::attention_reference : &attnlens::attention;
-    const auto r =
-        run({q_data.data(), shape_from_js(q_shape)}, {k_data.data(), shape_from_js(k_shape)},
-            {v_data.data(), shape_from_js(v_shape)}, o);
-    val out = val::object();
-    out.set("output", tensor_to_js(r.output));
-    if (o.return_weights) out.set("weights", tensor_to_js(r.weights));
-    return out;
-  });
+    call.result = run({q, qs}, {k, ks}, {v, vs}, o);
+    return -1;
+  } catch (const attnlens::Error& e) {
+    call.message = e.what();
+    return static_cast<int>(e.code());
+  } catch (const std::bad_alloc&) {
+    call.message = "the WebAssembly heap could not grow to hold the result";
+    return static_cast<int>(attnlens::ErrorCode::OUT_OF_MEMORY);
+  } catch (const std::exception& e) {
+    call.message = e.what();
+    return static_cast<int>(attnlens::ErrorCode::INTERNAL);
+  }
+}
+
+std::string attention_error() {
+  return attention_call().message;
+}
+
+// Byte address of the last result's output (which = 0) or weights (1); 0 when absent.
+double attention_result(int which) {
+  const attnlens::Tensor& t =
+      which == 0 ? attention_call().result.output : attention_call().result.weights;
+  return t.data.empty() ? 0 : static_cast<double>(reinterpret_cast<std::uintptr_t>(t.data.data()));
+}
+
+// Frees the last result once JS has copied it out; a large staging area is freed too, a small
+// one is kept for the next call (no allocation per call for the page's sizes).
+void attention_release() {
+  AttentionCall& call = attention_call();
+  call.result = {};
+  call.message.clear();
+  constexpr std::size_t kKeep = 1 << 18;  // floats: 1 MiB
+  if (call.stage.capacity() > kKeep) call.stage = {};
 }
 
 val weights_to_js(const attnlens::SelfAttentionWeights& w) {
@@ -341,7 +416,11 @@ EMSCRIPTEN_BINDINGS(attnlens) {
   emscripten::function("_errorCodes", &error_codes);
   emscripten::function("_limits", &limits);
   emscripten::function("_heapUsed", &heap_used);
-  emscripten::function("_attention", &attention);
+  emscripten::function("_attentionStage", &attention_stage);
+  emscripten::function("_attentionRun", &attention_run);
+  emscripten::function("_attentionError", &attention_error);
+  emscripten::function("_attentionResult", &attention_result);
+  emscripten::function("_attentionRelease", &attention_release);
   emscripten::function("_selfAttentionInit", &self_attention_init);
   emscripten::function("_selfAttentionForward", &self_attention_forward);
   emscripten::function("_explain", &explain);

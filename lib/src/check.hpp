@@ -7,10 +7,10 @@
 
 #include <cmath>
 #include <cstdint>
-#include <cstdio>
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 
 namespace attnlens::detail {
 
@@ -19,34 +19,36 @@ struct Hex {
   std::uint32_t value;
 };
 
-// Message building without iostreams: <sstream> would add about 100 KB to the wasm module.
-inline void append(std::string& out, std::string_view text) {
-  out += text;
-}
-inline void append(std::string& out, char c) {
-  out += c;
-}
-inline void append(std::string& out, Hex h) {
-  char buffer[16];
-  std::snprintf(buffer, sizeof buffer, "%X", static_cast<unsigned>(h.value));
-  out += buffer;
-}
+// Message building without iostreams (<sstream> would add about 100 KB to the wasm module).
+// The appends and the throw are out of line (check.cpp): each failure site then instantiates
+// only a few calls, which keeps the 30-odd messages of the library small in WebAssembly.
+void append(std::string& out, std::string_view text);
+void append(std::string& out, char c);
+void append(std::string& out, Hex h);
+void append_integer(std::string& out, long long value);
+void append_integer(std::string& out, unsigned long long value);
+void append_number(std::string& out, double value);
+
 template <typename T, std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T, char>, int> = 0>
 void append(std::string& out, T value) {
-  out += std::to_string(value);
+  if constexpr (std::is_signed_v<T>) {
+    append_integer(out, static_cast<long long>(value));
+  } else {
+    append_integer(out, static_cast<unsigned long long>(value));
+  }
 }
 template <typename T, std::enable_if_t<std::is_floating_point_v<T>, int> = 0>
 void append(std::string& out, T value) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%g", static_cast<double>(value));
-  out += buffer;
+  append_number(out, static_cast<double>(value));
 }
+
+[[noreturn]] void throw_error(ErrorCode code, std::string&& message);
 
 template <typename... Parts>
 [[noreturn]] void fail(ErrorCode code, const Parts&... parts) {
   std::string message;
   (append(message, parts), ...);
-  throw Error(code, message);
+  throw_error(code, std::move(message));
 }
 
 // True when every one of data[0, count) is finite; vectorised, with no early exit (kernels.cpp).

@@ -40,8 +40,10 @@ using vi = std::int32_t __attribute__((vector_size(W * sizeof(float))));
 #endif
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
-constexpr std::int64_t kBlockRows = 64;  // query rows per block
-constexpr std::int64_t kTileCols = 64;   // keys per tile in the streaming schedule
+constexpr std::int64_t kRows = ATTNLENS_KERNEL_ROWS;
+// Query rows per block: about 64, a multiple of the tile's rows.
+constexpr std::int64_t kBlockRows = kRows * ((64 + kRows - 1) / kRows);
+constexpr std::int64_t kTileCols = 64;  // keys per tile in the streaming schedule
 
 inline vf load(const float* p) {
   vf v;
@@ -51,12 +53,10 @@ inline vf load(const float* p) {
 inline void store(float* p, vf v) {
   std::memcpy(p, &v, sizeof v);
 }
+// All lanes x: a broadcast (vbroadcastss, f32x4.splat). Not `vf{} + x`: that addition must stay
+// (0 + -0 is +0) and takes an arithmetic port per broadcast; x - 0 is x for every x.
 inline vf splat(float x) {
-  return vf{} + x;
-}
-inline vf select(vi mask, vf yes, vf no) {
-  return reinterpret_cast<vf>((reinterpret_cast<vi>(yes) & mask) |
-                              (reinterpret_cast<vi>(no) & ~mask));
+  return x - vf{};
 }
 inline float hmax(vf v) {
   float m = v[0];
@@ -120,7 +120,6 @@ float exp2_nonpositive(float t) {
 
 // ---------------------------------------------------------------------------------------------
 // Matrix products.
-constexpr int kRows = ATTNLENS_KERNEL_ROWS;
 
 using vf4 = float __attribute__((vector_size(4 * sizeof(float))));
 
@@ -215,46 +214,63 @@ inline std::int64_t group_keys(std::int64_t i, std::int64_t g, std::int64_t diag
   return std::clamp<std::int64_t>(i + g + diag, 0, n);
 }
 
-template <int MR, bool Accumulate, Cut cut>
+// Rows [i, i + kRows) of C (+)= A · B; see gemm.
+template <bool Accumulate, Cut cut>
 void gemm_rows(std::int64_t i, std::int64_t N, std::int64_t K, const float* A, std::int64_t lda,
                const float* packed, std::int64_t panel_stride, float* C, std::int64_t ldc,
                std::int64_t diag) {
-  if (cut == Cut::Cols) N = group_keys(i, MR, diag, N);
-  if (cut == Cut::Depth) K = group_keys(i, MR, diag, K);
+  if (cut == Cut::Cols) N = group_keys(i, kRows, diag, N);
+  if (cut == Cut::Depth) K = group_keys(i, kRows, diag, K);
   for (std::int64_t j = 0; j < panels(N); ++j) {
-    kernel<MR, Accumulate>(K, A + i * lda, lda, packed + j * panel_stride, C + i * ldc + j * P, ldc,
-                           std::min(P, N - j * P));
+    kernel<kRows, Accumulate>(K, A + i * lda, lda, packed + j * panel_stride, C + i * ldc + j * P,
+                              ldc, std::min(P, N - j * P));
   }
 }
 
+// Scratch kept between calls, so the hot path does not allocate once it has warmed up.
+float* scratch(std::vector<float>& buffer, std::int64_t n) {
+  if (static_cast<std::int64_t>(buffer.size()) < n) buffer.resize(static_cast<std::size_t>(n));
+  return buffer.data();
+}
+thread_local std::vector<float> tl_tail;
+
 // C[M x N] (+)= A[M x K] · B, with B packed as panels(N) panels `panel_stride` floats apart
-// (K <= the packed row count), kRows rows at a time; the last rows in one smaller tile. With a
-// cut, each row group stops at its diagonal (see group_keys): columns past it are not written
-// (Cols), or keys past it are not read (Depth; A must be zero between a row's own diagonal and
-// its group's).
+// (K <= the packed row count), kRows rows at a time. With a cut, each row group stops at its
+// diagonal (see group_keys): columns past it are not written (Cols), or keys past it are not
+// read (Depth; A must be zero between a row's own diagonal and its group's).
 template <bool Accumulate, Cut cut = Cut::None>
-void gemm(std::int64_t M, std::int64_t N, std::int64_t K, const float* A, std::int64_t lda,
-          const float* packed, std::int64_t panel_stride, float* C, std::int64_t ldc,
-          std::int64_t diag = 0) {
+[[gnu::noinline]] void gemm(std::int64_t M, std::int64_t N, std::int64_t K, const float* A,
+                            std::int64_t lda, const float* packed, std::int64_t panel_stride,
+                            float* C, std::int64_t ldc, std::int64_t diag = 0) {
   std::int64_t i = 0;
   for (; i + kRows <= M; i += kRows)
-    gemm_rows<kRows, Accumulate, cut>(i, N, K, A, lda, packed, panel_stride, C, ldc, diag);
-  const auto rest = [&](auto rows) {
-    gemm_rows<decltype(rows)::value, Accumulate, cut>(i, N, K, A, lda, packed, panel_stride, C, ldc,
-                                                      diag);
-    i += decltype(rows)::value;
-  };
-  // kRows - 1 rows at most remain: tiles of 4, 2 and 1 rows cover them with few instantiations.
-  if constexpr (kRows > 8) {
-    if (M - i >= 8) rest(std::integral_constant<int, 8>{});
+    gemm_rows<Accumulate, cut>(i, N, K, A, lda, packed, panel_stride, C, ldc, diag);
+  const std::int64_t rows = M - i;
+  if (rows == 0) return;
+  // The last rows (fewer than kRows) use the same tile, so that there is one kernel per product
+  // instead of one per remainder. Without accumulation the tile moves up over rows already
+  // written, which get the same bits again (a cut only adds columns past their diagonal, or
+  // products with their zeros); with it, or when M < kRows, through a zero-padded copy.
+  if (!Accumulate && M >= kRows) {
+    gemm_rows<Accumulate, cut>(M - kRows, N, K, A, lda, packed, panel_stride, C, ldc, diag);
+    return;
   }
-  if (M - i >= 4) rest(std::integral_constant<int, 4>{});
-  if (M - i >= 2) rest(std::integral_constant<int, 2>{});
-  if (M - i >= 1) rest(std::integral_constant<int, 1>{});
+  float* a = scratch(tl_tail, kRows * (K + N));
+  float* c = a + kRows * K;
+  std::fill(a, a + kRows * K, 0.0f);
+  for (std::int64_t r = 0; r < rows; ++r) {
+    std::copy(A + (i + r) * lda, A + (i + r) * lda + K, a + r * K);
+    if (Accumulate) std::copy(C + (i + r) * ldc, C + (i + r) * ldc + N, c + r * N);
+  }
+  const std::int64_t tail_diag = i + diag - (kRows - rows);  // the group ends at its last row
+  gemm_rows<Accumulate, cut>(0, N, K, a, K, packed, panel_stride, c, N, tail_diag);
+  const std::int64_t written = cut == Cut::Cols ? group_keys(0, kRows, tail_diag, N) : N;
+  for (std::int64_t r = 0; r < rows; ++r)
+    std::copy(c + r * N, c + r * N + written, C + (i + r) * ldc);
 }
 
 // Kᵀ as panels of keys: out[p][d][c] = k[(p·P + c)·D + d], zero past S. Panel stride D·P.
-void pack_keys(const float* k, std::int64_t S, std::int64_t D, float* out) {
+[[gnu::noinline]] void pack_keys(const float* k, std::int64_t S, std::int64_t D, float* out) {
   for (std::int64_t p = 0; p < panels(S); ++p) {
     float* panel = out + p * D * P;
     for (std::int64_t c = 0; c < P; ++c) {
@@ -266,17 +282,20 @@ void pack_keys(const float* k, std::int64_t S, std::int64_t D, float* out) {
 }
 
 // V as panels of columns: out[p][j][c] = v[j·Dv + p·P + c], zero past Dv. Panel stride S·P.
-void pack_values(const float* v, std::int64_t S, std::int64_t Dv, float* out) {
+[[gnu::noinline]] void pack_values(const float* v, std::int64_t S, std::int64_t Dv, float* out) {
   for (std::int64_t p = 0; p < panels(Dv); ++p) {
     float* panel = out + p * S * P;
     const std::int64_t cols = std::min(P, Dv - p * P);
     for (std::int64_t j = 0; j < S; ++j) {
       const float* row = v + j * Dv + p * P;
       float* dst = panel + j * P;
-      for (std::int64_t c = 0; c < cols; ++c)
-        dst[c] = row[c];
-      for (std::int64_t c = cols; c < P; ++c)
-        dst[c] = 0.0f;
+      if (cols == P) {
+        store(dst, load(row));
+        store(dst + W, load(row + W));
+      } else {
+        for (std::int64_t c = 0; c < P; ++c)
+          dst[c] = c < cols ? row[c] : 0.0f;
+      }
     }
   }
 }
@@ -288,6 +307,29 @@ bool scale_folded(const SliceProblem& p) {
   return p.scale > 0.0f && p.add_mask == nullptr;
 }
 
+// out[c] = row[c] · factor for c < n.
+void scale_into(float* out, const float* row, std::int64_t n, float factor) {
+  const vf f = splat(factor);
+  std::int64_t c = 0;
+  for (; c + W <= n; c += W)
+    store(out + c, load(row + c) * f);
+  for (; c < n; ++c)
+    out[c] = row[c] * factor;
+}
+
+void scale_row(float* row, std::int64_t n, float factor) {
+  scale_into(row, row, n, factor);
+}
+
+// row[c] += add[c] for c < n.
+void add_row(float* row, const float* add, std::int64_t n) {
+  std::int64_t c = 0;
+  for (; c + W <= n; c += W)
+    store(row + c, load(row + c) + load(add + c));
+  for (; c < n; ++c)
+    row[c] += add[c];
+}
+
 // True when scores may hold −inf inside the visible keys (a boolean or additive mask).
 bool masked(const SliceProblem& p) {
   return p.bool_mask != nullptr || p.add_mask != nullptr;
@@ -297,16 +339,8 @@ bool masked(const SliceProblem& p) {
 // folded, the scale. Returns the maximum over row[0, visible) (−inf when nothing is visible).
 float mask_row(float* row, std::int64_t visible, const SliceProblem& p, std::int64_t i,
                std::int64_t j0) {
-  if (!scale_folded(p)) {
-    const float scale = p.scale;
-    for (std::int64_t c = 0; c < visible; ++c)
-      row[c] *= scale;
-  }
-  if (p.add_mask) {
-    const float* m = p.add_mask + i * p.S + j0;
-    for (std::int64_t c = 0; c < visible; ++c)
-      row[c] += m[c];
-  }
+  if (!scale_folded(p)) scale_row(row, visible, p.scale);
+  if (p.add_mask) add_row(row, p.add_mask + i * p.S + j0, visible);
   if (p.bool_mask) {
     const std::uint8_t* m = p.bool_mask + i * p.S + j0;
     for (std::int64_t c = 0; c < visible; ++c)
@@ -365,20 +399,6 @@ float exp_and_sum(float* row, std::int64_t n, float max, float factor, bool exac
                     : exp_and_sum<false>(row, n, max, factor);
 }
 
-// out[c] = row[c] · factor for c < n.
-void scale_into(float* out, const float* row, std::int64_t n, float factor) {
-  const vf f = splat(factor);
-  std::int64_t c = 0;
-  for (; c + W <= n; c += W)
-    store(out + c, load(row + c) * f);
-  for (; c < n; ++c)
-    out[c] = row[c] * factor;
-}
-
-void scale_row(float* row, std::int64_t n, float factor) {
-  scale_into(row, row, n, factor);
-}
-
 // Keys query block [i0, i0 + rows) can see at all: causal blocks stop at the diagonal.
 std::int64_t block_key_end(const SliceProblem& p, std::int64_t i0, std::int64_t rows) {
   if (!p.causal) return p.S;
@@ -390,11 +410,6 @@ std::int64_t row_visible(const SliceProblem& p, std::int64_t i, std::int64_t j0,
   return std::clamp<std::int64_t>(i + p.causal_shift + 1 - j0, 0, n);
 }
 
-// Scratch kept between calls, so the hot path does not allocate once it has warmed up.
-float* scratch(std::vector<float>& buffer, std::int64_t n) {
-  if (static_cast<std::int64_t>(buffer.size()) < n) buffer.resize(static_cast<std::size_t>(n));
-  return buffer.data();
-}
 thread_local std::vector<float> tl_keys;
 thread_local std::vector<float> tl_scores;
 thread_local std::vector<float> tl_values;
