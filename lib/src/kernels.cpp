@@ -270,13 +270,45 @@ template <bool Accumulate, Cut cut = Cut::None>
 }
 
 // Kᵀ as panels of keys: out[p][d][c] = k[(p·P + c)·D + d], zero past S. Panel stride D·P.
+// Four keys by four dimensions at a time: four loads, a 4 x 4 transpose in registers and four
+// contiguous stores, instead of scattered scalar stores.
 [[gnu::noinline]] void pack_keys(const float* k, std::int64_t S, std::int64_t D, float* out) {
+  const std::int64_t D4 = D / 4 * 4;
   for (std::int64_t p = 0; p < panels(S); ++p) {
     float* panel = out + p * D * P;
-    for (std::int64_t c = 0; c < P; ++c) {
-      const std::int64_t j = p * P + c;
-      for (std::int64_t d = 0; d < D; ++d)
-        panel[d * P + c] = j < S ? k[j * D + d] : 0.0f;
+    for (std::int64_t c = 0; c < P; c += 4) {
+      const float* rows[4];
+      int valid = 0;
+      for (int r = 0; r < 4; ++r) {
+        const std::int64_t j = p * P + c + r;
+        rows[r] = j < S ? k + j * D : nullptr;
+        valid += j < S;
+      }
+      if (valid == 4) {
+        for (std::int64_t d = 0; d < D4; d += 4) {
+          vf4 a, b, e, f;
+          std::memcpy(&a, rows[0] + d, sizeof a);
+          std::memcpy(&b, rows[1] + d, sizeof b);
+          std::memcpy(&e, rows[2] + d, sizeof e);
+          std::memcpy(&f, rows[3] + d, sizeof f);
+          const vf4 ab_lo = __builtin_shufflevector(a, b, 0, 4, 1, 5);
+          const vf4 ab_hi = __builtin_shufflevector(a, b, 2, 6, 3, 7);
+          const vf4 ef_lo = __builtin_shufflevector(e, f, 0, 4, 1, 5);
+          const vf4 ef_hi = __builtin_shufflevector(e, f, 2, 6, 3, 7);
+          const vf4 t0 = __builtin_shufflevector(ab_lo, ef_lo, 0, 1, 4, 5);
+          const vf4 t1 = __builtin_shufflevector(ab_lo, ef_lo, 2, 3, 6, 7);
+          const vf4 t2 = __builtin_shufflevector(ab_hi, ef_hi, 0, 1, 4, 5);
+          const vf4 t3 = __builtin_shufflevector(ab_hi, ef_hi, 2, 3, 6, 7);
+          std::memcpy(panel + d * P + c, &t0, sizeof t0);
+          std::memcpy(panel + (d + 1) * P + c, &t1, sizeof t1);
+          std::memcpy(panel + (d + 2) * P + c, &t2, sizeof t2);
+          std::memcpy(panel + (d + 3) * P + c, &t3, sizeof t3);
+        }
+      }
+      for (std::int64_t d = valid == 4 ? D4 : 0; d < D; ++d) {
+        for (int r = 0; r < 4; ++r)
+          panel[d * P + c + r] = rows[r] ? rows[r][d] : 0.0f;
+      }
     }
   }
 }

@@ -35,3 +35,19 @@ test("errors, explain and forward passes leak nothing", () => {
   for (let i = 0; i < 5_000; i++) once();
   assert.equal(lens.memory().usedBytes, before.usedBytes);
 });
+
+test("a large call gives its staging area and results back once they are copied out", () => {
+  const small = randomTensor([1, 1, 4, 4], randomGenerator(13));
+  lens.attention(small, small, small);
+  const before = lens.memory().usedBytes;
+  // 3 x 2 MiB of inputs and 4 MiB of weights: far above what is kept for reuse (1 MiB).
+  const big = randomTensor([1, 2, 1024, 256], randomGenerator(14));
+  const r = lens.attention(big, big, big, { returnWeights: true });
+  assert.equal(r.weights.data.length, 2 * 1024 * 1024);
+  assert.ok(r.output.data.every(Number.isFinite));
+  const copy = r.output.data.slice(0, 16);
+  lens.attention(small, small, small);
+  assert.equal(lens.memory().usedBytes, before, "bytes held by malloc once a small call follows");
+  // The results are JS-owned: later calls that reuse the heap leave them as they were.
+  assert.deepEqual(r.output.data.slice(0, 16), copy);
+});
