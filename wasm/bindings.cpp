@@ -163,7 +163,7 @@ double attention_stage(double header_slots, double floats, double mask_bytes) {
   try {
     call.stage.resize(slots);
   } catch (const std::bad_alloc&) {
-    call.stage = {};
+    std::vector<float>().swap(call.stage);
     return 0;
   }
   call.header_slots = static_cast<std::size_t>(header_slots);
@@ -240,8 +240,8 @@ void attention_release() {
   AttentionCall& call = attention_call();
   call.result = {};
   call.message.clear();
-  constexpr std::size_t kKeep = 1 << 18;  // floats: 1 MiB
-  if (call.stage.capacity() > kKeep) call.stage = {};
+  constexpr std::size_t kKeep = 1 << 18;                                     // floats: 1 MiB
+  if (call.stage.capacity() > kKeep) std::vector<float>().swap(call.stage);  // `= {}` keeps it
 }
 
 val weights_to_js(const attnlens::SelfAttentionWeights& w) {

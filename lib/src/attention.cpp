@@ -307,6 +307,9 @@ AttentionResult for_each_slice(const ConstTensorView& q, const ConstTensorView& 
 
 AttentionResult attention(const ConstTensorView& q, const ConstTensorView& k,
                           const ConstTensorView& v, const AttentionOptions& options) {
+  struct ReleaseScratch {
+    ~ReleaseScratch() { detail::release_scratch(); }
+  } release_on_exit;  // also when a check throws
   return for_each_slice(
       q, k, v, options,
       [&](const Checked& c, AttentionResult& result, std::int64_t b, std::int64_t h,

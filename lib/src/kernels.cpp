@@ -227,11 +227,17 @@ void gemm_rows(std::int64_t i, std::int64_t N, std::int64_t K, const float* A, s
   }
 }
 
-// Scratch kept between calls, so the hot path does not allocate once it has warmed up.
+// Scratch kept between calls, so the hot path does not allocate once it has warmed up;
+// release_scratch() gives back the buffers a large call grew.
 float* scratch(std::vector<float>& buffer, std::int64_t n) {
   if (static_cast<std::int64_t>(buffer.size()) < n) buffer.resize(static_cast<std::size_t>(n));
   return buffer.data();
 }
+thread_local std::vector<float> tl_keys;
+thread_local std::vector<float> tl_values;
+thread_local std::vector<float> tl_scores;
+thread_local std::vector<float> tl_accumulator;
+thread_local std::vector<float> tl_stats;
 thread_local std::vector<float> tl_tail;
 
 // C[M x N] (+)= A[M x K] · B, with B packed as panels(N) panels `panel_stride` floats apart
@@ -442,12 +448,6 @@ std::int64_t row_visible(const SliceProblem& p, std::int64_t i, std::int64_t j0,
   return std::clamp<std::int64_t>(i + p.causal_shift + 1 - j0, 0, n);
 }
 
-thread_local std::vector<float> tl_keys;
-thread_local std::vector<float> tl_scores;
-thread_local std::vector<float> tl_values;
-thread_local std::vector<float> tl_accumulator;
-thread_local std::vector<float> tl_stats;
-
 // The keys and values of a slice, packed once into panels: O(S·D) memory, like the inputs.
 // Only keys some query can see are packed (causal slices stop at the last query's diagonal).
 struct PackedSlice {
@@ -480,6 +480,13 @@ float softmax_row(float* row, std::int64_t visible, std::int64_t zero_end, const
 }
 
 }  // namespace
+
+void release_scratch() {
+  constexpr std::size_t kKeep = 1 << 17;  // floats (512 KiB): [1, 8, 1024, 64] stays warm
+  for (auto* buffer : {&tl_keys, &tl_values, &tl_scores, &tl_accumulator, &tl_stats, &tl_tail}) {
+    if (buffer->capacity() > kKeep) std::vector<float>().swap(*buffer);
+  }
+}
 
 bool all_finite(const float* data, std::int64_t count) {
   // x · 0 is 0 for finite x and NaN for ±inf and NaN; NaN survives the sums.

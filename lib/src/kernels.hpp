@@ -37,4 +37,8 @@ void attend_blocked(const SliceProblem& p);
 // The same result with an online softmax over key tiles; p.weights must be null.
 void attend_streaming(const SliceProblem& p);
 
+// Frees this thread's scratch buffers that a large call grew past 512 KiB each; smaller ones
+// stay for the next call. Called at the end of every attention() call.
+void release_scratch();
+
 }  // namespace attnlens::detail

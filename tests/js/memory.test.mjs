@@ -36,18 +36,21 @@ test("errors, explain and forward passes leak nothing", () => {
   assert.equal(lens.memory().usedBytes, before.usedBytes);
 });
 
-test("a large call gives its staging area and results back once they are copied out", () => {
+test("a large call gives its inputs, results and large scratch back once they are copied out", () => {
   const small = randomTensor([1, 1, 4, 4], randomGenerator(13));
   lens.attention(small, small, small);
   const before = lens.memory().usedBytes;
-  // 3 x 2 MiB of inputs and 4 MiB of weights: far above what is kept for reuse (1 MiB).
+  // 3 x 2 MiB of inputs, 8 MiB of weights and 1 MiB of packed keys and of values: all above what
+  // is kept warm for the next call (1 MiB of staging, 512 KiB per scratch buffer).
   const big = randomTensor([1, 2, 1024, 256], randomGenerator(14));
   const r = lens.attention(big, big, big, { returnWeights: true });
   assert.equal(r.weights.data.length, 2 * 1024 * 1024);
   assert.ok(r.output.data.every(Number.isFinite));
   const copy = r.output.data.slice(0, 16);
   lens.attention(small, small, small);
-  assert.equal(lens.memory().usedBytes, before, "bytes held by malloc once a small call follows");
+  // What stays is the block of scores (66 x 1024 floats) and small buffers: well under 1 MiB.
+  const kept = lens.memory().usedBytes - before;
+  assert.ok(kept < 2 ** 19, `${kept} bytes still held by malloc after the large call`);
   // The results are JS-owned: later calls that reuse the heap leave them as they were.
   assert.deepEqual(r.output.data.slice(0, 16), copy);
 });
