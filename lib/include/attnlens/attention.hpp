@@ -68,6 +68,10 @@ struct AttentionResult {
 // dimension), NON_FINITE (NaN/inf in q, k, v, scale, or NaN/+inf in an additive mask),
 // TOO_LARGE (a tensor over options.max_elements), BAD_ARGUMENT (null data, or streaming with
 // return_weights), OUT_OF_MEMORY (results that cannot be allocated).
+//
+// Thread-safe. Each thread keeps scratch buffers between calls (packed keys and values, a block
+// of scores) so that repeated calls of moderate size allocate only their results; a buffer a
+// call grew past 512 KiB is freed when that call returns.
 AttentionResult attention(const ConstTensorView& q, const ConstTensorView& k,
                           const ConstTensorView& v, const AttentionOptions& options = {});
 
