@@ -1,14 +1,17 @@
 // Private: the fast attention kernels behind attnlens::attention().
 //
 // One (batch, head) slice at a time:  q [L, D], k [S, D], v [S, Dv]  ->  out [L, Dv]
-// (and weights [L, S] when asked). Two schedules, both tested against a float64 reference:
-//   - blocked:   query blocks of kBlockRows rows against all visible keys. Causal blocks stop at
-//                the diagonal, so the masked upper triangle is never computed. Weights, when
-//                requested, are written straight from the block.
+// (and weights [L, S] when asked). Two schedules, both tested against the plain reference path:
+//   - blocked:   query blocks of about 64 rows against all visible keys. In causal blocks each
+//                group of rows of the micro-kernel stops at its diagonal in Q·Kᵀ and in P·V, so
+//                the masked upper triangle is never computed. Weights, when requested, are
+//                written straight from the block while it is in cache.
 //   - streaming: FlashAttention's schedule: query blocks against key tiles with an online
 //                softmax. Never holds more than a block x tile of scores: memory O(L·D).
-// The matrix products use a register-blocked micro-kernel written with GCC/Clang vector
-// extensions, which compile to SSE/AVX natively and to SIMD128 in WebAssembly.
+// The matrix products use one register-blocked micro-kernel written with GCC/Clang vector
+// extensions, which compile to SSE/AVX/AVX-512 natively and to SIMD128 in WebAssembly, over
+// keys and values packed once per slice into panels. The softmax's exp is a base-2 polynomial
+// (about 2 ulp) with the scale folded in.
 #pragma once
 
 #include <attnlens/attention.hpp>
