@@ -10,7 +10,8 @@ export type AttnLensErrorCode =
   | "EMPTY_INPUT"
   | "UNKNOWN_OPTION"
   | "OUT_OF_MEMORY"
-  | "INTERNAL";
+  | "INTERNAL"
+  | "BAD_FILE";
 
 /** Thrown by every attnlens function on bad input; `message` names the argument and shapes. */
 export declare class AttnLensError extends Error {

@@ -135,6 +135,7 @@ test("the codes the module exports match the .d.ts union and every code is reach
     "UNKNOWN_OPTION",
     "OUT_OF_MEMORY",
     "INTERNAL",
+    "BAD_FILE",
   ];
   assert.deepEqual([...names].sort(), [...tested].sort());
 });

@@ -12,16 +12,17 @@
 namespace attnlens {
 
 // X(name, description). Append new codes at the end; names are part of the public API.
-#define ATTNLENS_ERROR_CODES(X)                                                            \
-  X(SHAPE_MISMATCH, "tensor shapes do not fit together")                                   \
-  X(NON_FINITE, "an input holds NaN or an infinity where only finite numbers are allowed") \
-  X(TOO_LARGE, "an input exceeds a configured size limit")                                 \
-  X(BAD_ARGUMENT, "an argument has an invalid value")                                      \
-  X(INVALID_UTF8, "text is not valid UTF-8")                                               \
-  X(EMPTY_INPUT, "an input that must hold at least one element is empty")                  \
-  X(UNKNOWN_OPTION, "an option name is not recognised")                                    \
-  X(OUT_OF_MEMORY, "memory could not be allocated")                                        \
-  X(INTERNAL, "an unexpected internal error; please report it with the input that caused it")
+#define ATTNLENS_ERROR_CODES(X)                                                               \
+  X(SHAPE_MISMATCH, "tensor shapes do not fit together")                                      \
+  X(NON_FINITE, "an input holds NaN or an infinity where only finite numbers are allowed")    \
+  X(TOO_LARGE, "an input exceeds a configured size limit")                                    \
+  X(BAD_ARGUMENT, "an argument has an invalid value")                                         \
+  X(INVALID_UTF8, "text is not valid UTF-8")                                                  \
+  X(EMPTY_INPUT, "an input that must hold at least one element is empty")                     \
+  X(UNKNOWN_OPTION, "an option name is not recognised")                                       \
+  X(OUT_OF_MEMORY, "memory could not be allocated")                                           \
+  X(INTERNAL, "an unexpected internal error; please report it with the input that caused it") \
+  X(BAD_FILE, "a file (checkpoint, tokenizer, attention export) is malformed or inconsistent")
 
 enum class ErrorCode : int {
 #define ATTNLENS_ENUM_ENTRY(name, description) name,
