@@ -411,7 +411,8 @@ void SafetensorsView::read_f32_into(const SafetensorsEntry& entry, float* out) c
   const auto n = static_cast<std::size_t>(entry.numel);
   switch (entry.dtype) {
     case Dtype::F32:
-      std::memcpy(out, src, n * sizeof(float));
+      // An empty tensor's `out` may be null, which memcpy does not allow even for 0 bytes.
+      if (n > 0) std::memcpy(out, src, n * sizeof(float));
       break;
     case Dtype::F16:
       for (std::size_t i = 0; i < n; ++i) {
@@ -468,7 +469,6 @@ std::vector<std::uint8_t> write_safetensors(const TensorList& tensors,
   for (std::size_t i = 0; i < order.size(); ++i) {
     const auto& [name, tensor] = tensors[i];
     order[i] = i;
-    if (name.empty()) fail_file(file_name, "tensor ", i, " has an empty name");
     if (name == "__metadata__") {
       fail_file(file_name, "a tensor may not be named \"__metadata__\" (the header's metadata)");
     }
@@ -559,7 +559,7 @@ std::vector<std::uint8_t> write_safetensors(const TensorList& tensors,
         }
       }
       if (dtype == Dtype::F32) {
-        std::memcpy(dst, src, n * sizeof(float));
+        if (n > 0) std::memcpy(dst, src, n * sizeof(float));  // src is null when n == 0
       } else {
         for (std::size_t i = 0; i < n; ++i) {
           const std::uint16_t h = f32_to_f16(src[i]);

@@ -136,7 +136,8 @@ class SafetensorsView {
 // with contiguous offsets in that order, `__metadata__` first in the header (left out when
 // `metadata` is empty) with its keys sorted, compact JSON, the header padded with spaces to a
 // multiple of 8 bytes.
-//   tensors:  names must be non-empty, valid UTF-8, unique and not "__metadata__"; values must
+//   tensors:  names must be valid UTF-8, unique and not "__metadata__" (the format allows the
+//             empty name, and so does the writer); values must
 //             be finite. Each tensor's data.size() must equal the product of its shape.
 //   metadata: keys unique; keys and values valid UTF-8.
 //   dtype:    Dtype::F32 (exact) or Dtype::F16 (round to nearest, ties to even; a value whose
