@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <limits>
 #include <queue>
-#include <type_traits>
 
 namespace attnlens {
 namespace {

@@ -124,14 +124,16 @@ struct BpeTrainOptions {
 };
 
 // Learns a GPT-2-style vocabulary from `corpus` (UTF-8 texts): 256 byte tokens (ids 0..255 in
-// GPT-2's order), then one token per merge, then options.end_of_text.
+// GPT-2's order), then one new token per merge (a merge whose result is already a token, as
+// "a"+"bc" after "ab"+"c", reuses its id), then options.end_of_text.
 //   1. Each text is pre-tokenized as encode() does and identical pieces are counted.
 //   2. Repeatedly the most frequent adjacent pair over all pieces (weighted by their counts)
 //      is merged; ties go to the pair with the smaller (left id, right id). Pair counts are
 //      updated only for the pieces that contain the merged pair.
 //   3. This stops at vocab_size tokens, or when no pair occurs options.min_frequency times.
 // vocab_size counts everything: 256 + merges + (1 if end_of_text is set). Throws
-// Error(BAD_ARGUMENT) if vocab_size leaves no room for one merge or is over 2^24,
+// Error(BAD_ARGUMENT) if vocab_size leaves no room for one merge or is over 2^24, if
+// min_frequency < 1, or if end_of_text was learned as an ordinary token;
 // Error(INVALID_UTF8) / Error(TOO_LARGE) for a text as encode() does.
 BpeTokenizer train_bpe(const std::vector<std::string_view>& corpus, std::int32_t vocab_size,
                        const BpeTrainOptions& options = {});
