@@ -5,6 +5,7 @@
 #include <attnlens/bpe.hpp>
 
 #include "../../lib/src/unicode_pretokenize.hpp"
+#include "../../lib/src/unicode_tables.hpp"
 
 #include <fstream>
 #include <iterator>
@@ -137,6 +138,33 @@ TEST_CASE("GPT-2 pre-tokenization splits as its regex does", "[bpe]") {
   CHECK(pieces("\xC2\xBD\xC2\xB2x") == Strings{"\xC2\xBD\xC2\xB2", "x"});  // ½² are numbers
   CHECK(pieces("").empty());
   CHECK(std::string(attnlens::bpe_unicode_version()).find('.') != std::string::npos);
+}
+
+TEST_CASE("the generated Unicode classes are JavaScript's", "[bpe]") {
+  using attnlens::detail::char_class;
+  using attnlens::detail::CharClass;
+  // JS \s: ASCII white space, NBSP, Ogham space, U+2000..U+200A, line/paragraph separators,
+  // narrow NBSP, medium math space, ideographic space and the BOM; not ZWSP (U+200B) nor NEL.
+  for (char32_t c : {0x09, 0x0A, 0x0B, 0x0C, 0x0D, 0x20, 0xA0, 0x1680, 0x2000, 0x200A, 0x2028,
+                     0x2029, 0x202F, 0x205F, 0x3000, 0xFEFF}) {
+    CHECK(char_class(c) == CharClass::Space);
+  }
+  for (char32_t c : {0x00, 0x1F, 0x85, 0x200B, 0x180E, 0x2060, 0xD800, 0x110000}) {
+    CHECK(char_class(c) == CharClass::Other);
+  }
+  // \p{L}: letters of every script; \p{N}: Nd, Nl and No.
+  for (char32_t c : {0x41, 0x7A, 0xAA, 0xE9, 0x3B1, 0x416, 0x5D0, 0x627, 0x915, 0x4E00, 0xAC00,
+                     0x30AB, 0x1D400, 0x20000}) {
+    CHECK(char_class(c) == CharClass::Letter);
+  }
+  for (char32_t c : {0x30, 0x39, 0xB2, 0xBD, 0x663, 0x966, 0x2167, 0x2460, 0xFF10, 0x1D7D9}) {
+    CHECK(char_class(c) == CharClass::Number);
+  }
+  // Marks, punctuation (! ' ’ 。), symbols ($ €) and emoji parts are none of them.
+  for (char32_t c : {0x301, 0x93F, 0x21, 0x27, 0x2019, 0x3002, 0x24, 0x20AC, 0x1F600, 0x200D,
+                     0xFE0F, 0x20E3, 0x1F3FD}) {
+    CHECK(char_class(c) == CharClass::Other);
+  }
 }
 
 TEST_CASE("BPE merges: lowest rank first, every occurrence left to right", "[bpe]") {
