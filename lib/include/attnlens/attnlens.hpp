@@ -3,9 +3,11 @@
 
 #include <attnlens/analysis.hpp>
 #include <attnlens/attention.hpp>
+#include <attnlens/bpe.hpp>
 #include <attnlens/explain.hpp>
 #include <attnlens/options.hpp>
 #include <attnlens/random.hpp>
+#include <attnlens/safetensors.hpp>
 #include <attnlens/self_attention.hpp>
 #include <attnlens/status.hpp>
 #include <attnlens/tensor.hpp>
