@@ -43,75 +43,75 @@ const char* type_name(int code) {
     case 0:
       return "NULL (NILSXP)";
     case 1:
-      return "symbol (SYMSXP)";
+      return "a symbol (SYMSXP)";
     case 2:
-      return "pairlist (LISTSXP)";
+      return "a pairlist (LISTSXP)";
     case 3:
-      return "closure (CLOSXP)";
+      return "a closure (CLOSXP)";
     case 4:
-      return "environment (ENVSXP)";
+      return "an environment (ENVSXP)";
     case 5:
-      return "promise (PROMSXP)";
+      return "a promise (PROMSXP)";
     case 6:
-      return "language object (LANGSXP)";
+      return "a language object (LANGSXP)";
     case 7:
-      return "special function (SPECIALSXP)";
+      return "a special function (SPECIALSXP)";
     case 8:
-      return "builtin function (BUILTINSXP)";
+      return "a builtin function (BUILTINSXP)";
     case 9:
-      return "string (CHARSXP)";
+      return "a string (CHARSXP)";
     case 10:
-      return "logical vector (LGLSXP)";
+      return "a logical vector (LGLSXP)";
     case 13:
-      return "integer vector (INTSXP)";
+      return "an integer vector (INTSXP)";
     case 14:
-      return "double vector (REALSXP)";
+      return "a double vector (REALSXP)";
     case 15:
-      return "complex vector (CPLXSXP)";
+      return "a complex vector (CPLXSXP)";
     case 16:
-      return "character vector (STRSXP)";
+      return "a character vector (STRSXP)";
     case 17:
-      return "dots (DOTSXP)";
+      return "a dots (DOTSXP)";
     case 19:
-      return "list (VECSXP)";
+      return "a list (VECSXP)";
     case 20:
-      return "expression vector (EXPRSXP)";
+      return "an expression vector (EXPRSXP)";
     case 21:
-      return "byte code (BCODESXP)";
+      return "a byte code (BCODESXP)";
     case 22:
-      return "external pointer (EXTPTRSXP)";
+      return "an external pointer (EXTPTRSXP)";
     case 23:
-      return "weak reference (WEAKREFSXP)";
+      return "a weak reference (WEAKREFSXP)";
     case 24:
-      return "raw vector (RAWSXP)";
+      return "a raw vector (RAWSXP)";
     case 25:
-      return "S4 object (S4SXP)";
+      return "a S4 object (S4SXP)";
     case 238:
-      return "ALTREP object (ALTREP_SXP)";
+      return "an ALTREP object (ALTREP_SXP)";
     case 241:
-      return "base environment (BASEENV_SXP)";
+      return "a base environment (BASEENV_SXP)";
     case 242:
-      return "empty environment (EMPTYENV_SXP)";
+      return "an empty environment (EMPTYENV_SXP)";
     case 247:
-      return "persistent name (PERSISTSXP)";
+      return "a persistent name (PERSISTSXP)";
     case 248:
-      return "package environment (PACKAGESXP)";
+      return "a package environment (PACKAGESXP)";
     case 249:
-      return "namespace (NAMESPACESXP)";
+      return "a namespace (NAMESPACESXP)";
     case 250:
-      return "base namespace (BASENAMESPACE_SXP)";
+      return "a base namespace (BASENAMESPACE_SXP)";
     case 251:
-      return "missing argument (MISSINGARG_SXP)";
+      return "a missing argument (MISSINGARG_SXP)";
     case 252:
-      return "unbound value (UNBOUNDVALUE_SXP)";
+      return "an unbound value (UNBOUNDVALUE_SXP)";
     case 253:
-      return "global environment (GLOBALENV_SXP)";
+      return "a global environment (GLOBALENV_SXP)";
     case 254:
       return "NULL (NILVALUE_SXP)";
     case 255:
-      return "reference (REFSXP)";
+      return "a reference (REFSXP)";
     default:
-      return "unknown type";
+      return "an object of unknown type";
   }
 }
 
@@ -366,7 +366,7 @@ class Parser {
     const std::size_t name_at = pos_;
     const Flags name_flags(read_u32("a symbol's name"));
     if (name_flags.type != static_cast<int>(RType::Char)) {
-      fail(ErrorCode::BAD_FILE, what_, ": a symbol's name is a ", type_name(name_flags.type),
+      fail(ErrorCode::BAD_FILE, what_, ": a symbol's name is ", type_name(name_flags.type),
            ", not a string (at byte ", name_at, ")");
     }
     RString name = read_char(name_flags, depth + 1);
@@ -467,7 +467,7 @@ class Parser {
     const std::size_t at = pos_;
     const Flags flags(read_u32("a character vector's element"));
     if (flags.type != static_cast<int>(RType::Char)) {
-      fail(ErrorCode::BAD_FILE, what_, ": element ", index, " of a character vector is a ",
+      fail(ErrorCode::BAD_FILE, what_, ": element ", index, " of a character vector is ",
            type_name(flags.type), ", not a string (at byte ", at, ")");
     }
     return read_char(flags, depth);
@@ -687,7 +687,7 @@ RRef RData::attribute(RRef object, std::string_view name) const {
 RRef RData::element(RRef object, std::string_view name) const {
   const RNode& list = node(object);
   if (list.type != RType::List) {
-    fail(ErrorCode::BAD_FILE, what_, ": looking for the element '", name, "' in a ",
+    fail(ErrorCode::BAD_FILE, what_, ": looking for the element '", name, "' in ",
          type_name(static_cast<int>(list.type)), ", not in a list");
   }
   const RNode& names = node(attribute(object, "names"));
@@ -704,8 +704,8 @@ RRef RData::element(RRef object, std::string_view name) const {
 std::vector<std::string> RData::utf8_strings(RRef object, std::string_view label) const {
   const RNode& vector = node(object);
   if (vector.type != RType::String) {
-    fail(ErrorCode::BAD_FILE, what_, ": ", label, " is a ",
-         type_name(static_cast<int>(vector.type)), ", not a character vector");
+    fail(ErrorCode::BAD_FILE, what_, ": ", label, " is ", type_name(static_cast<int>(vector.type)),
+         ", not a character vector");
   }
   const bool native_is_utf8 = native_encoding_.empty() ||
                               equals_ignoring_case(native_encoding_, "UTF-8") ||
@@ -749,8 +749,8 @@ std::vector<double> RData::numbers(RRef object, std::string_view label) const {
   const RNode& vector = node(object);
   if (vector.type == RType::Real) return vector.reals;
   if (vector.type != RType::Integer) {
-    fail(ErrorCode::BAD_FILE, what_, ": ", label, " is a ",
-         type_name(static_cast<int>(vector.type)), ", not an integer or double vector");
+    fail(ErrorCode::BAD_FILE, what_, ": ", label, " is ", type_name(static_cast<int>(vector.type)),
+         ", not an integer or double vector");
   }
   std::vector<double> out;
   out.reserve(vector.integers.size());
