@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Installs what attnlens needs and is missing, and nothing else. Idempotent.
-#   Debian packages: a C++ compiler, CMake, Eigen, Catch2, Emscripten, Chromium
+#   Debian packages: a C++ compiler, CMake, Eigen, Catch2, zlib, Emscripten, Chromium
 #   npm packages:    `npm ci` from package-lock.json (when node_modules is missing or stale)
 # Runs as root (CI) or through sudo. Without apt it prints what to install and stops.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(g++ cmake make git clang-format libeigen3-dev catch2 libbenchmark-dev emscripten chromium)
+packages=(g++ cmake make git clang-format libeigen3-dev catch2 libbenchmark-dev zlib1g-dev emscripten
+  chromium)
 # Each package and a file it provides: checked instead of asking dpkg, so a machine that has the
 # tool from elsewhere is not asked to install it again.
 declare -A provides=(
@@ -18,6 +19,7 @@ declare -A provides=(
   [libeigen3-dev]=/usr/share/eigen3/cmake/Eigen3Config.cmake
   [catch2]=/usr/lib/cmake/Catch2/Catch2Config.cmake
   [libbenchmark-dev]=/usr/include/benchmark/benchmark.h
+  [zlib1g-dev]=/usr/include/zlib.h
   [emscripten]=/usr/bin/em++
   [chromium]=/usr/bin/chromium
 )
@@ -32,7 +34,7 @@ if ((${#missing[@]})); then
   if ! command -v apt-get >/dev/null 2>&1; then
     echo "bootstrap: this machine has no apt-get. Install these (Debian 12 names) and run again:" >&2
     echo "  ${missing[*]}" >&2
-    echo "  (a C++17 compiler, CMake >= 3.20, Eigen 3.4, Catch2 v2, Emscripten 3.1.x, Chromium)" >&2
+    echo "  (a C++17 compiler, CMake >= 3.20, Eigen 3.4, Catch2 v2, zlib, Emscripten 3.1.x, Chromium)" >&2
     exit 1
   fi
   sudo=()
