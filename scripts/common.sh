@@ -1,5 +1,30 @@
-# Shared by the scripts: step banners and the Emscripten environment (TOOLCHAIN.md).
-step() { printf '\n\033[1m== %s ==\033[0m\n' "$*"; }
+# Shared by the scripts: step banners with timings, the Emscripten environment (TOOLCHAIN.md)
+# and the second Node.
+
+# step NAME: prints a banner; the time each step took is printed when the next one starts, and
+# all of them by steps_summary.
+step_names=()
+step_seconds=()
+step_end() {
+  if [[ -n ${step_started:-} ]]; then
+    step_seconds+=($((SECONDS - step_started)))
+    printf '   (%s s)\n' "${step_seconds[-1]}"
+    step_started=
+  fi
+}
+step() {
+  step_end
+  step_names+=("$*")
+  step_started=$SECONDS
+  printf '\n\033[1m== %s ==\033[0m\n' "$*"
+}
+steps_summary() {
+  step_end
+  printf '\nstage times:\n'
+  for i in "${!step_names[@]}"; do
+    printf '%6s s  %s\n' "${step_seconds[$i]}" "${step_names[$i]}"
+  done
+}
 
 # em++ runs its JS optimiser with node, which finds Debian's acorn only through NODE_PATH.
 export NODE_PATH=/usr/share/nodejs${NODE_PATH:+:$NODE_PATH}

@@ -62,5 +62,6 @@ node --test tests/pack/
 step "Browser end-to-end tests (demo page and blog example in Chromium)"
 node --test tests/e2e/
 
+steps_summary
 echo
 echo "attnlens: all test stages passed"
