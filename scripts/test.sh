@@ -49,18 +49,24 @@ bash scripts/build.sh
 step "Catch2 suite compiled to WebAssembly, run by Node"
 ctest --test-dir build/wasm -j"$jobs" --output-on-failure
 
-step "JS API tests (node:test on the built package)"
+# node --test gets files, not a directory: Node 21+ no longer accepts directories.
+node22=$(node22_path)
 build/native/tests/cpp/attnlens_dump_fixtures build/native/fixtures.json
-node --test tests/js/
+step "JS API tests, Node $(node --version)"
+node --test tests/js/*.test.mjs
+step "JS API tests, Node $("$node22" --version)"
+"$node22" --test tests/js/*.test.mjs
 
 step "Type declarations (tsc --noEmit --strict)"
 node_modules/.bin/tsc -p tests/types
 
-step "Packaging smoke test (npm pack, install, Node ESM, Vite + Chromium)"
-node --test tests/pack/
+step "Packaging smoke test, Node $(node --version) (npm pack, install, Node ESM, Vite + Chromium)"
+node --test tests/pack/*.test.mjs
+step "Packaging smoke test, Node $("$node22" --version)"
+"$node22" --test tests/pack/*.test.mjs
 
 step "Browser end-to-end tests (demo page and blog example in Chromium)"
-node --test tests/e2e/
+node --test tests/e2e/*.test.mjs
 
 steps_summary
 echo

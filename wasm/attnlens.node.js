@@ -1,4 +1,4 @@
-// attnlens for Node (>= 18): the .wasm is read from beside this file with fs, because the
+// attnlens for Node (>= 20): the .wasm is read from beside this file with fs, because the
 // loader Emscripten 3.1.6 generates would try to fetch() a file path (TOOLCHAIN.md point 3).
 import { readFile } from "node:fs/promises";
 import createAttnLensCore from "./attnlens_core.js";

@@ -52,7 +52,8 @@ try { lens.attention([[1]], [[1, 2]], [[1]]); } catch (e) { code = e instanceof 
 console.log(JSON.stringify({ version: lens.version, weights: Array.from(r.weights.data), output: Array.from(r.output.data), code }));
 `,
   );
-  const result = JSON.parse(execFileSync("node", ["main.js"], { cwd: app, encoding: "utf8" }));
+  // The Node that runs this test (npm test runs it under Node 20 and Node 22).
+  const result = JSON.parse(execFileSync(process.execPath, ["main.js"], { cwd: app, encoding: "utf8" }));
   assert.deepEqual(result.weights.slice(0, 2), [1, 0]);
   assert.deepEqual(result.output.slice(0, 2), [1, 2]);
   assert.equal(result.code, "SHAPE_MISMATCH");
