@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Installs what attnlens needs and is missing, and nothing else. Idempotent.
-#   Debian packages: a C++ compiler, CMake, Eigen, Catch2, Emscripten, Chromium
+#   Debian packages: a C++ compiler, CMake, Eigen, Catch2, Emscripten, Chromium; clang 14 with
+#                    its runtimes (libFuzzer)
 #   npm packages:    `npm ci` from package-lock.json (when node_modules is missing or stale),
 #                    and Node 22 from scripts/node22/package-lock.json (linux-x64)
 # Runs as root (CI) or through sudo. Without apt it prints what to install and stops.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(g++ cmake make git clang-format libeigen3-dev catch2 libbenchmark-dev emscripten chromium)
+packages=(g++ cmake make git clang-format libeigen3-dev catch2 libbenchmark-dev emscripten chromium
+  clang-14 libclang-rt-14-dev)
 # Each package and a file it provides: checked instead of asking dpkg, so a machine that has the
 # tool from elsewhere is not asked to install it again.
 declare -A provides=(
@@ -21,6 +23,8 @@ declare -A provides=(
   [libbenchmark-dev]=/usr/include/benchmark/benchmark.h
   [emscripten]=/usr/bin/em++
   [chromium]=/usr/bin/chromium
+  [clang-14]=/usr/bin/clang++-14
+  [libclang-rt-14-dev]=/usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a
 )
 
 missing=()
@@ -33,7 +37,8 @@ if ((${#missing[@]})); then
   if ! command -v apt-get >/dev/null 2>&1; then
     echo "bootstrap: this machine has no apt-get. Install these (Debian 12 names) and run again:" >&2
     echo "  ${missing[*]}" >&2
-    echo "  (a C++17 compiler, CMake >= 3.20, Eigen 3.4, Catch2 v2, Emscripten 3.1.x, Chromium)" >&2
+    echo "  (a C++17 compiler, CMake >= 3.20, Eigen 3.4, Catch2 v2, Emscripten 3.1.x, Chromium," >&2
+    echo "   clang 14 with libFuzzer)" >&2
     exit 1
   fi
   sudo=()

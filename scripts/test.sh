@@ -43,6 +43,9 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:halt_on_error=1 \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build/asan -j"$jobs" --output-on-failure -E "^OUT_OF_MEMORY"
 
+step "libFuzzer targets (tests/fuzz): regressions, then 20 s each with a fixed seed"
+bash scripts/fuzz.sh 20
+
 step "WebAssembly build: the package and the Catch2 suite"
 bash scripts/build.sh
 
