@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what attnlens needs and is missing, and nothing else. Idempotent.
-#   Debian packages: a C++ compiler, CMake, Eigen, Catch2, Emscripten, Chromium; clang 14 with
-#                    its runtimes (libFuzzer)
+#   Debian packages: a C++ compiler, CMake, Eigen, Catch2, Emscripten, Chromium; LLVM 19 and
+#                    wabt (the WebAssembly modules); clang 14 with its runtimes (libFuzzer)
 #   npm packages:    `npm ci` from package-lock.json (when node_modules is missing or stale),
 #                    and Node 22 from scripts/node22/package-lock.json (linux-x64)
 # Runs as root (CI) or through sudo. Without apt it prints what to install and stops.
@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(g++ cmake make git clang-format libeigen3-dev catch2 libbenchmark-dev emscripten chromium
-  clang-14 libclang-rt-14-dev)
+  clang-19 lld-19 llvm-19 wabt clang-14 libclang-rt-14-dev)
 # Each package and a file it provides: checked instead of asking dpkg, so a machine that has the
 # tool from elsewhere is not asked to install it again.
 declare -A provides=(
@@ -23,6 +23,10 @@ declare -A provides=(
   [libbenchmark-dev]=/usr/include/benchmark/benchmark.h
   [emscripten]=/usr/bin/em++
   [chromium]=/usr/bin/chromium
+  [clang-19]=/usr/bin/clang-19
+  [lld-19]=/usr/bin/wasm-ld-19
+  [llvm-19]=/usr/bin/llvm-ar-19
+  [wabt]=/usr/bin/wasm-validate
   [clang-14]=/usr/bin/clang++-14
   [libclang-rt-14-dev]=/usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a
 )
@@ -38,7 +42,7 @@ if ((${#missing[@]})); then
     echo "bootstrap: this machine has no apt-get. Install these (Debian 12 names) and run again:" >&2
     echo "  ${missing[*]}" >&2
     echo "  (a C++17 compiler, CMake >= 3.20, Eigen 3.4, Catch2 v2, Emscripten 3.1.x, Chromium," >&2
-    echo "   clang 14 with libFuzzer)" >&2
+    echo "   clang/lld/llvm 19, wabt, clang 14 with libFuzzer)" >&2
     exit 1
   fi
   sudo=()

@@ -3,6 +3,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/common.sh
+wasm_toolchain
 
 jobs=$(nproc 2>/dev/null || echo 2)
 # Inside the Emscripten toolchain's sysroot find_package cannot see Debian's Eigen and Catch2.

