@@ -33,7 +33,8 @@ export NODE_PATH=/usr/share/nodejs${NODE_PATH:+:$NODE_PATH}
 # opcodes; Debian's default LLVM 14 does not) and binaryen 132 from npm through scripts/binaryen/
 # (Debian's binaryen 108 rejects relaxed opcodes; TOOLCHAIN.md, "Newer toolchains").
 # EMCC_READ_METADATA=python and -sWASM_BIGINT=1 (CMakeLists.txt) keep 3.1.6 from running
-# wasm-emscripten-finalize, which the npm package lacks.
+# wasm-emscripten-finalize, which the npm package lacks. Both modules (SIMD128 and relaxed SIMD)
+# come from this toolchain, so their JS loaders are identical (scripts/build.sh checks).
 wasm_toolchain() {
   export EM_LLVM_ADD_VERSION=19 EM_CLANG_ADD_VERSION=19 EMCC_READ_METADATA=python
   PATH="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/binaryen:$PATH"

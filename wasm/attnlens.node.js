@@ -4,6 +4,9 @@ import { readFile } from "node:fs/promises";
 import createAttnLensCore from "./attnlens_core.js";
 import { makeLoader } from "./api.js";
 
-export { AttnLensError } from "./api.js";
+export { AttnLensError, relaxedSimdSupported } from "./api.js";
 
-export const loadAttnLens = makeLoader(createAttnLensCore, (url) => readFile(url), new URL("./attnlens.wasm", import.meta.url));
+export const loadAttnLens = makeLoader(createAttnLensCore, (url) => readFile(url), {
+  baseline: new URL("./attnlens.wasm", import.meta.url),
+  relaxed: new URL("./attnlens-relaxed.wasm", import.meta.url),
+});
