@@ -1,6 +1,7 @@
 // Builds what the browser gets, after scripts/build.sh has put the wasm package in dist/:
 //   dist/element.js       the <attn-lens> element as one ES module (Lit, D3 and the JS API inside;
-//                         attnlens.wasm beside it), for a plain <script type="module">
+//                         attnlens.wasm and attnlens-relaxed.wasm beside it), for a plain
+//                         <script type="module">
 //   dist/site/            the static demo site, with the blog example under examples/
 import { build } from "vite";
 import { copyFileSync, mkdirSync } from "node:fs";
@@ -31,10 +32,12 @@ await build({
   base: "./",
   build: { outDir: site, emptyOutDir: true, target: "es2022", rollupOptions: { input: join(root, "web/index.html") } },
 });
-// The loader finds the module beside the bundle that contains it (web/lens.js).
-copyFileSync(join(dist, "attnlens.wasm"), join(site, "assets/attnlens.wasm"));
+// The loader finds the modules beside the bundle that contains it (web/lens.js); it fetches
+// one of the two (wasm/api.js, makeLoader).
+const modules = ["attnlens.wasm", "attnlens-relaxed.wasm"];
+for (const module of modules) copyFileSync(join(dist, module), join(site, "assets", module));
 // The blog example loads the element exactly as a post would: one script tag, no bundler.
 copyFileSync(join(dist, "element.js"), join(site, "element.js"));
-copyFileSync(join(dist, "attnlens.wasm"), join(site, "attnlens.wasm"));
+for (const module of modules) copyFileSync(join(dist, module), join(site, module));
 mkdirSync(join(site, "examples"), { recursive: true });
 copyFileSync(join(root, "web/examples/blog.html"), join(site, "examples/blog.html"));

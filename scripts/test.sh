@@ -43,24 +43,45 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:halt_on_error=1 \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build/asan -j"$jobs" --output-on-failure -E "^OUT_OF_MEMORY"
 
-step "WebAssembly build: the package and the Catch2 suite"
+step "libFuzzer targets (tests/fuzz): regressions, then 20 s each with a fixed seed"
+bash scripts/fuzz.sh 20
+
+step "WebAssembly build: both modules (SIMD128, relaxed SIMD) and the Catch2 suite with each"
 bash scripts/build.sh
 
-step "Catch2 suite compiled to WebAssembly, run by Node"
-ctest --test-dir build/wasm -j"$jobs" --output-on-failure
+# A wasm suite whose main() never runs (clang >= 15 with Emscripten 3.1.6: tests/cpp/wasm_main.cpp)
+# discovers no tests and would pass as an empty ctest run: require the native count, and tests.
+native_tests=$(ctest --test-dir build/native -N | sed -n 's/^Total Tests: //p')
+node22=$(node22_path)
+for suite in "build/wasm:SIMD128 module, Node $(node --version)" "build/wasm-relaxed:relaxed-SIMD module, Node $("$node22" --version)"; do
+  dir=${suite%%:*}
+  step "Catch2 suite compiled to WebAssembly: ${suite#*:}"
+  wasm_tests=$(ctest --test-dir "$dir" -N | sed -n 's/^Total Tests: //p')
+  if [[ $wasm_tests != "$native_tests" ]]; then
+    echo "$dir discovered ${wasm_tests:-no} tests, the native suite $native_tests: the wasm suite did not run" >&2
+    exit 1
+  fi
+  ctest --test-dir "$dir" -j"$jobs" --output-on-failure --no-tests=error
+done
 
-step "JS API tests (node:test on the built package)"
+# node --test gets files, not a directory: Node 21+ no longer accepts directories.
 build/native/tests/cpp/attnlens_dump_fixtures build/native/fixtures.json
-node --test tests/js/
+step "JS API tests, Node $(node --version) (loads the SIMD128 module)"
+node --test tests/js/*.test.mjs
+step "JS API tests, Node $("$node22" --version) (loads the relaxed-SIMD module)"
+"$node22" --test tests/js/*.test.mjs
 
 step "Type declarations (tsc --noEmit --strict)"
 node_modules/.bin/tsc -p tests/types
 
-step "Packaging smoke test (npm pack, install, Node ESM, Vite + Chromium)"
-node --test tests/pack/
+step "Packaging smoke test, Node $(node --version) (npm pack, install, Node ESM, Vite + Chromium: both modules)"
+node --test tests/pack/*.test.mjs
+step "Packaging smoke test, Node $("$node22" --version)"
+"$node22" --test tests/pack/*.test.mjs
 
 step "Browser end-to-end tests (demo page and blog example in Chromium)"
-node --test tests/e2e/
+node --test tests/e2e/*.test.mjs
 
+steps_summary
 echo
 echo "attnlens: all test stages passed"

@@ -387,27 +387,60 @@ export function createLens(core) {
   });
 }
 
+// The smallest module that uses relaxed SIMD: (func (param v128 v128 v128) (result v128)
+// (f32x4.relaxed_madd (local.get 0) (local.get 1) (local.get 2))). WebAssembly.validate()
+// accepts it only where relaxed SIMD runs: Chromium >= 114, Node >= 22, or Node 20 with
+// --experimental-wasm-relaxed-simd.
+const RELAXED_SIMD_PROBE = new Uint8Array([
+  0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x01, 0x60, 0x03, 0x7b, 0x7b, 0x7b, 0x01, 0x7b, 0x03, 0x02, 0x01, 0x00, 0x0a,
+  0x0d, 0x01, 0x0b, 0x00, 0x20, 0x00, 0x20, 0x01, 0x20, 0x02, 0xfd, 0x85, 0x02, 0x0b,
+]);
+
+/** True when this JS engine runs relaxed SIMD (so attnlens-relaxed.wasm can load). */
+export function relaxedSimdSupported() {
+  return WebAssembly.validate(RELAXED_SIMD_PROBE);
+}
+
+const SIMD_CHOICES = ["auto", "relaxed", "baseline"];
+
 function checkLoadOptions(options) {
-  const o = checkOptions("options", options, ["wasmBinary", "wasmUrl"]);
+  const o = checkOptions("options", options, ["wasmBinary", "wasmUrl", "simd"]);
   if (o.wasmBinary !== undefined && !(o.wasmBinary instanceof ArrayBuffer || ArrayBuffer.isView(o.wasmBinary))) {
     fail("BAD_ARGUMENT", `wasmBinary must be an ArrayBuffer or a Uint8Array; got ${describe(o.wasmBinary)}`);
   }
   if (o.wasmUrl !== undefined && typeof o.wasmUrl !== "string" && !(o.wasmUrl instanceof URL)) {
     fail("BAD_ARGUMENT", `wasmUrl must be a string or a URL; got ${describe(o.wasmUrl)}`);
   }
-  return o;
+  const simd = optionalChoice("simd", o.simd, "auto", SIMD_CHOICES);
+  if (o.simd !== undefined && (o.wasmBinary !== undefined || o.wasmUrl !== undefined)) {
+    fail("BAD_ARGUMENT", "simd picks one of the package's modules; it cannot be combined with wasmBinary or wasmUrl");
+  }
+  if (simd === "relaxed" && !relaxedSimdSupported()) {
+    fail(
+      "BAD_ARGUMENT",
+      'simd is "relaxed" but this JS engine does not run relaxed SIMD (it needs Chromium >= 114, ' +
+        'Node >= 22, or Node 20 with --experimental-wasm-relaxed-simd); use "auto" to fall back',
+    );
+  }
+  return { ...o, simd };
 }
 
 /**
- * Makes loadAttnLens() for one environment. `readWasm(url)` returns the module's bytes;
- * `defaultUrl` is where the .wasm sits beside the entry. Without options the instance is
- * created once and shared by every caller; a failed load is not cached, so it can be retried.
+ * Makes loadAttnLens() for one environment. `readWasm(url)` returns a module's bytes. `urls`
+ * says where the package's two modules sit: `{ baseline, relaxed }` (SIMD128, and relaxed SIMD
+ * with fused multiply-adds), or one URL for the baseline with attnlens-relaxed.wasm beside it.
+ * `simd: "auto"` (the default) loads the relaxed module where the engine validates the probe
+ * above, else the baseline; "relaxed" and "baseline" force one. Without wasmBinary or wasmUrl,
+ * one instance per module is created and shared by every caller; a failed load is not cached,
+ * so it can be retried. The lens says which module it runs: `simd` is "relaxed" or "baseline",
+ * or null when the caller supplied the module.
  */
-export function makeLoader(createCore, readWasm, defaultUrl) {
-  let shared;
-  const instantiate = async ({ wasmBinary, wasmUrl }) => {
-    const bytes = wasmBinary ?? (await readWasm(wasmUrl ?? defaultUrl));
-    return createLens(await createCore({ wasmBinary: bytes }));
+export function makeLoader(createCore, readWasm, urls) {
+  const modules = urls instanceof URL ? { baseline: urls, relaxed: new URL("attnlens-relaxed.wasm", urls) } : urls;
+  const shared = new Map();
+  const instantiate = async (bytes, simd) => {
+    const lens = createLens(await createCore({ wasmBinary: bytes }));
+    return Object.freeze({ ...lens, simd });
   };
   return function loadAttnLens(options) {
     let o;
@@ -416,13 +449,15 @@ export function makeLoader(createCore, readWasm, defaultUrl) {
     } catch (error) {
       return Promise.reject(error);
     }
-    if (o.wasmBinary || o.wasmUrl) return instantiate(o);
-    if (!shared) {
-      shared = instantiate(o);
-      shared.catch(() => {
-        shared = undefined;
-      });
+    if (o.wasmBinary !== undefined || o.wasmUrl !== undefined) {
+      return (async () => instantiate(o.wasmBinary ?? (await readWasm(o.wasmUrl)), null))();
     }
-    return shared;
+    const simd = o.simd === "auto" ? (relaxedSimdSupported() ? "relaxed" : "baseline") : o.simd;
+    if (!shared.has(simd)) {
+      const loading = (async () => instantiate(await readWasm(modules[simd]), simd))();
+      shared.set(simd, loading);
+      loading.catch(() => shared.delete(simd));
+    }
+    return shared.get(simd);
   };
 }

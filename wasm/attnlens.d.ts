@@ -239,14 +239,40 @@ export interface AttnLens {
   explain(sentence: string | Uint8Array, options?: ExplainOptions): Explanation;
   /** Diagnostics: the wasm heap's size and the bytes malloc holds. */
   memory(): { heapBytes: number; usedBytes: number };
+  /**
+   * The module this instance runs: "relaxed" (attnlens-relaxed.wasm, relaxed SIMD with fused
+   * multiply-adds) or "baseline" (attnlens.wasm, SIMD128); null when the module came from
+   * `wasmBinary` or `wasmUrl`.
+   */
+  readonly simd: "relaxed" | "baseline" | null;
 }
+
+/**
+ * Which of the package's two modules to load. "auto" (the default): attnlens-relaxed.wasm where
+ * the engine runs relaxed SIMD (Chromium >= 114, Node >= 22; see relaxedSimdSupported()), else
+ * attnlens.wasm. "relaxed" forces the relaxed module and rejects with BAD_ARGUMENT where the
+ * engine cannot run it; "baseline" forces the SIMD128 module. Results of the two agree within
+ * float32 rounding; the relaxed one is faster.
+ */
+export type SimdChoice = "auto" | "relaxed" | "baseline";
 
 export interface LoadOptions {
-  /** The module's bytes, if you have them already. */
+  /** The module's bytes, if you have them already. Not combinable with `simd`. */
   wasmBinary?: ArrayBuffer | Uint8Array;
-  /** Where to read attnlens.wasm from (a URL in browsers, a path or file URL in Node). */
+  /**
+   * Where to read a module from (a URL in browsers, a path or file URL in Node). Not
+   * combinable with `simd`.
+   */
   wasmUrl?: string | URL;
+  /** Which of the package's modules to load; default "auto". */
+  simd?: SimdChoice;
 }
 
-/** Instantiates the WebAssembly module (once, when called without options). */
+/**
+ * Instantiates the WebAssembly module. Without `wasmBinary` or `wasmUrl`, each of the package's
+ * modules is instantiated once and shared by every caller that picks it.
+ */
 export declare function loadAttnLens(options?: LoadOptions): Promise<AttnLens>;
+
+/** True when this JS engine runs relaxed SIMD, i.e. `simd: "auto"` picks the relaxed module. */
+export declare function relaxedSimdSupported(): boolean;

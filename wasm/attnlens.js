@@ -1,9 +1,10 @@
-// attnlens for browsers and bundlers. The .wasm is located with new URL(..., import.meta.url),
-// which Vite and webpack recognise and bundle as an asset without configuration.
+// attnlens for browsers and bundlers. The two .wasm modules (SIMD128, and relaxed SIMD) are
+// located with new URL(..., import.meta.url), which Vite and webpack recognise and bundle as
+// assets without configuration; only the one makeLoader picks is fetched.
 import createAttnLensCore from "./attnlens_core.js";
 import { makeLoader } from "./api.js";
 
-export { AttnLensError } from "./api.js";
+export { AttnLensError, relaxedSimdSupported } from "./api.js";
 
 async function fetchWasm(url) {
   const response = await fetch(url);
@@ -11,4 +12,7 @@ async function fetchWasm(url) {
   return response.arrayBuffer();
 }
 
-export const loadAttnLens = makeLoader(createAttnLensCore, fetchWasm, new URL("./attnlens.wasm", import.meta.url));
+export const loadAttnLens = makeLoader(createAttnLensCore, fetchWasm, {
+  baseline: new URL("./attnlens.wasm", import.meta.url),
+  relaxed: new URL("./attnlens-relaxed.wasm", import.meta.url),
+});

@@ -1,9 +1,12 @@
-// attnlens for Node (>= 18): the .wasm is read from beside this file with fs, because the
+// attnlens for Node (>= 20): the .wasm is read from beside this file with fs, because the
 // loader Emscripten 3.1.6 generates would try to fetch() a file path (TOOLCHAIN.md point 3).
 import { readFile } from "node:fs/promises";
 import createAttnLensCore from "./attnlens_core.js";
 import { makeLoader } from "./api.js";
 
-export { AttnLensError } from "./api.js";
+export { AttnLensError, relaxedSimdSupported } from "./api.js";
 
-export const loadAttnLens = makeLoader(createAttnLensCore, (url) => readFile(url), new URL("./attnlens.wasm", import.meta.url));
+export const loadAttnLens = makeLoader(createAttnLensCore, (url) => readFile(url), {
+  baseline: new URL("./attnlens.wasm", import.meta.url),
+  relaxed: new URL("./attnlens-relaxed.wasm", import.meta.url),
+});

@@ -145,14 +145,25 @@ inline std::int64_t panels(std::int64_t n) {
   return (n + P - 1) / P;
 }
 
+// c + x * b. WebAssembly SIMD128 has no multiply-add; relaxed SIMD's f32x4.relaxed_madd is one
+// fused instruction where the CPU has FMA (else a multiply and an add), and LLVM never forms it
+// from `c + x * b` by itself. Natively -ffp-contract=fast lets the compiler fuse where it can.
+inline vf madd(vf x, vf b, vf c) {
+#if defined(__wasm_relaxed_simd__)
+  return __builtin_wasm_relaxed_madd_f32x4(x, b, c);
+#else
+  return c + x * b;
+#endif
+}
+
 template <int MR, int Lane>
 inline void kernel_step(vf (&c)[MR][2], const vf4 (&a)[MR], const float* b) {
   const vf b0 = load(b);
   const vf b1 = load(b + W);
   for (int r = 0; r < MR; ++r) {
     const vf x = broadcast_lane<Lane>(a[r]);
-    c[r][0] += x * b0;
-    c[r][1] += x * b1;
+    c[r][0] = madd(x, b0, c[r][0]);
+    c[r][1] = madd(x, b1, c[r][1]);
   }
 }
 
@@ -182,8 +193,8 @@ void kernel(std::int64_t K, const float* A, std::int64_t lda, const float* panel
     const vf b1 = load(panel + k * P + W);
     for (int r = 0; r < MR; ++r) {
       const vf x = splat(A[r * lda + k]);
-      c[r][0] += x * b0;
-      c[r][1] += x * b1;
+      c[r][0] = madd(x, b0, c[r][0]);
+      c[r][1] = madd(x, b1, c[r][1]);
     }
   }
   for (int r = 0; r < MR; ++r) {

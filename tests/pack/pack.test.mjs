@@ -1,5 +1,6 @@
 // Packaging smoke test: `npm pack`, install the tarball into an empty project, import it in
-// Node ESM, and bundle a page that imports it with Vite and run that page in Chromium.
+// Node ESM, and bundle a page that imports it with Vite and run that page in Chromium, where
+// the relaxed-SIMD module must load by default and agree with the SIMD128 one.
 import { test, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
@@ -25,6 +26,7 @@ test("npm pack ships exactly the package files", () => {
     "dist/attnlens.js",
     "dist/attnlens.node.js",
     "dist/attnlens.wasm",
+    "dist/attnlens-relaxed.wasm",
     "dist/attnlens.d.ts",
     "dist/api.js",
     "dist/attnlens_core.js",
@@ -52,7 +54,8 @@ try { lens.attention([[1]], [[1, 2]], [[1]]); } catch (e) { code = e instanceof 
 console.log(JSON.stringify({ version: lens.version, weights: Array.from(r.weights.data), output: Array.from(r.output.data), code }));
 `,
   );
-  const result = JSON.parse(execFileSync("node", ["main.js"], { cwd: app, encoding: "utf8" }));
+  // The Node that runs this test (npm test runs it under Node 20 and Node 22).
+  const result = JSON.parse(execFileSync(process.execPath, ["main.js"], { cwd: app, encoding: "utf8" }));
   assert.deepEqual(result.weights.slice(0, 2), [1, 0]);
   assert.deepEqual(result.output.slice(0, 2), [1, 2]);
   assert.equal(result.code, "SHAPE_MISMATCH");
@@ -66,17 +69,38 @@ test("a page that imports attnlens bundles with Vite and runs in Chromium", asyn
   );
   writeFileSync(
     join(app, "page.js"),
-    `import { loadAttnLens } from "attnlens";
+    `import { loadAttnLens, relaxedSimdSupported } from "attnlens";
 const lens = await loadAttnLens();
+const baseline = await loadAttnLens({ simd: "baseline" });
 const ex = lens.explain("The cat sat on the mat", { modelDim: 16, numHeads: 2 });
-document.getElementById("result").textContent = JSON.stringify({ tokens: ex.tokens.map((t) => t.text), upper: ex.weights.data[1] });
+// Inputs in [-2, 2]: each module is within 1e-5 of exact attention there (tests/js), so the two
+// are within 2e-5 of each other.
+const n = 2 * 200 * 32;
+const q = { data: Float32Array.from({ length: n }, (_, i) => 2 * Math.sin(i * 0.37)), shape: [1, 2, 200, 32] };
+const k = { data: Float32Array.from({ length: n }, (_, i) => 2 * Math.cos(i * 0.11)), shape: [1, 2, 200, 32] };
+let worst = 0;
+for (const causal of [false, true]) {
+  const a = lens.attention(q, k, k, { causal }).output.data;
+  const b = baseline.attention(q, k, k, { causal }).output.data;
+  for (let i = 0; i < a.length; i++) worst = Math.max(worst, Math.abs(a[i] - b[i]));
+}
+document.getElementById("result").textContent = JSON.stringify({
+  tokens: ex.tokens.map((t) => t.text),
+  upper: ex.weights.data[1],
+  simd: [lens.simd, baseline.simd],
+  probe: relaxedSimdSupported(),
+  worst,
+});
 `,
   );
   await build({ root: app, logLevel: "error", build: { outDir: join(app, "dist"), target: "es2022" } });
   const assets = readdirSync(join(app, "dist", "assets"));
+  // Both modules are assets (only the one the loader picks is fetched).
+  const modules = assets.filter((f) => f.endsWith(".wasm"));
+  assert.equal(modules.length, 2, `Vite emitted two .wasm files: ${assets.join(", ")}`);
   assert.ok(
-    assets.some((f) => f.endsWith(".wasm")),
-    `Vite emitted the .wasm: ${assets.join(", ")}`,
+    modules.some((f) => f.startsWith("attnlens-relaxed-")),
+    `one is attnlens-relaxed.wasm: ${modules.join(", ")}`,
   );
   const server = await serve(join(app, "dist"));
   const browser = await launchBrowser();
@@ -87,6 +111,10 @@ document.getElementById("result").textContent = JSON.stringify({ tokens: ex.toke
     const result = JSON.parse(await page.textContent("#result"));
     assert.deepEqual(result.tokens, ["the", "cat", "sat", "on", "the", "mat"]);
     assert.equal(result.upper, 0);
+    // Chromium >= 114 runs relaxed SIMD: the default load picks the relaxed module.
+    assert.equal(result.probe, true);
+    assert.deepEqual(result.simd, ["relaxed", "baseline"]);
+    assert.ok(result.worst <= 2e-5, `relaxed vs baseline in Chromium: max |difference| ${result.worst}`);
     assert.deepEqual(problems, []);
     assert.deepEqual(outside, []);
   } finally {

@@ -1,10 +1,12 @@
 // Type-checked with `tsc --noEmit --strict` (tests/types/tsconfig.json): the declarations must
 // describe the package as a TypeScript user would use it.
-import { AttnLensError, loadAttnLens } from "attnlens";
-import type { AttnLens, AttnLensErrorCode, Explanation, ForwardResult, Tensor } from "attnlens";
+import { AttnLensError, loadAttnLens, relaxedSimdSupported } from "attnlens";
+import type { AttnLens, AttnLensErrorCode, Explanation, ForwardResult, SimdChoice, Tensor } from "attnlens";
 
 async function main(): Promise<void> {
   const lens: AttnLens = await loadAttnLens();
+  const choice: SimdChoice = relaxedSimdSupported() ? "relaxed" : "baseline";
+  const module: "relaxed" | "baseline" | null = (await loadAttnLens({ simd: choice })).simd;
   const q: Tensor = { data: new Float32Array(8), shape: [2, 4] };
   const { output, weights } = lens.attention(q, q, q, {
     causal: true,
