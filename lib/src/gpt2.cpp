@@ -169,10 +169,9 @@ Gpt2Model::Gpt2Model(const Gpt2Config& config) : config_(config) {
   const std::int64_t n = work_->layout.total;
   try {
     params_.assign(static_cast<std::size_t>(n), 0.0f);
-    grads_.assign(static_cast<std::size_t>(n), 0.0f);
   } catch (const std::bad_alloc&) {
-    detail::fail(ErrorCode::OUT_OF_MEMORY, "the GPT-2 model could not allocate ", n,
-                 " parameters and their gradients");
+    detail::fail(ErrorCode::OUT_OF_MEMORY, "the GPT-2 model could not allocate its ", n,
+                 " parameters");
   }
   for (const detail::Gpt2TensorInfo& t : work_->layout.tensors) {
     segments_.push_back(ParamSegment{t.offset, t.count, t.shape.size() == 2});
@@ -276,7 +275,6 @@ float Gpt2Model::loss_and_gradients(const TokenIds& inputs, const TokenIds& targ
   Gpt2Workspace& ws = *work_;
   ws.prepare(config_, B, T, layers, true, true);
   const float* P = params_.data();
-  float* G = grads_.data();
   const detail::Gpt2Layout& layout = ws.layout;
 
   // Forward, keeping every block's activations and attention weights.
@@ -295,7 +293,16 @@ float Gpt2Model::loss_and_gradients(const TokenIds& inputs, const TokenIds& targ
   const double total = detail::cross_entropy(ws.logits, targets.data, N, V, true, grad_scale);
 
   // Backward. ws.logits now holds dL/dlogits (N, V).
+  if (grads_.empty()) {
+    try {
+      grads_.resize(params_.size());
+    } catch (const std::bad_alloc&) {
+      detail::fail(ErrorCode::OUT_OF_MEMORY, "the GPT-2 model could not allocate gradients for ",
+                   params_.size(), " parameters");
+    }
+  }
   std::fill(grads_.begin(), grads_.end(), 0.0f);
+  float* G = grads_.data();
   detail::matmul(ws.dln, ws.logits, P + layout.wte, N, d, V, false, false, false);  // dlnf
   detail::matmul(G + layout.wte, ws.logits, ws.lnf, V, d, N, true, false, true);    // tied wte
   std::fill(ws.dres, ws.dres + N * d, 0.0f);
@@ -314,6 +321,10 @@ float Gpt2Model::loss_and_gradients(const TokenIds& inputs, const TokenIds& targ
 TensorList Gpt2Model::gradients() const {
   TensorList out;
   for (const detail::Gpt2TensorInfo& t : work_->layout.tensors) {
+    if (grads_.empty()) {
+      out.emplace_back(t.name, Tensor(t.shape));
+      continue;
+    }
     const auto begin = grads_.begin() + t.offset;
     out.emplace_back(t.name, Tensor(t.shape, std::vector<float>(begin, begin + t.count)));
   }

@@ -6,6 +6,7 @@
 #include <attnlens/gpt2.hpp>
 #include <attnlens/optim.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -168,6 +169,12 @@ TEST_CASE("Gpt2Model::train_step is gradients, clipping, then AdamW over the seg
   const std::vector<std::int32_t> batch = {1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6};
   const float loss = trained.train_step(attnlens::TokenIds{batch.data(), 2, 7}, 3e-3f);
 
+  // Inference-only models hold no gradient array; gradients() reports zeros until the first.
+  CHECK(manual.gradient_data().empty());
+  for (const auto& [name, g] : manual.gradients()) {
+    INFO(name);
+    CHECK(std::all_of(g.data.begin(), g.data.end(), [](float x) { return x == 0.0f; }));
+  }
   const std::vector<std::int32_t> inputs = {1, 2, 3, 4, 5, 6, 0, 1, 2, 3, 4, 5};
   const std::vector<std::int32_t> targets = {2, 3, 4, 5, 6, 7, 1, 2, 3, 4, 5, 6};
   CHECK(manual.loss_and_gradients(attnlens::TokenIds{inputs.data(), 2, 6},

@@ -11,8 +11,10 @@
 // with causal = true — the same kernels as everything else in the library.
 //
 // Parameters live in one flat float32 array in checkpoint order (see to_tensors()), gradients
-// in a second array of the same layout, so AdamW and clipping run over one array each. All
-// storage is row-major float32.
+// in a second array of the same layout, so AdamW and clipping run over one array each. The
+// gradients and AdamW's two moment arrays are allocated by the first call that needs them:
+// inference holds the parameters and the activations of one block only. All storage is
+// row-major float32.
 #pragma once
 
 #include <attnlens/attention.hpp>
@@ -134,7 +136,8 @@ class Gpt2Model {
   // The gradients of the last loss_and_gradients() or train_step() (after clipping, for the
   // latter), named and shaped as to_tensors(). Zeros before the first.
   TensorList gradients() const;
-  // The flat gradient array, same layout as parameters().
+  // The flat gradient array, same layout as parameters(); empty before the first gradient (the
+  // array is allocated then, so a model used only for inference holds its parameters alone).
   const std::vector<float>& gradient_data() const noexcept { return grads_; }
 
   // One AdamW step on a batch of sequences [B, T + 1]: inputs are batch[:, :T], targets
