@@ -9,11 +9,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <exception>
 #include <new>
+#include <thread>
 
 namespace attnlens {
 namespace {
 
+using detail::Gpt2Activations;
 using detail::Gpt2Block;
 using detail::Gpt2BlockActivations;
 using detail::Gpt2Workspace;
@@ -110,7 +113,7 @@ void block_forward(const Gpt2Config& config, const Gpt2Block<const float>& p,
 
 // One block backward: on entry ws.dres is dL/d(block output), on exit dL/d(block input x).
 void block_backward(const Gpt2Config& config, const Gpt2Block<const float>& p,
-                    const Gpt2Block<float>& g, const Gpt2BlockActivations& a, Gpt2Workspace& ws,
+                    const Gpt2Block<float>& g, const Gpt2BlockActivations& a, Gpt2Activations& ws,
                     const float* x) {
   const std::int64_t B = ws.B, T = ws.T, N = B * T, d = config.d_model, H = config.heads;
   const std::int64_t hd = d / H;
@@ -133,8 +136,60 @@ void block_backward(const Gpt2Config& config, const Gpt2Block<const float>& p,
                              N, d);
 }
 
-const float* block_input(const Gpt2Workspace& ws, std::size_t slot, int layer) {
+const float* block_input(const Gpt2Activations& ws, std::size_t slot, int layer) {
   return layer == 0 ? ws.encoded : ws.blocks[slot - 1].res3;
+}
+
+// Forward and backward over B x T tokens (a batch or one thread's share of it): writes the
+// gradients into G (zeroed here) and returns the summed cross-entropy of the counted targets.
+// `grad_scale` is 1 / (targets counted in the whole batch).
+double gradient_pass(const Gpt2Config& config, const detail::Gpt2Layout& layout, const float* P,
+                     float* G, std::int64_t param_count, Gpt2Activations& ws,
+                     const std::int32_t* inputs, const std::int32_t* targets, std::int64_t B,
+                     std::int64_t T, float grad_scale) {
+  const std::int64_t N = B * T, d = config.d_model, V = config.vocab_size;
+  const int layers = config.layers;
+  ws.prepare(config, B, T, layers, true, true);
+
+  // Forward, keeping every block's activations and attention weights.
+  detail::embed_forward(ws.encoded, inputs, P + layout.wte, P + layout.wpe, B, T, d);
+  for (int l = 0; l < layers; ++l) {
+    const std::size_t slot = static_cast<std::size_t>(l);
+    block_forward(config, detail::gpt2_block(layout.blocks[l], P), ws.blocks[slot], ws.qkv,
+                  block_input(ws, slot, l), B, T, true, l);
+  }
+  const float* last = ws.blocks.back().res3;
+  detail::layernorm_forward(ws.lnf, ws.lnf_mean, ws.lnf_rstd, last, P + layout.lnf_w,
+                            P + layout.lnf_b, N, d);
+  detail::matmul(ws.logits, ws.lnf, P + layout.wte, N, V, d, false, true, false);
+  const double total = detail::cross_entropy(ws.logits, targets, N, V, true, grad_scale);
+
+  // Backward. ws.logits now holds dL/dlogits (N, V).
+  std::fill(G, G + param_count, 0.0f);
+  detail::matmul(ws.dln, ws.logits, P + layout.wte, N, d, V, false, false, false);  // dlnf
+  detail::matmul(G + layout.wte, ws.logits, ws.lnf, V, d, N, true, false, true);    // tied wte
+  std::fill(ws.dres, ws.dres + N * d, 0.0f);
+  detail::layernorm_backward(ws.dres, G + layout.lnf_w, G + layout.lnf_b, ws.dln, last,
+                             P + layout.lnf_w, ws.lnf_mean, ws.lnf_rstd, N, d);
+  for (int l = layers - 1; l >= 0; --l) {
+    const std::size_t slot = static_cast<std::size_t>(l);
+    block_backward(config, detail::gpt2_block(layout.blocks[l], P),
+                   detail::gpt2_block(layout.blocks[l], G), ws.blocks[slot], ws,
+                   block_input(ws, slot, l));
+  }
+  detail::embed_backward(G + layout.wte, G + layout.wpe, ws.dres, inputs, B, T, d);
+  return total;
+}
+
+std::vector<float>& grow(std::vector<float>& v, std::size_t n, const char* what) {
+  if (v.size() == n) return v;
+  try {
+    v.resize(n);
+  } catch (const std::bad_alloc&) {
+    detail::fail(ErrorCode::OUT_OF_MEMORY, "the GPT-2 model could not allocate ", what, " for ", n,
+                 " parameters");
+  }
+  return v;
 }
 
 }  // namespace
@@ -207,7 +262,7 @@ Gpt2Output Gpt2Model::forward(const TokenIds& ids, const Gpt2ForwardOptions& opt
                             "the residual streams [layers + 1, B, T, d_model]");
   }
   Gpt2Output out;
-  Gpt2Workspace& ws = *work_;
+  Gpt2Activations& ws = work_->parts[0];
   try {
     out.logits = Tensor({B, T, V});
     if (options.attention) out.attention = Tensor({L, B, H, T, T});
@@ -218,7 +273,7 @@ Gpt2Output Gpt2Model::forward(const TokenIds& ids, const Gpt2ForwardOptions& opt
   }
   ws.prepare(config_, B, T, 1, false, false);
   const float* P = params_.data();
-  const detail::Gpt2Layout& layout = ws.layout;
+  const detail::Gpt2Layout& layout = work_->layout;
   detail::embed_forward(ws.encoded, ids.data, P + layout.wte, P + layout.wpe, B, T, d);
   if (options.residuals) std::copy(ws.encoded, ws.encoded + N * d, out.residuals.data.data());
   Gpt2BlockActivations& a = ws.blocks[0];
@@ -246,10 +301,10 @@ float Gpt2Model::loss(const TokenIds& inputs, const TokenIds& targets) {
   const std::int64_t B = inputs.batch, T = inputs.length, N = B * T;
   const std::int64_t d = config_.d_model, V = config_.vocab_size;
   detail::require_at_most(N * V, kDefaultMaxElements, "the logits [B, T, vocab_size]");
-  Gpt2Workspace& ws = *work_;
+  Gpt2Activations& ws = work_->parts[0];
   ws.prepare(config_, B, T, 1, true, false);
   const float* P = params_.data();
-  const detail::Gpt2Layout& layout = ws.layout;
+  const detail::Gpt2Layout& layout = work_->layout;
   detail::embed_forward(ws.encoded, inputs.data, P + layout.wte, P + layout.wpe, B, T, d);
   Gpt2BlockActivations& a = ws.blocks[0];
   for (int l = 0; l < config_.layers; ++l) {
@@ -266,56 +321,77 @@ float Gpt2Model::loss(const TokenIds& inputs, const TokenIds& targets) {
 float Gpt2Model::loss_and_gradients(const TokenIds& inputs, const TokenIds& targets) {
   check_targets(inputs, targets, config_);
   const std::int64_t counted = count_targets(targets);
-  const std::int64_t B = inputs.batch, T = inputs.length, N = B * T;
-  const std::int64_t d = config_.d_model, V = config_.vocab_size;
-  const int layers = config_.layers;
-  detail::require_at_most(N * V, kDefaultMaxElements, "the logits [B, T, vocab_size]");
+  const std::int64_t B = inputs.batch, T = inputs.length;
+  detail::require_at_most(B * T * config_.vocab_size, kDefaultMaxElements,
+                          "the logits [B, T, vocab_size]");
   detail::require_at_most(B * config_.heads * T * T, kDefaultMaxElements,
                           "one layer's attention weights [B, heads, T, T]");
   Gpt2Workspace& ws = *work_;
-  ws.prepare(config_, B, T, layers, true, true);
-  const float* P = params_.data();
-  const detail::Gpt2Layout& layout = ws.layout;
-
-  // Forward, keeping every block's activations and attention weights.
-  detail::embed_forward(ws.encoded, inputs.data, P + layout.wte, P + layout.wpe, B, T, d);
-  for (int l = 0; l < layers; ++l) {
-    const std::size_t slot = static_cast<std::size_t>(l);
-    block_forward(config_, detail::gpt2_block(layout.blocks[l], P), ws.blocks[slot], ws.qkv,
-                  block_input(ws, slot, l), B, T, true, l);
-  }
-  const float* last = ws.blocks.back().res3;
-  detail::layernorm_forward(ws.lnf, ws.lnf_mean, ws.lnf_rstd, last, P + layout.lnf_w,
-                            P + layout.lnf_b, N, d);
-  detail::matmul(ws.logits, ws.lnf, P + layout.wte, N, V, d, false, true, false);
+  const std::size_t n = params_.size();
+  grow(grads_, n, "gradients");
   // The loss is the mean over counted targets, so each one's gradient carries 1 / counted.
   const float grad_scale = static_cast<float>(1.0 / static_cast<double>(counted));
-  const double total = detail::cross_entropy(ws.logits, targets.data, N, V, true, grad_scale);
+  // Rows of the batch in `parts` contiguous shares, the first ones one row larger.
+  const std::int64_t parts = std::min<std::int64_t>(threads_, B);
+  auto run = [&](std::int64_t p, float* G) {
+    const std::int64_t begin = p * (B / parts) + std::min(p, B % parts);
+    const std::int64_t rows = B / parts + (p < B % parts ? 1 : 0);
+    return gradient_pass(config_, ws.layout, params_.data(), G, num_parameters(),
+                         ws.parts[static_cast<std::size_t>(p)], inputs.data + begin * T,
+                         targets.data + begin * T, rows, T, grad_scale);
+  };
+  if (parts == 1) {
+    return static_cast<float>(run(0, grads_.data()) / static_cast<double>(counted));
+  }
 
-  // Backward. ws.logits now holds dL/dlogits (N, V).
-  if (grads_.empty()) {
+  ws.parts.resize(static_cast<std::size_t>(parts));
+  ws.part_grads.resize(static_cast<std::size_t>(parts - 1));
+  for (auto& g : ws.part_grads)
+    grow(g, n, "a training thread's gradients");
+  std::vector<double> totals(static_cast<std::size_t>(parts), 0.0);
+  std::vector<std::exception_ptr> errors(static_cast<std::size_t>(parts));
+  auto work = [&](std::int64_t p) {
+    const auto i = static_cast<std::size_t>(p);
     try {
-      grads_.resize(params_.size());
-    } catch (const std::bad_alloc&) {
-      detail::fail(ErrorCode::OUT_OF_MEMORY, "the GPT-2 model could not allocate gradients for ",
-                   params_.size(), " parameters");
+      totals[i] = run(p, p == 0 ? grads_.data() : ws.part_grads[i - 1].data());
+    } catch (...) {
+      errors[i] = std::current_exception();
     }
+  };
+  {
+    std::vector<std::thread> helpers;
+    for (std::int64_t p = 1; p < parts; ++p)
+      helpers.emplace_back(work, p);
+    work(0);
+    for (std::thread& t : helpers)
+      t.join();
   }
-  std::fill(grads_.begin(), grads_.end(), 0.0f);
-  float* G = grads_.data();
-  detail::matmul(ws.dln, ws.logits, P + layout.wte, N, d, V, false, false, false);  // dlnf
-  detail::matmul(G + layout.wte, ws.logits, ws.lnf, V, d, N, true, false, true);    // tied wte
-  std::fill(ws.dres, ws.dres + N * d, 0.0f);
-  detail::layernorm_backward(ws.dres, G + layout.lnf_w, G + layout.lnf_b, ws.dln, last,
-                             P + layout.lnf_w, ws.lnf_mean, ws.lnf_rstd, N, d);
-  for (int l = layers - 1; l >= 0; --l) {
-    const std::size_t slot = static_cast<std::size_t>(l);
-    block_backward(config_, detail::gpt2_block(layout.blocks[l], P),
-                   detail::gpt2_block(layout.blocks[l], G), ws.blocks[slot], ws,
-                   block_input(ws, slot, l));
+  for (const std::exception_ptr& e : errors) {
+    if (e) std::rethrow_exception(e);
   }
-  detail::embed_backward(G + layout.wte, G + layout.wpe, ws.dres, inputs.data, B, T, d);
+  // A fixed order of summation: the result depends on the thread count, never on timing.
+  double total = totals[0];
+  for (std::size_t p = 1; p < totals.size(); ++p) {
+    total += totals[p];
+    const std::vector<float>& g = ws.part_grads[p - 1];
+    for (std::size_t i = 0; i < n; ++i)
+      grads_[i] += g[i];
+  }
   return static_cast<float>(total / static_cast<double>(counted));
+}
+
+void Gpt2Model::set_threads(int threads) {
+#if defined(__EMSCRIPTEN__) && !defined(__EMSCRIPTEN_PTHREADS__)
+  if (threads != 1) {
+    detail::fail(ErrorCode::BAD_ARGUMENT, "threads is ", threads,
+                 "; this WebAssembly build has no threads, so it must be 1");
+  }
+#endif
+  if (threads < 1 || threads > kGpt2MaxThreads) {
+    detail::fail(ErrorCode::BAD_ARGUMENT, "threads is ", threads, "; it must be in [1, ",
+                 kGpt2MaxThreads, "]");
+  }
+  threads_ = threads;
 }
 
 TensorList Gpt2Model::gradients() const {

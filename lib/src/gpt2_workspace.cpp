@@ -15,8 +15,8 @@ std::int64_t round_up(std::int64_t n) {
 
 }  // namespace
 
-void Gpt2Workspace::prepare(const Gpt2Config& config, std::int64_t B_, std::int64_t T_, int slots,
-                            bool logits_wanted, bool backward) {
+void Gpt2Activations::prepare(const Gpt2Config& config, std::int64_t B_, std::int64_t T_, int slots,
+                              bool logits_wanted, bool backward) {
   B = B_;
   T = T_;
   const std::int64_t N = B * T, d = config.d_model, V = config.vocab_size;

@@ -1,8 +1,8 @@
 // Private: the buffers a GPT-2 model keeps between calls — activations for the backward pass,
-// logits, and the backward pass's scratch. Grown when a call needs more, never shrunk, so a
-// training loop allocates nothing of its own once warm (attention() still allocates its
-// results). Every buffer starts on a 64-byte boundary, so Eigen's vectorised reductions and
-// exp/tanh split the same elements into the same packets on every run.
+// logits, and the backward pass's scratch (one set per training thread). Grown when a call needs
+// more, never shrunk, so a training loop allocates nothing of its own once warm (attention() still
+// allocates its results). Every buffer starts on a 64-byte boundary, so Eigen's vectorised
+// reductions and exp/tanh split the same elements into the same packets on every run.
 #pragma once
 
 #include "gpt2_layout.hpp"
@@ -36,8 +36,8 @@ struct Gpt2BlockActivations {
   float* res3 = nullptr;      // (N, d) stream after the block
 };
 
-struct Gpt2Workspace {
-  Gpt2Layout layout;
+// The buffers of one forward/backward pass over B x T tokens (one per training thread).
+struct Gpt2Activations {
   std::int64_t B = 0, T = 0;
 
   float* encoded = nullptr;   // (N, d) wte[ids] + wpe
@@ -61,9 +61,6 @@ struct Gpt2Workspace {
   float* dfch = nullptr;     // (N, 4d)
   float* dscores = nullptr;  // (T, T)
 
-  // [B, T] ids copied out of a [B, T + 1] batch for train_step.
-  std::vector<std::int32_t> inputs, targets;
-
   // Points every buffer for a call on B x T tokens: `slots` block slots (1 or layers), logits
   // when `logits`, the backward scratch when `backward`. Throws OUT_OF_MEMORY.
   void prepare(const Gpt2Config& config, std::int64_t B, std::int64_t T, int slots, bool logits,
@@ -71,6 +68,16 @@ struct Gpt2Workspace {
 
  private:
   AlignedFloats storage_;
+};
+
+struct Gpt2Workspace {
+  Gpt2Layout layout;
+  // parts[0] serves every call; training on t threads uses parts[0 .. t-1], one per share of
+  // the batch, with gradients of part p > 0 in part_grads[p - 1] until they are summed.
+  std::vector<Gpt2Activations> parts = std::vector<Gpt2Activations>(1);
+  std::vector<std::vector<float>> part_grads;
+  // [B, T] ids copied out of a [B, T + 1] batch for train_step.
+  std::vector<std::int32_t> inputs, targets;
 };
 
 }  // namespace attnlens::detail

@@ -546,3 +546,55 @@ TEST_CASE("GPT-2 checkpoint tensors: every kind of bad tensor is BAD_FILE naming
   const TensorList neox = {{"gpt_neox.embed_in.weight", Tensor({1, 1})}};
   require_error(load(neox), ErrorCode::BAD_FILE, {"GPT-NeoX"});
 }
+
+TEST_CASE("GPT-2 training threads: same results as one thread, bit-identical per count", "[gpt2]") {
+  const Gpt2Config c{2, 2, 16, 8, 13};
+  std::mt19937 gen(41);
+  const int B = 5, T = 8;
+  const auto batch = random_ids(B * (T + 1), c.vocab_size, gen);
+  struct Run {
+    float loss = 0;
+    std::vector<float> gradients, losses, parameters;
+  };
+  auto run = [&](int threads) {
+    Gpt2Model model = Gpt2Model::random(c, 42);
+    model.set_threads(threads);
+    Run r;
+    const std::vector<std::int32_t> inputs(batch.begin(), batch.begin() + B * T);
+    r.loss =
+        model.loss_and_gradients(TokenIds{inputs.data(), B, T}, TokenIds{batch.data() + 1, B, T});
+    r.gradients = model.gradient_data();
+    for (int step = 0; step < 3; ++step)
+      r.losses.push_back(model.train_step(TokenIds{batch.data(), B, T + 1}, 3e-3f));
+    r.parameters = model.parameters();
+    return r;
+  };
+  Gpt2Model model = Gpt2Model::random(c, 1);
+  require_error([&] { model.set_threads(0); }, ErrorCode::BAD_ARGUMENT, {"threads is 0"});
+#if defined(__EMSCRIPTEN__) && !defined(__EMSCRIPTEN_PTHREADS__)
+  require_error([&] { model.set_threads(2); }, ErrorCode::BAD_ARGUMENT,
+                {"no threads, so it must be 1"});
+  CHECK(model.threads() == 1);
+  (void)run;
+#else
+  require_error([&] { model.set_threads(attnlens::kGpt2MaxThreads + 1); }, ErrorCode::BAD_ARGUMENT,
+                {"threads is 65"});
+  const Run one = run(1);
+  for (int threads : {2, 3, 8}) {  // 3: shares of 2, 2, 1 rows; 8: more threads than rows
+    INFO(threads << " threads");
+    const Run a = run(threads), b = run(threads);
+    CHECK(a.losses == b.losses);
+    CHECK(a.parameters == b.parameters);
+    // Only the order of the sums over the batch's rows differs from one thread: a sum of K
+    // terms reordered moves by at most ~K·2^-24 of its terms' magnitudes (K <= 40 here), so
+    // 1e-5 of the largest gradient, and 1e-6 relative on the loss. (Parameters after AdamW
+    // steps are not compared: Adam divides by sqrt(v), so a gradient that is exactly 0 in
+    // exact arithmetic, as the key bias's, turns rounding noise into lr-sized steps.)
+    CHECK(std::abs(a.loss - one.loss) <= 1e-6f * one.loss);
+    double largest = 0;
+    for (float g : one.gradients)
+      largest = std::max(largest, std::abs(static_cast<double>(g)));
+    REQUIRE_CLOSE(gpt2ref::compare("gradients", a.gradients, one.gradients, 1e-5 * largest, 0.0));
+  }
+#endif
+}

@@ -41,6 +41,8 @@ inline constexpr int kGpt2MaxContext = 16384;
 inline constexpr int kGpt2MaxVocab = 1 << 21;
 // Largest parameter count (2^31 floats = 8 GiB); over it is Error(TOO_LARGE).
 inline constexpr std::int64_t kGpt2MaxParameters = std::int64_t{1} << 31;
+// Most threads Gpt2Model::set_threads accepts.
+inline constexpr int kGpt2MaxThreads = 64;
 
 struct Gpt2Config {
   int layers = 2;        // transformer blocks; 1 .. kGpt2MaxLayers
@@ -149,6 +151,15 @@ class Gpt2Model {
   // The same with separate inputs and targets [B, T] (targets may hold -1 to skip a position).
   float train_step(const TokenIds& inputs, const TokenIds& targets, float lr);
 
+  // Threads for loss_and_gradients() and train_step(): the batch's rows are split into
+  // min(threads, B) contiguous shares, each thread runs forward and backward on its share, and
+  // the gradients and losses are summed in share order. Results are bit-identical for the same
+  // thread count on every run; a different count changes the order of those sums (last bits).
+  // forward() and loss() use one thread. Default 1; 1 .. kGpt2MaxThreads, and only 1 in a
+  // WebAssembly build without threads. Throws Error(BAD_ARGUMENT) otherwise.
+  void set_threads(int threads);
+  int threads() const noexcept { return threads_; }
+
   // The optimizer's settings; changing them keeps the moments. Throws as validate(AdamWConfig).
   void set_optimizer(const AdamWConfig& config);
   const AdamWConfig& optimizer_config() const noexcept { return adamw_config_; }
@@ -172,6 +183,7 @@ class Gpt2Model {
   std::unique_ptr<AdamW> adamw_;
   std::unique_ptr<detail::Gpt2Workspace> work_;
   float last_grad_norm_ = 0.0f;
+  int threads_ = 1;
 };
 
 }  // namespace attnlens
