@@ -1,6 +1,7 @@
 // Google Benchmark suite for the GPT-2 model: forward of 64 tokens on the 2-layer d = 128 model
 // (4 heads, context 128, vocab 4096) and on a GPT-2-small-shaped one (random weights), and
-// training steps (forward + backward + AdamW) of the 2-layer model at B = 16, T = 128.
+// training steps (forward + backward + AdamW) of the 2-layer model at B = 16, T = 128 on one
+// and two threads.
 // Counters: tokens/s, and GFLOP/s from the usual 2·params·tokens (forward) and 6·params·tokens
 // (training) estimates plus the attention products.
 #include <benchmark/benchmark.h>
@@ -64,6 +65,7 @@ void BM_Forward(benchmark::State& state, bool gpt2_small, bool weights) {
 void BM_TrainStep(benchmark::State& state) {
   const std::int64_t B = state.range(0), T = state.range(1);
   attnlens::Gpt2Model model = attnlens::Gpt2Model::random(kSmall, 1);
+  model.set_threads(static_cast<int>(state.range(2)));
   const auto batch = random_ids(B * (T + 1), kSmall.vocab_size, 3);
   // The first step allocates the activations, gradients and AdamW's moments: not timed.
   model.train_step(attnlens::TokenIds{batch.data(), B, T + 1}, 1e-4f);
@@ -83,6 +85,12 @@ BENCHMARK_CAPTURE(BM_Forward, small_64_tokens, false, false)->Unit(benchmark::kM
 BENCHMARK_CAPTURE(BM_Forward, small_64_tokens_with_attention, false, true)
     ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Forward, gpt2_small_64_tokens, true, false)->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_TrainStep)->ArgNames({"B", "T"})->Args({16, 128})->Unit(benchmark::kMillisecond);
+// Real time: with threads, CPU time would count only the calling thread.
+BENCHMARK(BM_TrainStep)
+    ->ArgNames({"B", "T", "threads"})
+    ->Args({16, 128, 1})
+    ->Args({16, 128, 2})
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 
 BENCHMARK_MAIN();
