@@ -4,6 +4,8 @@
 #include <attnlens/analysis.hpp>
 #include <attnlens/attention.hpp>
 #include <attnlens/explain.hpp>
+#include <attnlens/gpt2.hpp>
+#include <attnlens/optim.hpp>
 #include <attnlens/options.hpp>
 #include <attnlens/random.hpp>
 #include <attnlens/self_attention.hpp>
