@@ -173,7 +173,7 @@ class Gpt2Model {
   const std::vector<ParamSegment>& segments() const noexcept { return segments_; }
 
  private:
-  Gpt2Model(const Gpt2Config& config);
+  explicit Gpt2Model(const Gpt2Config& config);
 
   Gpt2Config config_;
   std::vector<float> params_;
