@@ -16,7 +16,6 @@ using RowMat = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMa
 using ConstMat = Eigen::Map<const RowMat>;
 using Mat = Eigen::Map<RowMat>;
 using ConstRow = Eigen::Map<const Eigen::RowVectorXf>;
-using Row = Eigen::Map<Eigen::RowVectorXf>;
 
 constexpr float kGeluK = 0.7978845608028654f;  // sqrt(2 / π)
 constexpr float kGeluC = 0.044715f;
@@ -102,7 +101,14 @@ void linear_backward(float* dx, float* dw, float* db, const float* dout, const f
                      const float* w, std::int64_t N, std::int64_t in, std::int64_t out_dim) {
   matmul(dx, dout, w, N, in, out_dim, false, true, false);  // dx = dout · wᵀ
   matmul(dw, x, dout, in, out_dim, N, true, false, true);   // dw += xᵀ · dout
-  Row(db, out_dim) += ConstMat(dout, N, out_dim).colwise().sum();
+  // db += column sums, row by row: each column is summed in row order whatever db's address
+  // (Eigen's colwise().sum() splits columns between packet and scalar paths by the
+  // destination's alignment, which changed the last bits between runs in AVX-512 builds).
+  for (std::int64_t n = 0; n < N; ++n) {
+    const float* row = dout + n * out_dim;
+    for (std::int64_t j = 0; j < out_dim; ++j)
+      db[j] += row[j];
+  }
 }
 
 void gelu_forward(float* out, const float* x, std::int64_t n) {
