@@ -5,6 +5,8 @@
 #include <attnlens/attention.hpp>
 #include <attnlens/bpe.hpp>
 #include <attnlens/explain.hpp>
+#include <attnlens/gpt2.hpp>
+#include <attnlens/optim.hpp>
 #include <attnlens/options.hpp>
 #include <attnlens/random.hpp>
 #include <attnlens/safetensors.hpp>

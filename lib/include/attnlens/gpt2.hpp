@@ -1,0 +1,189 @@
+// attnlens — a GPT-2 model: forward with every layer's attention, backward, AdamW training.
+//
+// The architecture of OpenAI's GPT-2 (and Hugging Face's GPT2LMHeadModel), for ids [B, T]:
+//   x = wte[ids] + wpe[0 .. T-1]                                       x is (B, T, d)
+//   for each block:  a = x + c_proj(attention(c_attn(ln_1(x))))       causal, H heads
+//                    x = a + mlp.c_proj(gelu_tanh(mlp.c_fc(ln_2(a))))  d -> 4d -> d
+//   logits = ln_f(x) · wteᵀ                                            (B, T, V), tied
+// LayerNorm epsilon 1e-5; GELU with the tanh approximation; projections y = x W + b with W
+// stored [in, out] (Hugging Face's Conv1D layout). q, k and v are the three column blocks of
+// c_attn's output, heads contiguous within each; the attention itself is attnlens::attention()
+// with causal = true — the same kernels as everything else in the library.
+//
+// Parameters live in one flat float32 array in checkpoint order (see to_tensors()), gradients
+// in a second array of the same layout, so AdamW and clipping run over one array each. The
+// gradients and AdamW's two moment arrays are allocated by the first call that needs them:
+// inference holds the parameters and the activations of one block only. All storage is
+// row-major float32.
+#pragma once
+
+#include <attnlens/attention.hpp>
+#include <attnlens/optim.hpp>
+#include <attnlens/tensor.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace attnlens {
+
+namespace detail {
+struct Gpt2Workspace;  // activations and the parameter layout (lib/src/gpt2_workspace.hpp)
+}  // namespace detail
+
+// Largest sizes Gpt2Config accepts (GPT-2 XL, 48 x 25 x 1600, fits with room to spare).
+inline constexpr int kGpt2MaxLayers = 128;
+inline constexpr int kGpt2MaxHeads = 128;
+inline constexpr int kGpt2MaxModelDim = 8192;
+inline constexpr int kGpt2MaxContext = 16384;
+inline constexpr int kGpt2MaxVocab = 1 << 21;
+// Largest parameter count (2^31 floats = 8 GiB); over it is Error(TOO_LARGE).
+inline constexpr std::int64_t kGpt2MaxParameters = std::int64_t{1} << 31;
+// Most threads Gpt2Model::set_threads accepts.
+inline constexpr int kGpt2MaxThreads = 64;
+
+struct Gpt2Config {
+  int layers = 2;        // transformer blocks; 1 .. kGpt2MaxLayers
+  int heads = 4;         // attention heads per block; 1 .. kGpt2MaxHeads, divides d_model
+  int d_model = 128;     // residual width d; 1 .. kGpt2MaxModelDim
+  int context = 128;     // positions (rows of wpe), the longest T; 1 .. kGpt2MaxContext
+  int vocab_size = 256;  // tokens (rows of wte); ids are 0 .. vocab_size - 1; <= kGpt2MaxVocab
+};
+
+// Throws Error(BAD_ARGUMENT) naming the field ("layers", "heads", "d_model", "context",
+// "vocab_size") when it is out of range or d_model is not a multiple of heads, and
+// Error(TOO_LARGE) when the parameter count exceeds kGpt2MaxParameters.
+void validate(const Gpt2Config& config);
+
+// Number of float parameters of a (valid) config: V d + C d + layers (12 d² + 13 d) + 2 d.
+std::int64_t gpt2_parameter_count(const Gpt2Config& config);
+
+// Named tensors in checkpoint order, e.g. {"wte.weight", [V, d]}, {"h.0.ln_1.weight", [d]}.
+using TensorList = std::vector<std::pair<std::string, Tensor>>;
+
+// Token ids, row-major [batch, length]; a view: the caller keeps the data alive during the call.
+struct TokenIds {
+  const std::int32_t* data = nullptr;
+  std::int64_t batch = 0;   // B >= 1
+  std::int64_t length = 0;  // T >= 1
+};
+
+struct Gpt2ForwardOptions {
+  // Return every layer's attention weights. Default: false.
+  bool attention = false;
+  // Return the residual stream before the first block and after each block. Default: false.
+  bool residuals = false;
+  // Cap on the elements of each returned tensor; over it is Error(TOO_LARGE).
+  std::int64_t max_elements = kDefaultMaxElements;
+};
+
+struct Gpt2Output {
+  Tensor logits;     // [B, T, V]: unnormalised next-token scores at each position
+  Tensor attention;  // [layers, B, heads, T, T] when asked (for B = 1 the data is exactly
+                     // [layers, heads, T, T]); causal: the upper triangles are exactly 0
+  Tensor residuals;  // [layers + 1, B, T, d] when asked: entry 0 is wte[ids] + wpe, entry
+                     // l + 1 the stream after block l (before ln_f)
+};
+
+class Gpt2Model {
+ public:
+  // GPT-2's initialisation, deterministic for a seed on every platform (attnlens::Rng): every
+  // matrix and embedding ~ N(0, 0.02²), the two residual projections of each block (attn.c_proj
+  // and mlp.c_proj weights) ~ N(0, (0.02 / sqrt(2 · layers))²), biases 0, LayerNorm weight 1 and
+  // bias 0. Throws as validate(config), OUT_OF_MEMORY when the parameters do not fit.
+  static Gpt2Model random(const Gpt2Config& config, std::uint64_t seed);
+
+  // Weights from named tensors (a checkpoint read by the safetensors reader). Names as in Hugging
+  // Face's GPT-2 files, each optionally prefixed with "transformer.". Ignored: the causal-mask
+  // buffers "h.{i}.attn.bias" / "h.{i}.attn.masked_bias" and a "lm_head.weight" that equals
+  // wte.weight (the unembedding is tied). Throws Error(BAD_FILE) naming the tensor for a missing,
+  // duplicated, unexpected or wrongly shaped tensor (with both shapes), a non-finite value, an
+  // untied lm_head.weight, or tensors of another architecture ("this looks like a BERT
+  // checkpoint: ..."); validate(config)'s errors for a bad config.
+  static Gpt2Model from_tensors(const Gpt2Config& config, const TensorList& tensors);
+
+  Gpt2Model(Gpt2Model&&) noexcept;
+  Gpt2Model& operator=(Gpt2Model&&) noexcept;
+  ~Gpt2Model();
+
+  const Gpt2Config& config() const noexcept { return config_; }
+  std::int64_t num_parameters() const noexcept { return static_cast<std::int64_t>(params_.size()); }
+  // The flat parameter array, in checkpoint order (to_tensors() slices it).
+  const std::vector<float>& parameters() const noexcept { return params_; }
+
+  // The parameters as named tensors in Hugging Face's order and shapes, without a prefix:
+  // wte.weight, wpe.weight, then per block h.{i}.ln_1.{weight,bias}, h.{i}.attn.c_attn.{weight,
+  // bias}, h.{i}.attn.c_proj.{weight,bias}, h.{i}.ln_2.{weight,bias}, h.{i}.mlp.c_fc.{weight,bias},
+  // h.{i}.mlp.c_proj.{weight,bias}, then ln_f.{weight,bias}.
+  TensorList to_tensors() const;
+
+  // Logits (and, when asked, attention weights and residual streams) for ids [B, T].
+  // Throws EMPTY_INPUT (B or T is 0), TOO_LARGE (T > context, or a result over
+  // options.max_elements), BAD_ARGUMENT (null data, an id outside [0, vocab_size) — the message
+  // names its [b, t] position), OUT_OF_MEMORY. Reuses buffers kept in the model between calls,
+  // so one model must not run two calls at once.
+  Gpt2Output forward(const TokenIds& ids, const Gpt2ForwardOptions& options = {});
+
+  // Mean cross-entropy (nats per token) of predicting targets[b, t] from ids[b, 0 .. t], over
+  // the targets that are not -1 (a target of -1 is ignored), with no gradients.
+  // Throws as forward(), plus SHAPE_MISMATCH (targets not [B, T]), BAD_ARGUMENT (a target
+  // outside [0, vocab_size) other than -1, or every target -1).
+  float loss(const TokenIds& inputs, const TokenIds& targets);
+
+  // The same loss, and its gradient for every parameter, kept in the model (gradients()).
+  float loss_and_gradients(const TokenIds& inputs, const TokenIds& targets);
+
+  // The gradients of the last loss_and_gradients() or train_step() (after clipping, for the
+  // latter), named and shaped as to_tensors(). Zeros before the first.
+  TensorList gradients() const;
+  // The flat gradient array, same layout as parameters(); empty before the first gradient (the
+  // array is allocated then, so a model used only for inference holds its parameters alone).
+  const std::vector<float>& gradient_data() const noexcept { return grads_; }
+
+  // One AdamW step on a batch of sequences [B, T + 1]: inputs are batch[:, :T], targets
+  // batch[:, 1:]. Computes the loss and gradients, clips the gradients to the optimizer's
+  // max_grad_norm, then updates every parameter at learning rate `lr`. Returns the loss before
+  // the update. Throws as loss_and_gradients() (T + 1 >= 2 is required), BAD_ARGUMENT for a bad
+  // lr, NON_FINITE when the gradient norm is not finite (then the parameters are unchanged).
+  float train_step(const TokenIds& batch, float lr);
+  // The same with separate inputs and targets [B, T] (targets may hold -1 to skip a position).
+  float train_step(const TokenIds& inputs, const TokenIds& targets, float lr);
+
+  // Threads for loss_and_gradients() and train_step(): the batch's rows are split into
+  // min(threads, B) contiguous shares, each thread runs forward and backward on its share, and
+  // the gradients and losses are summed in share order. Results are bit-identical for the same
+  // thread count on every run; a different count changes the order of those sums (last bits).
+  // forward() and loss() use one thread. Default 1; 1 .. kGpt2MaxThreads, and only 1 in a
+  // WebAssembly build without threads. Throws Error(BAD_ARGUMENT) otherwise.
+  void set_threads(int threads);
+  int threads() const noexcept { return threads_; }
+
+  // The optimizer's settings; changing them keeps the moments. Throws as validate(AdamWConfig).
+  void set_optimizer(const AdamWConfig& config);
+  const AdamWConfig& optimizer_config() const noexcept { return adamw_config_; }
+  // AdamW steps taken so far.
+  std::int64_t steps() const noexcept;
+  // The global gradient norm before clipping of the last train_step() (0 before the first).
+  float last_grad_norm() const noexcept { return last_grad_norm_; }
+
+  // Segments of the flat parameter array with their weight-decay rule: every 2-D tensor
+  // (embeddings and matrices) decays, 1-D tensors (biases, LayerNorm) do not — as nanoGPT.
+  const std::vector<ParamSegment>& segments() const noexcept { return segments_; }
+
+ private:
+  explicit Gpt2Model(const Gpt2Config& config);
+
+  Gpt2Config config_;
+  std::vector<float> params_;
+  std::vector<float> grads_;
+  std::vector<ParamSegment> segments_;
+  AdamWConfig adamw_config_;
+  std::unique_ptr<AdamW> adamw_;
+  std::unique_ptr<detail::Gpt2Workspace> work_;
+  float last_grad_norm_ = 0.0f;
+  int threads_ = 1;
+};
+
+}  // namespace attnlens

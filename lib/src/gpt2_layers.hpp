@@ -1,0 +1,79 @@
+// Private: the GPT-2 layers' forward and backward passes, one function each (llm.c's shape).
+// N = B·T rows of activations; every array is row-major and contiguous. Backward functions
+// accumulate (+=) into parameter gradients and say for each activation gradient whether they
+// write or accumulate. Reductions and exp/tanh run through Eigen on the caller's buffers;
+// callers pass buffers whose start alignment does not change between runs (Gpt2Workspace
+// allocates them aligned) so results are bit-identical run to run.
+#pragma once
+
+#include <cstdint>
+
+namespace attnlens::detail {
+
+inline constexpr float kLayerNormEps = 1e-5f;
+
+// out[b, t, :] = wte[ids[b, t], :] + wpe[t, :]
+// out is (B, T, d), ids is (B, T), wte is (V, d), wpe is (context, d); ids already checked.
+void embed_forward(float* out, const std::int32_t* ids, const float* wte, const float* wpe,
+                   std::int64_t B, std::int64_t T, std::int64_t d);
+
+// dwte[ids[b, t], :] += dout[b, t, :],  dwpe[t, :] += dout[b, t, :]   (in index order)
+void embed_backward(float* dwte, float* dwpe, const float* dout, const std::int32_t* ids,
+                    std::int64_t B, std::int64_t T, std::int64_t d);
+
+// out = (x − mean) · rstd · w + b per row, rstd = 1 / sqrt(var + 1e-5) (biased variance).
+// x, out are (N, d); mean, rstd are (N), kept for the backward pass.
+void layernorm_forward(float* out, float* mean, float* rstd, const float* x, const float* w,
+                       const float* b, std::int64_t N, std::int64_t d);
+
+// dx += LayerNorm'(dout); dw, db += their gradients. x is the forward input (N, d).
+void layernorm_backward(float* dx, float* dw, float* db, const float* dout, const float* x,
+                        const float* w, const float* mean, const float* rstd, std::int64_t N,
+                        std::int64_t d);
+
+// out[n, :] = x[n, :] · w + b: x (N, in), w (in, out), b (out), out (N, out). When `residual` is
+// non-null (N, out), it is added too: out = residual + x w + b.
+void linear_forward(float* out, const float* x, const float* w, const float* b,
+                    const float* residual, std::int64_t N, std::int64_t in, std::int64_t out_dim);
+
+// dx = dout · wᵀ (written, not accumulated); dw += xᵀ · dout; db += column sums of dout.
+void linear_backward(float* dx, float* dw, float* db, const float* dout, const float* x,
+                     const float* w, std::int64_t N, std::int64_t in, std::int64_t out_dim);
+
+// out = 0.5 x (1 + tanh(sqrt(2/π) (x + 0.044715 x³))), n elements.
+void gelu_forward(float* out, const float* x, std::int64_t n);
+
+// grad = GELU'(x) · grad, in place: on entry dL/dout, on exit dL/dx.
+void gelu_backward(float* grad, const float* x, std::int64_t n);
+
+// qkv (B, T, 3d) -> q, k, v (B, H, T, hd) with d = H·hd; column block 0 is q, 1 is k, 2 is v.
+void split_heads(float* q, float* k, float* v, const float* qkv, std::int64_t B, std::int64_t T,
+                 std::int64_t H, std::int64_t hd);
+
+// dq, dk, dv (B, H, T, hd) -> dqkv (B, T, 3d): the inverse of split_heads.
+void join_heads(float* dqkv, const float* dq, const float* dk, const float* dv, std::int64_t B,
+                std::int64_t T, std::int64_t H, std::int64_t hd);
+
+// heads (B, H, T, hd) -> out (B, T, H·hd), heads side by side; and the inverse.
+void merge_heads(float* out, const float* heads, std::int64_t B, std::int64_t T, std::int64_t H,
+                 std::int64_t hd);
+void unmerge_heads(float* heads, const float* x, std::int64_t B, std::int64_t T, std::int64_t H,
+                   std::int64_t hd);
+
+// Backward of O = softmax(scale · Q Kᵀ + causal mask) V for every (b, h) slice, given the
+// forward weights P (B, H, T, T) with exact zeros above the diagonal:
+//   dV = Pᵀ dO,  dP = dO Vᵀ,  dS = P ⊙ (dP − rowsum(dP ⊙ P)),  dQ = scale dS K,  dK = scale dSᵀ Q
+// q, k, v, dout, dq, dk, dv are (B, H, T, hd); dq, dk, dv are written. scratch holds T·T floats.
+void attention_backward(float* dq, float* dk, float* dv, float* scratch, const float* dout,
+                        const float* q, const float* k, const float* v, const float* weights,
+                        std::int64_t B, std::int64_t H, std::int64_t T, std::int64_t hd,
+                        float scale);
+
+// Cross-entropy of softmax(logits) against targets, summed over the rows whose target is not
+// -1 (targets already checked to be -1 or in [0, V)). logits is (N, V). With write_gradient the
+// logits are replaced by their gradient: (softmax − onehot) · grad_scale on counted rows, 0 on
+// ignored rows. Returns the sum of −log p(target), accumulated in float64.
+double cross_entropy(float* logits, const std::int32_t* targets, std::int64_t N, std::int64_t V,
+                     bool write_gradient, float grad_scale);
+
+}  // namespace attnlens::detail

@@ -1,0 +1,44 @@
+#include "matmul.hpp"
+
+#include <attnlens/tensor.hpp>
+
+namespace attnlens::detail {
+namespace {
+
+using ConstMap = Eigen::Map<const RowMatrixXf>;
+using MutableMap = Eigen::Map<RowMatrixXf>;
+
+// Eigen's GEMM for c (+)= alpha · lhs · rhs; lhs and rhs are maps or their transposes.
+template <typename Lhs, typename Rhs>
+void product(MutableMap& c, const Lhs& lhs, const Rhs& rhs, bool accumulate, float alpha) {
+  if (!accumulate) c.setZero();
+  if (alpha == 1.0f) {
+    c.noalias() += lhs * rhs;
+  } else {
+    c.noalias() += alpha * (lhs * rhs);
+  }
+}
+
+}  // namespace
+
+void matmul(float* c, const float* a, const float* b, std::int64_t M, std::int64_t N,
+            std::int64_t K, bool transpose_a, bool transpose_b, bool accumulate, float alpha) {
+  MutableMap cm(c, M, N);
+  if (K == 0) {
+    if (!accumulate) cm.setZero();
+    return;
+  }
+  const ConstMap am(a, transpose_a ? K : M, transpose_a ? M : K);
+  const ConstMap bm(b, transpose_b ? N : K, transpose_b ? K : N);
+  if (transpose_a && transpose_b) {
+    product(cm, am.transpose(), bm.transpose(), accumulate, alpha);
+  } else if (transpose_a) {
+    product(cm, am.transpose(), bm, accumulate, alpha);
+  } else if (transpose_b) {
+    product(cm, am, bm.transpose(), accumulate, alpha);
+  } else {
+    product(cm, am, bm, accumulate, alpha);
+  }
+}
+
+}  // namespace attnlens::detail
