@@ -16,14 +16,19 @@ const FLAGS = [
   "--disable-sync",
 ];
 
-/** A headless Chromium with a fresh profile; close() also removes the profile. */
-export async function launchBrowser() {
+/**
+ * A headless Chromium with a fresh profile; close() also removes the profile. `options` are
+ * Playwright context options (e.g. { hasTouch: true, isMobile: true, viewport } for a phone,
+ * { javaScriptEnabled: false }).
+ */
+export async function launchBrowser(options = {}) {
   const profile = mkdtempSync(join(tmpdir(), "attnlens-chromium-"));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
     headless: true,
     args: FLAGS,
     viewport: { width: 1280, height: 900 },
+    ...options,
   });
   return {
     context,
