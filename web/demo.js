@@ -102,14 +102,19 @@ function apply() {
     if (figure.getAttribute(key) !== value) figure.setAttribute(key, value);
   }
   document.documentElement.dataset.theme = state.theme;
+  // The address bar and the link follow a moment later: building a URL for a long text and
+  // replaceState cost milliseconds the figure needs.
+  clearTimeout(urlTimer);
+  urlTimer = setTimeout(updateLink, 120);
+}
+
+function updateLink() {
   const { params: query, cut } = stateToParams(state);
   linkCut = cut;
   if (embed) query.set("embed", "1");
   const search = query.toString();
-  // The address bar follows a little later: replaceState costs milliseconds the figure needs.
-  clearTimeout(urlTimer);
   link = new URL(search ? `?${search}` : location.pathname, location.href).href;
-  urlTimer = setTimeout(() => history.replaceState(null, "", link), 120);
+  history.replaceState(null, "", link);
   $("#link-note").textContent = cut ? `The link holds the first ${MAX_LINK_SENTENCE.toLocaleString("en")} characters of the text.` : "";
 }
 
@@ -199,6 +204,8 @@ figure.addEventListener("attn-lens-render", (e) => {
 });
 
 $("#copy-link").addEventListener("click", async () => {
+  clearTimeout(urlTimer);
+  updateLink();
   try {
     await navigator.clipboard.writeText(link);
     $("#copy-link").textContent = linkCut ? "Link copied (text cut)" : "Link copied";

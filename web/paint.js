@@ -2,6 +2,10 @@
 // the live canvas, the PNG export (a canvas too) and the SVG export (svg.js, the same calls).
 import { font } from "./text.js";
 
+// Canvases that hold a Bitmap's pixels for drawImage, one per size, reused: allocating a
+// canvas costs milliseconds, copying pixels into one that exists does not.
+const scratch = new Map();
+
 /** Pixels of an image (RGBA, row-major) that a painter draws scaled, without smoothing. */
 export class Bitmap {
   constructor(width, height) {
@@ -10,16 +14,21 @@ export class Bitmap {
     this.rgba = new Uint8ClampedArray(width * height * 4);
   }
 
-  /** A canvas holding the pixels (made once). */
+  /** A canvas holding the pixels, until another bitmap of the same size needs it. */
   canvas() {
-    if (!this._canvas) {
-      const c = document.createElement("canvas");
+    const key = `${this.width}x${this.height}`;
+    let c = scratch.get(key);
+    if (!c) {
+      c = document.createElement("canvas");
       c.width = this.width;
       c.height = this.height;
-      c.getContext("2d").putImageData(new ImageData(this.rgba, this.width, this.height), 0, 0);
-      this._canvas = c;
+      scratch.set(key, c);
     }
-    return this._canvas;
+    if (c.holds !== this) {
+      c.getContext("2d").putImageData(new ImageData(this.rgba, this.width, this.height), 0, 0);
+      c.holds = this;
+    }
+    return c;
   }
 }
 
@@ -171,22 +180,33 @@ export class CanvasPainter {
 
 /**
  * Sizes `canvas` to `width` x `height` CSS px at the device's pixel ratio (at most `maxPixels`
- * backing pixels) and returns a painter with CSS px units.
+ * backing pixels), clears that area and returns a painter with CSS px units. With `grow`, the
+ * canvas only ever grows (reallocating its pixels is what costs; a holder with overflow hidden
+ * shows the part drawn): a view or zoom switch does not reallocate it.
  */
-export function canvasPainter(canvas, width, height, { scale = globalThis.devicePixelRatio || 1, maxPixels = 16e6 } = {}) {
+export function canvasPainter(canvas, width, height, { scale = globalThis.devicePixelRatio || 1, maxPixels = 16e6, grow = false } = {}) {
   const ratio = Math.max(0.25, Math.min(scale, Math.sqrt(maxPixels / Math.max(1, width * height))));
-  const pw = Math.max(1, Math.round(width * ratio));
-  const ph = Math.max(1, Math.round(height * ratio));
+  let pw = Math.max(1, Math.round(width * ratio));
+  let ph = Math.max(1, Math.round(height * ratio));
+  const same = canvas.ratio === ratio;
+  // Grown canvases shrink back when they hold over four times the pixels needed.
+  if (grow && same && canvas.width * canvas.height <= 4 * pw * ph) {
+    pw = Math.max(pw, canvas.width);
+    ph = Math.max(ph, canvas.height);
+  }
   if (canvas.width !== pw || canvas.height !== ph) {
     canvas.width = pw;
     canvas.height = ph;
   }
+  canvas.ratio = ratio;
   if (canvas.style) {
-    canvas.style.width = `${width}px`;
-    canvas.style.height = `${height}px`;
+    const w = `${pw / ratio}px`;
+    const h = `${ph / ratio}px`;
+    if (canvas.style.width !== w) canvas.style.width = w;
+    if (canvas.style.height !== h) canvas.style.height = h;
   }
   const context = canvas.getContext("2d");
-  context.setTransform(pw / width, 0, 0, ph / height, 0, 0);
+  context.setTransform(ratio, 0, 0, ratio, 0, 0);
   context.clearRect(0, 0, width, height);
   return new CanvasPainter(context);
 }

@@ -4,6 +4,7 @@
 // canvases drawn by the views through Frame (frame.js), so hovering, the keyboard and scrolling
 // repaint only what changed. SVG is written only for export.
 import { LitElement, css, html, nothing } from "lit";
+import { cache } from "lit/directives/cache.js";
 import { COMPUTE_KEYS, DEFAULTS, normalizeState, stateToParams } from "../state.js";
 import { computeFigure, loadLens } from "../lens.js";
 import { colorScale, headColor, paletteFor } from "../theme.js";
@@ -84,6 +85,8 @@ const soon = (() => {
 const PANEL_GAP = 16;
 const MIN_PANEL_WIDTH = 300;
 const ZOOMS = [1, 2, 4, 8, 16, 32];
+/** Head thumbnails (40 px) of long sentences sample this many rows and columns. */
+const THUMBNAIL_CELLS = 80;
 const hoverNone = typeof matchMedia === "function" && matchMedia("(hover: none)").matches;
 
 /** A short stable hash (FNV-1a) of a string, for export ids. */
@@ -187,10 +190,12 @@ export class AttnLensElement extends LitElement {
       font-size: 15px;
     }
     .figures {
+      padding: 4px 8px 8px;
+    }
+    .panels {
       display: flex;
       flex-wrap: wrap;
       gap: 16px;
-      padding: 4px 8px 8px;
     }
     .frame {
       position: relative;
@@ -205,6 +210,7 @@ export class AttnLensElement extends LitElement {
       position: sticky;
       top: 0;
       left: 0;
+      overflow: hidden;
     }
     .sticky canvas {
       position: absolute;
@@ -374,7 +380,9 @@ export class AttnLensElement extends LitElement {
     this._generation = 0;
     this._changeStart = 0;
     this._computeMs = 0;
-    this._frames = new Map();
+    // Frame of each frame box; boxes of a view not shown are kept by Lit's cache() with their
+    // canvases (a new canvas costs milliseconds to allocate), and their Frames with them.
+    this._frames = new WeakMap();
     this._onScheme = () => this.requestUpdate();
   }
 
@@ -404,7 +412,7 @@ export class AttnLensElement extends LitElement {
       this._resize ??= new ResizeObserver(([entry]) => this._measure(entry.contentRect.width));
       this._resize.observe(this);
     }
-    for (const box of this._frames.keys()) this._observeFrame(box);
+    for (const frame of this._liveFrames()) this._observeFrame(frame.box);
     observe(this);
   }
 
@@ -486,6 +494,7 @@ export class AttnLensElement extends LitElement {
     }
     // The first computation also warms the module up; only later ones predict the next one's cost.
     this._computeMs = this._generation++ ? performance.now() - started : 0;
+    this._computedSinceRender = true;
   }
 
   _setHead(head) {
@@ -540,6 +549,11 @@ export class AttnLensElement extends LitElement {
   }
 
   /** The view module and layout of frame `id` ("panel-k" or "pane-k"), or null. */
+  /** The Frames of the boxes in the figure now. */
+  _liveFrames() {
+    return [...this.renderRoot.querySelectorAll(".frame")].map((box) => this._frames.get(box)).filter(Boolean);
+  }
+
   /** Tells frames when they come near the viewport (frames far off screen are drawn then). */
   _observeFrame(box) {
     this._frameObserver ??= new IntersectionObserver(
@@ -613,18 +627,17 @@ export class AttnLensElement extends LitElement {
     for (const { frame, previous } of changed) {
       const { box, lay } = frame;
       if (previous && previous.kind === lay.kind && this._zoomChanged) {
-        box.scrollLeft = ((box.scrollLeft + frame.w / 2) / previous.fullW) * lay.fullW - frame.w / 2;
-        box.scrollTop = ((box.scrollTop + frame.h / 2) / previous.fullH) * lay.fullH - frame.h / 2;
+        box.scrollLeft = ((frame.sx + frame.w / 2) / previous.fullW) * lay.fullW - frame.w / 2;
+        box.scrollTop = ((frame.sy + frame.h / 2) / previous.fullH) * lay.fullH - frame.h / 2;
+        frame.readScroll();
       }
       frame.paint();
     }
-    const drew = changed.length > 0;
+    // A view brought back from the cache may need no drawing, but the figure changed all the same.
+    const shown = `${this._generation}/${state.view}`;
+    const drew = changed.length > 0 || shown !== this._shown;
+    this._shown = shown;
     this._zoomChanged = false;
-    for (const box of this._frames.keys()) {
-      if (box.isConnected) continue;
-      this._frames.delete(box);
-      this._frameObserver.unobserve(box);
-    }
     this._drawThumbnails(state, palette, scale);
     return drew;
   }
@@ -638,7 +651,7 @@ export class AttnLensElement extends LitElement {
       canvas.drawnFor = key;
       const head = canvas.dataset.head === "mean" ? "mean" : Number(canvas.dataset.head);
       const p = canvasPainter(canvas, 40, 40, { scale: 2 });
-      p.image(0, 0, 40, 40, heatmapView.weightBitmap(data, 0, head, scale, palette));
+      p.image(0, 0, 40, 40, heatmapView.weightBitmap(data, 0, head, scale, palette, THUMBNAIL_CELLS));
     }
   }
 
@@ -651,6 +664,7 @@ export class AttnLensElement extends LitElement {
       this.requestUpdate();
     }
     this._showReadout();
+    this._updateZoomButton();
     const settled = drew || this._error || this._figure?.empty;
     // A change whose figure is still to come (a computation in its own task, a view loading)
     // keeps its start time, so the render event counts from the change itself.
@@ -662,9 +676,10 @@ export class AttnLensElement extends LitElement {
         new CustomEvent("attn-lens-render", {
           bubbles: true,
           composed: true,
-          detail: { ms, computeMs: this._computeMs, figure: this._figure, error: this._error },
+          detail: { ms, computeMs: this._computedSinceRender ? this._computeMs : 0, figure: this._figure, error: this._error },
         }),
       );
+      this._computedSinceRender = false;
     }
     this._changeStart = 0;
   }
@@ -673,7 +688,7 @@ export class AttnLensElement extends LitElement {
 
   /** Called by a Frame: show `focus` in its group (both panels side by side), the readout and a tip. */
   focusChanged(source, focus, pointer) {
-    for (const frame of this._frames.values()) {
+    for (const frame of this._liveFrames()) {
       const same = frame.group === source.group;
       if (same) frame.setFocus(focus);
       else if (frame.focus) frame.setFocus(null);
@@ -684,10 +699,10 @@ export class AttnLensElement extends LitElement {
   /** Scrolling one panel scrolls the panels beside it to the same place. */
   scrolled(source) {
     if (source.group !== "panels") return;
-    for (const frame of this._frames.values()) {
+    for (const frame of this._liveFrames()) {
       if (frame === source || frame.group !== "panels") continue;
-      if (frame.box.scrollLeft !== source.box.scrollLeft) frame.box.scrollLeft = source.box.scrollLeft;
-      if (frame.box.scrollTop !== source.box.scrollTop) frame.box.scrollTop = source.box.scrollTop;
+      if (frame.sx !== source.sx) frame.box.scrollLeft = source.sx;
+      if (frame.sy !== source.sy) frame.box.scrollTop = source.sy;
     }
   }
 
@@ -705,7 +720,7 @@ export class AttnLensElement extends LitElement {
     const readout = this.renderRoot.querySelector(".readout");
     const tip = this.renderRoot.querySelector(".tip");
     if (!readout) return;
-    const focused = [...this._frames.values()].filter((f) => f.focus && f.box.isConnected);
+    const focused = this._liveFrames().filter((f) => f.focus);
     const text =
       focused.length > 1
         ? focused.map((f) => `${f.lay.data?.mode === "full" ? "full" : "causal"}: ${f.readout()}`).join(" · ")
@@ -842,14 +857,7 @@ export class AttnLensElement extends LitElement {
                   ? html`<button aria-label="Zoom out" title="Zoom out" ?disabled=${this._zoom <= 1} @click=${() => this._zoomBy(-1)}>
                         −
                       </button>
-                      <button
-                        aria-label="Zoom in"
-                        title="Zoom in (then scroll)"
-                        ?disabled=${!this._canZoomIn()}
-                        @click=${() => this._zoomBy(1)}
-                      >
-                        +
-                      </button>`
+                      <button class="zoom-in" aria-label="Zoom in" title="Zoom in (then scroll)" @click=${() => this._zoomBy(1)}>+</button>`
                   : nothing
               }
               <button @click=${() => this._download("svg")} ?disabled=${!ready}>SVG</button>
@@ -859,11 +867,14 @@ export class AttnLensElement extends LitElement {
     </div>`;
   }
 
-  _canZoomIn() {
-    const frame = [...this._frames.values()].find((f) => f.group === "panels" && f.lay);
-    if (!frame) return false;
-    const size = frame.lay.kind === "heatmap" ? frame.lay.cell : frame.lay.row;
-    return this._zoom < ZOOMS.at(-1) && size < 40;
+  /** Zooming in stays possible while cells (or rows) are under 40 px; known once the frames are laid out. */
+  _updateZoomButton() {
+    const button = this.renderRoot.querySelector("button.zoom-in");
+    if (!button) return;
+    const frame = this._liveFrames().find((f) => f.group === "panels" && f.lay);
+    const size = frame ? (frame.lay.kind === "heatmap" ? frame.lay.cell : frame.lay.row) : Infinity;
+    const disabled = !(this._zoom < ZOOMS.at(-1) && size < 40);
+    if (button.disabled !== disabled) button.disabled = disabled;
   }
 
   _zoomBy(step) {
@@ -920,9 +931,9 @@ export class AttnLensElement extends LitElement {
       this._pcaDomain = null;
     }
     const label = this.label || this.figureTitle || "";
-    return this._panels.map((data, k) =>
-      this._frame(`panel-${k}`, `${label ? `${label}: ` : ""}${this._title(data, state)}. ${this._hint()}`),
-    );
+    return html`<div class="panels">
+      ${this._panels.map((data, k) => this._frame(`panel-${k}`, `${label ? `${label}: ` : ""}${this._title(data, state)}. ${this._hint()}`))}
+    </div>`;
   }
 
   /** Height to hold for the figure before it is computed (no layout shift when it lands). */
@@ -959,7 +970,7 @@ export class AttnLensElement extends LitElement {
         ? html`<div class="message warning" part="message" role="status">Every head is hidden: pick a head below to draw its lines.</div>`
         : nothing;
     return html`${this._toolbar(drawn, link)}${messages}${truncated}${allHidden}${title}
-      <div class="figures" part="figure">${this._renderBody(drawn)}</div>
+      <div class="figures" part="figure">${cache(this._renderBody(drawn))}</div>
       ${this._renderHeads(drawn)}${caption}
       <details class="describe" part="description" @toggle=${(e) => (this._describing = e.target.open)}>
         <summary>Describe this figure in text</summary>

@@ -25,11 +25,14 @@ export class Frame {
     this.focus = null;
     this.key = null;
     this.scrollQueued = false;
+    this.sx = 0;
+    this.sy = 0;
     box.addEventListener("scroll", () => {
       if (this.scrollQueued) return;
       this.scrollQueued = true;
       requestAnimationFrame(() => {
         this.scrollQueued = false;
+        this.readScroll();
         this.paint();
         host.scrolled?.(this);
       });
@@ -43,9 +46,15 @@ export class Frame {
     box.addEventListener("blur", () => host.focusChanged(this, null, null));
   }
 
-  /** The view, visible part and scroll offset. */
+  /** The visible part: scroll offset (as last read) and size. */
   get view() {
-    return { sx: this.box.scrollLeft, sy: this.box.scrollTop, w: this.w, h: this.h };
+    return { sx: this.sx, sy: this.sy, w: this.w, h: this.h };
+  }
+
+  /** Reads the scroll offset (a layout read: done with the other reads, before any write). */
+  readScroll() {
+    this.sx = this.box.scrollLeft;
+    this.sy = this.box.scrollTop;
   }
 
   /**
@@ -74,6 +83,7 @@ export class Frame {
     this.h = Math.min(this.box.clientHeight || lay.viewH, Math.ceil(lay.viewH));
     const r = this.box.getBoundingClientRect();
     this.onScreen = r.bottom > -NEAR && r.top < innerHeight + NEAR;
+    this.readScroll();
   }
 
   /** Sizes the sticky canvas holder and the spacer to the measured view (writes only). */
@@ -94,7 +104,7 @@ export class Frame {
       return;
     }
     this.dirty = false;
-    this.module.draw(canvasPainter(this.base, this.w, this.h), this.lay, this.view);
+    this.module.draw(canvasPainter(this.base, this.w, this.h, { grow: true }), this.lay, this.view);
     this.paintOverlay();
   }
 
@@ -112,9 +122,14 @@ export class Frame {
 
   paintOverlay() {
     if (!this.lay) return;
-    const p = canvasPainter(this.top, this.w, this.h);
-    if (this.focus) this.module.highlight(p, this.lay, this.focus, this.view);
-    this.box.classList.toggle("focused", Boolean(this.focus) && this.lay.kind === "lines");
+    // An overlay with nothing on it is cleared once, not reallocated and cleared on every draw.
+    if (this.focus || this.overlayDrawn) {
+      const p = canvasPainter(this.top, this.w, this.h, { grow: true });
+      if (this.focus) this.module.highlight(p, this.lay, this.focus, this.view);
+      this.overlayDrawn = Boolean(this.focus);
+    }
+    const dim = Boolean(this.focus) && this.lay.kind === "lines";
+    if (this.box.classList.contains("focused") !== dim) this.box.classList.toggle("focused", dim);
   }
 
   readout() {
@@ -142,9 +157,14 @@ export class Frame {
     if (!["ArrowUp", "ArrowDown", "ArrowLeft", "ArrowRight", "Home", "End"].includes(e.key)) return;
     e.preventDefault();
     const focus = this.module.move(this.lay, this.focus, e.key);
+    this.readScroll();
     const { sx, sy } = this.module.reveal(this.lay, focus, this.view);
-    if (sx !== this.box.scrollLeft) this.box.scrollLeft = sx;
-    if (sy !== this.box.scrollTop) this.box.scrollTop = sy;
+    if (sx !== this.sx || sy !== this.sy) {
+      this.box.scrollLeft = sx;
+      this.box.scrollTop = sy;
+      this.readScroll();
+      this.paint();
+    }
     const r = this.base.getBoundingClientRect();
     this.host.focusChanged(this, focus, { x: r.left + 12, y: r.top + 12, keyboard: true });
   }

@@ -14,28 +14,38 @@ const MAX_CELL = 56;
 const MAX_LABEL_W = 110;
 const SIN60 = Math.sin(Math.PI / 3);
 
-/** The L x L weights as pixels in the colour scale (masked cells in the masked colour); cached on the data. */
-export function weightBitmap(data, layer, head, scale, palette) {
-  const key = `${layer}/${head}/${scale.name}/${palette.name}`;
+/** A colour as one RGBA pixel in a Uint32Array over canvas bytes (little-endian: A B G R). */
+const pixel = ([r, g, b]) => ((255 << 24) | (b << 16) | (g << 8) | r) >>> 0;
+const lookups = new WeakMap();
+/** The colour scale as 256 pixels (cached per scale). */
+function pixelTable(scale) {
+  let table = lookups.get(scale);
+  if (!table) lookups.set(scale, (table = Uint32Array.from(scale.rgb, pixel)));
+  return table;
+}
+
+/**
+ * The weights as pixels in the colour scale, masked cells in the masked colour; cached on the
+ * data. `size` < L samples every (L / size)-th cell (thumbnails of long sentences).
+ */
+export function weightBitmap(data, layer, head, scale, palette, size = data.tokens.length) {
+  const L = data.tokens.length;
+  const n = Math.min(L, size);
+  const key = `${layer}/${head}/${scale.name}/${palette.name}/${n}`;
   data._bitmaps ??= new Map();
   let bitmap = data._bitmaps.get(key);
   if (!bitmap) {
-    const L = data.tokens.length;
     const m = matrixOf(data, layer, head);
-    const masked = [...hexRgb(palette.maskedBackground), 255];
-    bitmap = new Bitmap(L, L);
-    const px = bitmap.rgba;
-    for (let i = 0; i < L; i++) {
-      for (let j = 0; j < L; j++) {
-        const k = i * L + j;
-        if (isMasked(data, i, j)) px.set(masked, k * 4);
-        else {
-          const c = scale.rgb[Math.round(Math.min(1, Math.max(0, m[k])) * 255)];
-          px[k * 4] = c[0];
-          px[k * 4 + 1] = c[1];
-          px[k * 4 + 2] = c[2];
-          px[k * 4 + 3] = 255;
-        }
+    const table = pixelTable(scale);
+    const masked = pixel(hexRgb(palette.maskedBackground));
+    bitmap = new Bitmap(n, n);
+    const px = new Uint32Array(bitmap.rgba.buffer);
+    for (let r = 0; r < n; r++) {
+      const i = n === L ? r : Math.floor(((r + 0.5) * L) / n);
+      for (let c = 0; c < n; c++) {
+        const j = n === L ? c : Math.floor(((c + 0.5) * L) / n);
+        const w = m[i * L + j];
+        px[r * n + c] = data.causal && j > i ? masked : table[Math.round((w < 0 ? 0 : w > 1 ? 1 : w) * 255)];
       }
     }
     data._bitmaps.set(key, bitmap);
@@ -109,7 +119,9 @@ export function layout({ data, layer, head, title, palette, scale, width, zoom =
     fontSize,
     font: f,
     labels,
-    rowStep: labelStep(zcell, fontSize + 2),
+    // A line of text is about 1.3 font sizes tall (ascent and descent); rotated labels only need
+    // their strokes apart across the slant.
+    rowStep: labelStep(zcell, Math.ceil(fontSize * 1.3)),
     colStep: labelStep(zcell * SIN60, fontSize + 2),
   };
 }

@@ -55,7 +55,7 @@ export function layout({ data, layer, visible, title, palette, width, zoom = 1 }
     fontSize,
     font: f,
     labels,
-    step: labelStep(zrow, fontSize + 1),
+    step: labelStep(zrow, Math.ceil(fontSize * 1.3)),
     viewW,
     viewH,
     fullW: viewW,

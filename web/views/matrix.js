@@ -13,7 +13,10 @@ const LABEL_FONT = font(10);
 /** Largest |x| over finite entries (for a symmetric diverging scale). */
 function maxAbs(data) {
   let m = 0;
-  for (const x of data) if (Number.isFinite(x)) m = Math.max(m, Math.abs(x));
+  for (let k = 0; k < data.length; k++) {
+    const a = Math.abs(data[k]);
+    if (a > m && a !== Infinity) m = a;
+  }
   return m;
 }
 
@@ -25,7 +28,43 @@ export function matrixPane({ id, name, data, rows, cols, kind, rowLabels = null,
   return { id, name, data, rows, cols, kind, rowLabels, colLabels, rowAxis, colAxis, extent: kind === "signed" ? maxAbs(data) : 1 };
 }
 
-const label = (labels, k) => (labels ? labels[k] : String(k + 1));
+// Labels are measured once per label list (the panes of one figure share their tokens).
+const rowCache = new WeakMap();
+const colCache = new WeakMap();
+const indexLabels = new Map();
+/** The list a pane's labels come from: its tokens, or 1..n (one shared list per n). */
+function labelList(labels, n) {
+  if (labels) return labels;
+  if (!indexLabels.has(n))
+    indexLabels.set(
+      n,
+      Array.from({ length: n }, (_, k) => String(k + 1)),
+    );
+  return indexLabels.get(n);
+}
+
+function rowLabelsOf(labels, n) {
+  const list = labelList(labels, n);
+  let made = rowCache.get(list);
+  if (!made) {
+    const labelW = Math.ceil(Math.min(90, Math.max(16, ...list.map((t) => textWidth(t, LABEL_FONT))))) + 8;
+    made = { labelW, rowLabels: list.map((t) => fitText(t, labelW - 8, LABEL_FONT)) };
+    rowCache.set(list, made);
+  }
+  return made;
+}
+
+function colLabelsOf(labels, n, cellW) {
+  const list = labelList(labels, n);
+  let byWidth = colCache.get(list);
+  if (!byWidth) colCache.set(list, (byWidth = new Map()));
+  if (!byWidth.has(cellW))
+    byWidth.set(
+      cellW,
+      list.map((t) => fitText(t, cellW - 4, LABEL_FONT)),
+    );
+  return byWidth.get(cellW);
+}
 
 /**
  * @param {object} p
@@ -37,8 +76,7 @@ const label = (labels, k) => (labels ? labels[k] : String(k + 1));
  * @param {boolean} [p.whole] the whole matrix, no scrolling (the export)
  */
 export function layout({ pane, palette, scale, width, cellW = CELL_W, cellH = CELL_H, whole = false }) {
-  const rowTexts = Array.from({ length: pane.rows }, (_, r) => label(pane.rowLabels, r));
-  const labelW = Math.ceil(Math.min(90, Math.max(16, ...rowTexts.map((t) => textWidth(t, LABEL_FONT))))) + 8;
+  const { labelW, rowLabels } = rowLabelsOf(pane.rowLabels, pane.rows);
   const fullW = labelW + pane.cols * cellW;
   const fullH = HEAD_H + pane.rows * cellH;
   return {
@@ -50,8 +88,8 @@ export function layout({ pane, palette, scale, width, cellW = CELL_W, cellH = CE
     cellW,
     cellH,
     numbers: cellW >= 30 && cellH >= 14,
-    rowLabels: rowTexts.map((t) => fitText(t, labelW - 8, LABEL_FONT)),
-    colLabels: Array.from({ length: pane.cols }, (_, c) => fitText(label(pane.colLabels, c), cellW - 4, LABEL_FONT)),
+    rowLabels,
+    colLabels: colLabelsOf(pane.colLabels, pane.cols, cellW),
     fullW,
     fullH,
     viewW: whole ? fullW : Math.min(fullW, Math.max(120, width)),

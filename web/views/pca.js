@@ -14,18 +14,19 @@ const points = (data) => data.explanation.pca;
 
 /** One [lo, hi] per axis covering every panel's points before and after context. */
 export function sharedDomain(panels) {
-  const xs = [];
-  const ys = [];
+  const lo = [Infinity, Infinity];
+  const hi = [-Infinity, -Infinity];
   for (const data of panels) {
     for (const t of [points(data).original.data, points(data).contextual.data]) {
-      for (let k = 0; k < t.length; k += 2) {
-        xs.push(t[k]);
-        ys.push(t[k + 1]);
+      for (let k = 0; k < t.length; k++) {
+        const axis = k % 2;
+        if (t[k] < lo[axis]) lo[axis] = t[k];
+        if (t[k] > hi[axis]) hi[axis] = t[k];
       }
     }
   }
-  const pad = (lo, hi) => (hi - lo < 1e-6 ? [lo - 1, hi + 1] : [lo, hi]);
-  return { x: pad(Math.min(...xs), Math.max(...xs)), y: pad(Math.min(...ys), Math.max(...ys)) };
+  const pad = (a) => (hi[a] - lo[a] < 1e-6 ? [lo[a] - 1, hi[a] + 1] : [lo[a], hi[a]]);
+  return { x: pad(0), y: pad(1) };
 }
 
 /**
@@ -80,13 +81,28 @@ export function layout({ data, domain, title, palette, width }) {
 
 /**
  * Greedy label placement: each label tries four spots around its point and takes the first
- * free one; a label with no free spot is left out (its point's hover shows it).
+ * free one; a label with no free spot is left out (its point's hover shows it). Boxes are
+ * kept in a grid of 32 px buckets, so 500 labels place in a few milliseconds.
  */
 function placeLabels(texts, at, bounds, markers) {
-  const placed = [];
+  const BUCKET = 32;
+  const grid = new Map();
+  const cells = (b, visit) => {
+    for (let gx = Math.floor(b.x0 / BUCKET); gx <= Math.floor(b.x1 / BUCKET); gx++) {
+      for (let gy = Math.floor(b.y0 / BUCKET); gy <= Math.floor(b.y1 / BUCKET); gy++) if (visit(`${gx},${gy}`)) return true;
+    }
+    return false;
+  };
+  const add = (b) =>
+    cells(b, (key) => {
+      if (!grid.has(key)) grid.set(key, []);
+      grid.get(key).push(b);
+      return false;
+    });
+  const overlaps = (b) => cells(b, (key) => (grid.get(key) ?? []).some((o) => b.x0 < o.x1 && o.x0 < b.x1 && b.y0 < o.y1 && o.y0 < b.y1));
   // Labels keep off every point as well as off each other.
-  const boxes = markers.map(([x, y]) => ({ x0: x - 4, x1: x + 4, y0: y - 4, y1: y + 4 }));
-  const overlaps = (b) => boxes.some((o) => b.x0 < o.x1 && o.x0 < b.x1 && b.y0 < o.y1 && o.y0 < b.y1);
+  for (const [x, y] of markers) add({ x0: x - 4, x1: x + 4, y0: y - 4, y1: y + 4 });
+  const placed = [];
   texts.forEach((text, i) => {
     const tw = textWidth(text, LABEL);
     const [px, py] = at[i];
@@ -99,7 +115,7 @@ function placeLabels(texts, at, bounds, markers) {
       const x0 = anchor === "start" ? px + dx : px + dx - tw;
       const b = { x0, x1: x0 + tw, y0: py + dy - 10, y1: py + dy + 2 };
       if (b.x0 < bounds.x0 || b.x1 > bounds.x1 || b.y0 < bounds.y0 - 20 || b.y1 > bounds.y1 + 10 || overlaps(b)) continue;
-      boxes.push(b);
+      add(b);
       placed[i] = { text, x: px + dx, y: py + dy, anchor };
       return;
     }

@@ -131,7 +131,10 @@ export function stepsModel(panels, head) {
   const maskedOf = (ex) => {
     // The trace's own masked stage when the library provides it; until then scaled + mask.
     if (ex.trace.masked) return per(ex.trace.masked, L * L);
-    return Float32Array.from(per(ex.trace.scaled, L * L), (v, k) => (ex.trace.mask.data[k] === -Infinity ? -Infinity : v));
+    const scaled = per(ex.trace.scaled, L * L);
+    const masked = new Float32Array(L * L);
+    for (let k = 0; k < L * L; k++) masked[k] = ex.trace.mask.data[k] === -Infinity ? -Infinity : scaled[k];
+    return masked;
   };
   steps.push({
     n: 7,
