@@ -35,6 +35,8 @@ function installProbe() {
     };
   }
   window.__attnProbe = probe;
+  // The element says how long explain() took (0 when the change did not recompute).
+  addEventListener("attn-lens-render", (e) => (probe.computeMs = e.detail.computeMs ?? NaN));
   const watch = () => {
     const root = document.querySelector("attn-lens")?.shadowRoot;
     if (!root) return requestAnimationFrame(watch);
@@ -55,6 +57,7 @@ async function measure(page, action, arg) {
     ([body, a]) => {
       const t0 = performance.now();
       window.__attnProbe.last = t0;
+      window.__attnProbe.computeMs = NaN;
       new Function("arg", body)(a);
       return t0;
     },
@@ -62,7 +65,7 @@ async function measure(page, action, arg) {
   );
   // Quiet for 400 ms means done (the slowest figure before this work took about 2 s).
   await page.waitForFunction(() => performance.now() - window.__attnProbe.last > 400, null, { polling: 50, timeout: 30000 });
-  return page.evaluate((t0) => window.__attnProbe.last - t0, started);
+  return page.evaluate((t0) => ({ ms: window.__attnProbe.last - t0, computeMs: window.__attnProbe.computeMs }), started);
 }
 
 const EDIT = `const t = document.querySelector("#sentence"); t.value = arg; t.dispatchEvent(new Event("input", { bubbles: true }));`;
@@ -78,9 +81,12 @@ async function openDemo(query) {
 }
 
 const rows = [];
-function record(name, tokens, times) {
-  const sorted = [...times].sort((a, b) => a - b);
-  const row = { name, tokens, median: sorted[Math.floor(sorted.length / 2)], min: sorted[0], max: sorted.at(-1) };
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+/** A row of the table from measure() results: total time, and the median time in explain(). */
+function record(name, tokens, results) {
+  const times = results.map((r) => r.ms).sort((a, b) => a - b);
+  const row = { name, tokens, median: median(times), min: times[0], max: times.at(-1), explain: median(results.map((r) => r.computeMs)) };
   rows.push(row);
   return row;
 }
@@ -98,9 +104,19 @@ async function edits({ view, mode, heads, n, repeat }) {
 }
 
 function printTable() {
-  const fmt = (x) => x.toFixed(1).padStart(7);
-  console.log("# scenario".padEnd(48) + "tokens".padStart(7) + "median".padStart(9) + "min".padStart(9) + "max".padStart(9) + " (ms)");
-  for (const r of rows) console.log(`# ${r.name.padEnd(46)}${String(r.tokens).padStart(7)}${fmt(r.median)}  ${fmt(r.min)}  ${fmt(r.max)}`);
+  const fmt = (x) => (Number.isNaN(x) ? "–" : x.toFixed(1)).padStart(7);
+  console.log(
+    "# scenario".padEnd(48) +
+      "tokens".padStart(7) +
+      "median".padStart(9) +
+      "min".padStart(9) +
+      "max".padStart(9) +
+      "explain".padStart(9) +
+      " (ms)",
+  );
+  for (const r of rows)
+    console.log(`# ${r.name.padEnd(46)}${String(r.tokens).padStart(7)}${fmt(r.median)}  ${fmt(r.min)}  ${fmt(r.max)}  ${fmt(r.explain)}`);
+  console.log("# explain: median time of the library's explain() calls inside the total (both modes side by side)");
 }
 
 test("speed: the issue's four scenarios", async () => {

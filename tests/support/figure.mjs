@@ -97,8 +97,8 @@ export function parseReadout(text) {
 export const svgOf = (page, selector = "attn-lens") => page.evaluate((sel) => document.querySelector(sel).toSVG(), selector);
 
 /**
- * Puts an exported SVG into the page (off screen) and returns, per text element, its content and
- * its box in SVG units, for overlap checks. The SVG is removed afterwards.
+ * Puts an exported SVG into the page (off screen) and returns, per text element, its content,
+ * its box in SVG units and whether it is turned, for overlap checks. The SVG is removed afterwards.
  */
 export function svgTextBoxes(page, svgText) {
   return page.evaluate((text) => {
@@ -116,6 +116,7 @@ export function svgTextBoxes(page, svgText) {
         w: r.width,
         h: r.height,
         size: Number(t.getAttribute("font-size")),
+        rotated: t.hasAttribute("transform"),
       };
     });
     holder.remove();
