@@ -355,6 +355,9 @@ export class AttnLensElement extends LitElement {
       font-weight: 400;
       opacity: 0.7;
     }
+    figure.pane:has(.frame.scrolls) .shape::after {
+      content: " · scroll for the rest";
+    }
     @media print {
       .toolbar button,
       .heads,
@@ -384,6 +387,10 @@ export class AttnLensElement extends LitElement {
     // canvases (a new canvas costs milliseconds to allocate), and their Frames with them.
     this._frames = new WeakMap();
     this._onScheme = () => this.requestUpdate();
+    // Print shows every frame, also those never scrolled near (they are drawn when they come near).
+    this._onPrint = () => {
+      for (const frame of this._liveFrames()) frame.visibility(true);
+    };
   }
 
   requestUpdate(name, oldValue, options) {
@@ -408,6 +415,7 @@ export class AttnLensElement extends LitElement {
     super.connectedCallback();
     this._scheme = typeof matchMedia === "function" ? matchMedia("(prefers-color-scheme: dark)") : null;
     this._scheme?.addEventListener("change", this._onScheme);
+    addEventListener("beforeprint", this._onPrint);
     if (typeof ResizeObserver === "function") {
       this._resize ??= new ResizeObserver(([entry]) => this._measure(entry.contentRect.width));
       this._resize.observe(this);
@@ -419,6 +427,7 @@ export class AttnLensElement extends LitElement {
   disconnectedCallback() {
     super.disconnectedCallback();
     this._scheme?.removeEventListener("change", this._onScheme);
+    removeEventListener("beforeprint", this._onPrint);
     this._resize?.disconnect();
     this._frameObserver?.disconnect();
     this._frameObserver = null;

@@ -72,6 +72,7 @@ export class Frame {
     style.width = `${Math.ceil(lay.viewW)}px`;
     style.height = `${Math.ceil(lay.viewH)}px`;
     style.overflow = scrolls ? "auto" : "hidden";
+    if (this.box.classList.contains("scrolls") !== scrolls) this.box.classList.toggle("scrolls", scrolls);
     this.spacer.style.width = `${Math.ceil(lay.fullW)}px`;
     return true;
   }

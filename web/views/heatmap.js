@@ -181,7 +181,8 @@ export function draw(p, lay, { sx = 0, sy = 0, w = lay.fullW, h = lay.fullH } = 
   p.restore();
 
   p.save();
-  p.clip(0, g.y, left, g.h);
+  // Row labels may reach half a line above and below the grid (the first and last rows).
+  p.clip(0, g.y - fontSize, left, g.h + 2 * fontSize);
   for (let i = i0 - (i0 % lay.rowStep); i < i1; i += lay.rowStep) {
     p.text(lay.labels[i], left - 6, top + (i + 0.5) * cell - sy, {
       size: fontSize,
