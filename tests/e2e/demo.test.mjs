@@ -149,6 +149,26 @@ test("the URL holds the state: opening the link restores the same figure", async
   await second.close();
 });
 
+test("a hovered cell that an edit removes is dropped, and the figure still follows", async () => {
+  const { page, problems } = await open("?sentence=one+two+three+four+five+six");
+  // The pointer rests on a cell of the last row while the sentence changes under it.
+  const box = await page.locator("attn-lens .frame").boundingBox();
+  await page.mouse.move(box.x + box.width * 0.45, box.y + box.height * 0.68);
+  assert.match(await readout(page), /^row [56] /);
+  await nextRender(page, () =>
+    page.evaluate(() => {
+      const input = document.querySelector("#sentence");
+      input.value = "one two";
+      input.dispatchEvent(new Event("input", { bubbles: true }));
+    }),
+  );
+  assert.deepEqual((await computed(page)).modes.causal.tokens, ["one", "two"]);
+  assert.match(await readout(page), /^Hover a cell/);
+  assert.equal(await page.locator("attn-lens .message.error").count(), 0);
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
 test("markup typed as a sentence stays text and runs nothing", async () => {
   const { page, problems, dialogs } = await open();
   const markup = "<img src=x onerror=alert(1)> <script>alert(2)</script>";

@@ -67,6 +67,10 @@ export class Frame {
     this.lay = lay;
     if (key === this.key) return false;
     this.key = key;
+    // A focus beyond the new figure (a shorter sentence) is dropped.
+    const rows = lay.L ?? lay.pane.rows;
+    const cols = lay.L ?? lay.pane.cols;
+    if (this.focus && ((this.focus.i ?? 0) >= rows || (this.focus.j ?? 0) >= cols)) this.focus = null;
     const style = this.box.style;
     const scrolls = lay.fullW > lay.viewW + 0.5 || lay.fullH > lay.viewH + 0.5;
     style.width = `${Math.ceil(lay.viewW)}px`;
