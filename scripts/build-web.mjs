@@ -1,17 +1,49 @@
 // Builds what the browser gets, after scripts/build.sh has put the wasm package in dist/:
-//   dist/element.js       the <attn-lens> element as one ES module (Lit, D3 and the JS API inside;
+//   dist/element.js       the <attn-lens> element as an ES module (Lit, D3 and the JS API inside;
 //                         attnlens.wasm and attnlens-relaxed.wasm beside it), for a plain
-//                         <script type="module">
+//                         <script type="module">; the views a plain figure does not need (PCA,
+//                         every step) are element-*.js chunks beside it, fetched only when shown
 //   dist/site/            the static demo site, with the blog example under examples/
 import { build } from "vite";
-import { copyFileSync, mkdirSync } from "node:fs";
+import { copyFileSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { gzipSync } from "node:zlib";
 import { fileURLToPath } from "node:url";
 import { dirname, join } from "node:path";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const dist = join(root, "dist");
 const site = join(dist, "site");
-const quiet = { logLevel: "warn", configFile: false, publicDir: false };
+
+// The colour maps of web/theme.js: D3's, sampled at 256 points here, at build time.
+const colormaps = {
+  name: "attnlens-colormaps",
+  resolveId: (id) => (id === "virtual:attnlens-colormaps" ? "\0attnlens-colormaps" : null),
+  async load(id) {
+    if (id !== "\0attnlens-colormaps") return null;
+    const d3 = await import("d3-scale-chromatic");
+    // D3 gives "#rrggbb" or "rgb(r, g, b)".
+    const hex = (color) =>
+      color.startsWith("#")
+        ? color.slice(1)
+        : color
+            .match(/\d+/g)
+            .map((c) => Number(c).toString(16).padStart(2, "0"))
+            .join("");
+    const sample = (map) => Array.from({ length: 256 }, (_, i) => hex(map(i / 255))).join("");
+    const maps = {
+      viridis: d3.interpolateViridis,
+      cividis: d3.interpolateCividis,
+      magma: d3.interpolateMagma,
+      blues: d3.interpolateBlues,
+      rdbu: d3.interpolateRdBu,
+    };
+    return (
+      `export const MAPS = ${JSON.stringify(Object.fromEntries(Object.entries(maps).map(([k, m]) => [k, sample(m)])))};\n` +
+      `export const TABLEAU10 = ${JSON.stringify(d3.schemeTableau10)};\n`
+    );
+  },
+};
+const quiet = { logLevel: "warn", configFile: false, publicDir: false, plugins: [colormaps] };
 
 await build({
   ...quiet,
@@ -22,6 +54,9 @@ await build({
     target: "es2022",
     minify: true,
     lib: { entry: join(root, "web/element/index.js"), formats: ["es"], fileName: () => "element.js" },
+    // allow-extension lets the bundler keep modules shared with the lazy views inside element.js
+    // (which then exports them to the chunks) instead of splitting them into more files.
+    rollupOptions: { preserveEntrySignatures: "allow-extension", output: { chunkFileNames: "element-[name].js" } },
   },
 });
 copyFileSync(join(root, "web/element/element.d.ts"), join(dist, "element.d.ts"));
@@ -37,7 +72,19 @@ await build({
 const modules = ["attnlens.wasm", "attnlens-relaxed.wasm"];
 for (const module of modules) copyFileSync(join(dist, module), join(site, "assets", module));
 // The blog example loads the element exactly as a post would: one script tag, no bundler.
-copyFileSync(join(dist, "element.js"), join(site, "element.js"));
+const elementFiles = readdirSync(dist).filter((f) => /^element(-.+)?\.js$/.test(f));
+for (const f of elementFiles) copyFileSync(join(dist, f), join(site, f));
 for (const module of modules) copyFileSync(join(dist, module), join(site, module));
-mkdirSync(join(site, "examples"), { recursive: true });
+mkdirSync(join(site, "examples/figures"), { recursive: true });
 copyFileSync(join(root, "web/examples/blog.html"), join(site, "examples/blog.html"));
+for (const f of readdirSync(join(root, "web/examples/figures")))
+  copyFileSync(join(root, "web/examples/figures", f), join(site, "examples/figures", f));
+
+// What each file of the element costs; the budget (scripts/size-report.mjs) counts element.js and
+// the wasm, what a plain figure fetches.
+for (const f of elementFiles.filter((f) => f !== "element.js")) {
+  const bytes = readFileSync(join(dist, f));
+  console.log(
+    `loaded on demand: dist/${f} ${(bytes.length / 1024).toFixed(1)} KB, ${(gzipSync(bytes, { level: 9 }).length / 1024).toFixed(1)} KB gzip`,
+  );
+}

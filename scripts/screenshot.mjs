@@ -1,5 +1,6 @@
 // Screenshots of the built demo site in headless Chromium (for the README and for looking).
-//   node scripts/screenshot.mjs OUT.png [QUERY] [--width 1280] [--page index.html]
+//   node scripts/screenshot.mjs OUT.png [QUERY] [--width 1280] [--height 900] [--page index.html] [--full]
+//   node scripts/screenshot.mjs --readme DIR     the README's set: demo, long paragraph, 360 px, blog
 import { serve } from "./serve.mjs";
 import { launchBrowser, openPage } from "../tests/support/browser.mjs";
 
@@ -8,17 +9,34 @@ const option = (name, fallback) => {
   const i = args.indexOf(name);
   return i >= 0 ? args.splice(i, 2)[1] : fallback;
 };
-const width = Number(option("--width", "1280"));
-const pagePath = option("--page", "index.html");
-const [out, query = ""] = args;
-const server = await serve(new URL("../dist/site", import.meta.url).pathname);
-const browser = await launchBrowser();
-try {
+const flag = (name) => {
+  const i = args.indexOf(name);
+  return i >= 0 && args.splice(i, 1).length > 0;
+};
+
+const WORDS = "Attention lets every word look at the other words and take a weighted mix of what it finds there".split(" ");
+const PARAGRAPH = Array.from({ length: 400 }, (_, i) => WORDS[i % WORDS.length]).join(" ");
+
+/** The README's pictures: [file, query, options]. */
+const README = [
+  ["demo.png", "?sentence=The+dog+and+the+cat+ran+from+the+house+to+the+park+by+the+river.&mode=compare", { width: 1280, height: 900 }],
+  ["long-paragraph.png", `?heads=8&sentence=${encodeURIComponent(PARAGRAPH)}`, { width: 1280, height: 1000, figureOnly: true }],
+  ["phone-360.png", "", { width: 360, height: 740, mobile: true }],
+  ["blog.png", "", { width: 1280, height: 900, page: "examples/blog.html", full: true }],
+];
+
+async function shoot(
+  browser,
+  server,
+  out,
+  query,
+  { width = 1280, height = 900, page: pagePath = "index.html", full = false, figureOnly = false },
+) {
   const { page, problems } = await openPage(browser.context, server.url);
-  await page.setViewportSize({ width, height: 900 });
+  await page.setViewportSize({ width, height });
   await page.goto(`${server.url}${pagePath}${query}`);
-  await page.waitForSelector("attn-lens svg.figure", { timeout: 15000 }).catch(() => {});
-  // Figures below the fold render as they come near: scroll through the page first.
+  await page.waitForSelector("attn-lens .frame canvas.figure", { timeout: 20000 }).catch(() => {});
+  // Figures below the fold are drawn as they come near: scroll through the page first.
   await page.evaluate(async () => {
     for (let y = 0; y < document.body.scrollHeight; y += 300) {
       scrollTo(0, y);
@@ -26,11 +44,39 @@ try {
     }
     scrollTo(0, 0);
   });
-  await page.waitForTimeout(800);
-  await page.screenshot({ path: out, fullPage: true });
+  await page.waitForTimeout(600);
+  if (figureOnly) await page.locator("attn-lens").screenshot({ path: out });
+  else await page.screenshot({ path: out, fullPage: full });
   if (problems.length) console.log(problems.join("\n"));
   console.log(`wrote ${out}`);
+  await page.close();
+}
+
+const server = await serve(new URL("../dist/site", import.meta.url).pathname);
+const readme = option("--readme");
+try {
+  if (readme) {
+    for (const [file, query, o] of README) {
+      const browser = await launchBrowser(o.mobile ? { hasTouch: true, isMobile: true } : {});
+      try {
+        await shoot(browser, server, `${readme.replace(/\/$/, "")}/${file}`, query, o);
+      } finally {
+        await browser.close();
+      }
+    }
+  } else {
+    const width = Number(option("--width", "1280"));
+    const height = Number(option("--height", "900"));
+    const pagePath = option("--page", "index.html");
+    const full = flag("--full");
+    const [out, query = ""] = args;
+    const browser = await launchBrowser();
+    try {
+      await shoot(browser, server, out, query, { width, height, page: pagePath, full });
+    } finally {
+      await browser.close();
+    }
+  }
 } finally {
-  await browser.close();
   await server.close();
 }

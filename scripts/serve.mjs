@@ -25,7 +25,15 @@ export function serve(root, { port = 0 } = {}) {
   const base = resolve(root);
   const requests = [];
   const server = createServer(async (req, res) => {
-    const path = decodeURIComponent(new URL(req.url, "http://127.0.0.1").pathname);
+    // A malformed request (a broken %-escape, a URL that does not parse) gets a 400; it must
+    // never throw here, where it would end the server.
+    let path;
+    try {
+      path = decodeURIComponent(new URL(req.url, "http://127.0.0.1").pathname);
+    } catch {
+      res.writeHead(400, { "content-type": "text/plain" }).end("bad request: malformed URL");
+      return;
+    }
     requests.push(path);
     let file = normalize(join(base, path));
     if (file !== base && !file.startsWith(base + sep)) {
@@ -43,7 +51,9 @@ export function serve(root, { port = 0 } = {}) {
         "content-length": info.size,
         "cache-control": "no-cache",
       });
-      createReadStream(file).pipe(res);
+      createReadStream(file)
+        .on("error", () => res.destroy())
+        .pipe(res);
     } catch {
       res.writeHead(404, { "content-type": "text/plain" }).end(`not found: ${path}`);
     }
@@ -62,7 +72,7 @@ export function serve(root, { port = 0 } = {}) {
   });
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1]).href) {
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const args = process.argv.slice(2);
   const i = args.indexOf("--port");
   const port = i >= 0 ? Number(args.splice(i, 2)[1]) : 0;

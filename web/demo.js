@@ -1,12 +1,12 @@
 // The demo page: controls and a sentence drive one <attn-lens>; the whole state lives in the URL.
-import "./element/define.js";
-import { DEFAULTS, MAX_HEADS, normalizeState, paramsToRaw, stateToParams } from "./state.js";
+import { preloadViews } from "./element/define.js";
+import { DEFAULTS, MAX_HEADS, MAX_SEED, dimsFor, normalizeState, paramsToRaw, stateToParams, MAX_LINK_SENTENCE } from "./state.js";
 import { download, explanationToJson, weightsToCsv } from "./export.js";
+import { RANDOM_MODE_EXAMPLES } from "./examples.js";
 
 const $ = (selector) => document.querySelector(selector);
 const figure = $("#figure");
 const sentenceInput = $("#sentence");
-const DIMS = [4, 8, 16, 32, 64, 128, 256];
 const WORKED_EXAMPLE = {
   sentence: "the cat sat",
   dim: 4,
@@ -18,10 +18,33 @@ const WORKED_EXAMPLE = {
   positional: "sinusoidal",
   init: "xavier",
 };
+/** How the page's messages name each setting (the labels a reader sees). */
+const NAMES = {
+  sentence: "The sentence",
+  mode: "Attention",
+  view: "View",
+  heads: "Heads",
+  head: "Head",
+  hide: "Hidden heads",
+  dim: "d_model",
+  seed: "Seed",
+  positional: "Positional encoding",
+  init: "Weights",
+  theme: "Theme",
+  colormap: "Colours",
+};
+/** Token chips shown under the sentence (the figure shows them all). */
+const MAX_CHIPS = 80;
 
 const params = new URLSearchParams(location.search);
-if (params.get("embed") === "1") document.body.classList.add("embed");
-let { state, problems } = normalizeState(paramsToRaw(params));
+const embed = params.get("embed") === "1";
+if (embed) document.body.classList.add("embed");
+let { state, problems } = normalizeState(paramsToRaw(params), { names: NAMES, headBase: 1 });
+let linkCut = false;
+let urlTimer;
+let link = location.href;
+/** When the input that the next figure answers arrived (event time), for the timing line. */
+let inputAt = null;
 
 function fillSelect(select, values, label = String) {
   select.replaceChildren(
@@ -38,7 +61,13 @@ fillSelect(
   $("#heads"),
   Array.from({ length: MAX_HEADS }, (_, i) => i + 1),
 );
-fillSelect($("#dim"), DIMS);
+for (const example of RANDOM_MODE_EXAMPLES) {
+  const button = document.createElement("button");
+  button.type = "button";
+  button.textContent = example.label;
+  button.addEventListener("click", (e) => update({ sentence: example.sentence }, e));
+  $("#example-buttons").append(button);
+}
 
 /** Shows the state in the controls (never the other way round, except through events). */
 function showState() {
@@ -46,89 +75,140 @@ function showState() {
   for (const input of document.querySelectorAll('input[name="mode"], input[name="view"]'))
     input.checked = state[input.name] === input.value;
   $("#heads").value = String(state.heads);
+  // Only d_model values the heads divide evenly are offered, each with its size per head.
+  const dims = dimsFor(state.heads);
+  if (!dims.includes(state.dim)) dims.push(state.dim);
+  fillSelect(
+    $("#dim"),
+    dims.sort((a, b) => a - b),
+    (d) => `${d} (${state.heads} × ${d / state.heads})`,
+  );
+  $("#dim").value = String(state.dim);
   fillSelect($("#head"), ["mean", ...Array.from({ length: state.heads }, (_, h) => h)], (h) =>
     h === "mean" ? "Mean of heads" : `Head ${h + 1}`,
   );
   $("#head").value = String(state.head);
-  for (const option of $("#dim").options) option.disabled = Number(option.value) % state.heads !== 0;
-  if (!DIMS.includes(state.dim))
-    fillSelect(
-      $("#dim"),
-      [...DIMS, state.dim].sort((a, b) => a - b),
-    );
-  $("#dim").value = String(state.dim);
   $("#seed").value = String(state.seed);
   $("#init").value = state.init;
   $("#positional").checked = state.positional === "sinusoidal";
+  $("#theme").value = state.theme;
+  $("#colormap").value = state.colormap;
 }
 
 /** Pushes the state to the figure and the URL. */
 function apply() {
-  for (const key of Object.keys(DEFAULTS)) figure.setAttribute(key, String(state[key]));
+  for (const key of Object.keys(DEFAULTS)) {
+    const value = key === "hide" ? state.hide.map((h) => h + 1).join(",") : String(state[key]);
+    if (figure.getAttribute(key) !== value) figure.setAttribute(key, value);
+  }
   document.documentElement.dataset.theme = state.theme;
-  const query = stateToParams(state);
-  if (document.body.classList.contains("embed")) query.set("embed", "1");
-  const search = query.toString();
-  history.replaceState(null, "", search ? `?${search}` : location.pathname);
+  // The address bar and the link follow a moment later: building a URL for a long text and
+  // replaceState cost milliseconds the figure needs.
+  clearTimeout(urlTimer);
+  urlTimer = setTimeout(updateLink, 120);
 }
 
-function update(changes) {
+function updateLink() {
+  const { params: query, cut } = stateToParams(state);
+  linkCut = cut;
+  if (embed) query.set("embed", "1");
+  const search = query.toString();
+  link = new URL(search ? `?${search}` : location.pathname, location.href).href;
+  history.replaceState(null, "", link);
+  $("#link-note").textContent = cut ? `The link holds the first ${MAX_LINK_SENTENCE.toLocaleString("en")} characters of the text.` : "";
+}
+
+/** Applies `changes` from a control; `event` dates the input for the timing line. */
+function update(changes, event) {
+  inputAt ??= event?.timeStamp ?? performance.now();
   const next = { ...state, ...changes };
-  if (changes.heads !== undefined) {
-    if (next.head !== "mean" && next.head >= next.heads) next.head = "mean";
-    if (next.dim % next.heads !== 0) next.dim = DIMS.find((d) => d % next.heads === 0 && d >= next.dim) ?? next.heads * 16;
+  if (changes.heads !== undefined && changes.dim === undefined) {
+    // Keep each head's size (d_head) when the number of heads changes, within the d_model limit.
+    const perHead = state.dim / state.heads;
+    const dims = dimsFor(next.heads);
+    next.dim = dims.includes(next.heads * perHead) ? next.heads * perHead : dims.at(-1);
   }
-  ({ state, problems } = normalizeState(next));
+  ({ state, problems } = normalizeState(next, { fallback: state, names: NAMES, headBase: 1 }));
   showState();
   apply();
+  showMessage();
 }
 
-sentenceInput.addEventListener("input", () => update({ sentence: sentenceInput.value }));
+sentenceInput.addEventListener("input", (e) => update({ sentence: sentenceInput.value }, e));
 for (const input of document.querySelectorAll('input[name="mode"], input[name="view"]')) {
-  input.addEventListener("change", () => update({ [input.name]: input.value }));
+  input.addEventListener("change", (e) => update({ [input.name]: input.value }, e));
 }
-$("#heads").addEventListener("change", (e) => update({ heads: Number(e.target.value) }));
-$("#head").addEventListener("change", (e) => update({ head: e.target.value === "mean" ? "mean" : Number(e.target.value) }));
-$("#dim").addEventListener("change", (e) => update({ dim: Number(e.target.value) }));
+$("#heads").addEventListener("change", (e) => update({ heads: Number(e.target.value) }, e));
+$("#head").addEventListener("change", (e) => update({ head: e.target.value === "mean" ? "mean" : Number(e.target.value) }, e));
+$("#dim").addEventListener("change", (e) => update({ dim: Number(e.target.value) }, e));
 $("#seed").addEventListener("change", (e) => {
-  const seed = Number(e.target.value);
-  update({ seed: Number.isInteger(seed) && seed >= 0 ? seed : state.seed });
+  const text = e.target.value.trim();
+  if (/^\d+$/.test(text) && Number(text) <= MAX_SEED) {
+    update({ seed: Number(text) }, e);
+    return;
+  }
+  // An empty or out-of-range seed keeps the last one and says so (it is not silently 0 or 7).
+  problems = [`Seed must be a whole number from 0 to ${MAX_SEED}; got "${text}", kept ${state.seed}.`];
+  e.target.value = String(state.seed);
+  showMessage();
 });
-$("#init").addEventListener("change", (e) => update({ init: e.target.value }));
-$("#positional").addEventListener("change", (e) => update({ positional: e.target.checked ? "sinusoidal" : "none" }));
-for (const button of document.querySelectorAll("[data-sentence]")) {
-  button.addEventListener("click", () => update({ sentence: button.dataset.sentence }));
-}
-$("#worked-example").addEventListener("click", () => update(WORKED_EXAMPLE));
+$("#init").addEventListener("change", (e) => update({ init: e.target.value }, e));
+$("#positional").addEventListener("change", (e) => update({ positional: e.target.checked ? "sinusoidal" : "none" }, e));
+$("#theme").addEventListener("change", (e) => update({ theme: e.target.value }, e));
+$("#colormap").addEventListener("change", (e) => update({ colormap: e.target.value }, e));
+$("#worked-example").addEventListener("click", (e) => update({ ...WORKED_EXAMPLE, hide: [] }, e));
 
-figure.addEventListener("attn-lens-change", (e) => update({ head: e.detail.head === "mean" ? "mean" : Number(e.detail.head) }));
+figure.addEventListener("attn-lens-change", (e) => {
+  const hide = e.detail.hide ? e.detail.hide.split(",").map((h) => Number(h) - 1) : [];
+  update({ head: e.detail.head === "mean" ? "mean" : Number(e.detail.head), hide }, e);
+});
+
+let lastRender = null;
+
+function showMessage() {
+  const result = lastRender?.figure;
+  const ex = result && !result.empty ? (result.causal ?? result.full) : null;
+  const message = $("#message");
+  if (lastRender?.error) message.textContent = lastRender.error;
+  else if (lastRender && (!result || result.empty))
+    message.textContent = "Type a sentence above to see how its words attend to each other.";
+  else if (result?.truncated) message.textContent = `That is ${result.totalTokens} tokens; the figure shows the first ${ex.tokens.length}.`;
+  else message.textContent = problems.join(" ");
+}
 
 figure.addEventListener("attn-lens-render", (e) => {
-  const { figure: result, error, ms } = e.detail;
-  const tokens = $("#tokens");
-  const message = $("#message");
+  lastRender = e.detail;
+  const result = e.detail.figure;
   const ex = result && !result.empty ? (result.causal ?? result.full) : null;
-  tokens.replaceChildren(
-    ...(ex ? ex.tokens : []).map((t, i) => {
-      const chip = document.createElement("li");
-      chip.textContent = t.text;
-      chip.title = `token ${i}`;
-      return chip;
-    }),
-  );
-  if (error) message.textContent = error;
-  else if (!result || result.empty) message.textContent = "Type a sentence above to see how its words attend to each other.";
-  else if (result.truncated) message.textContent = `That is ${result.totalTokens} tokens; the figure shows the first ${ex.tokens.length}.`;
-  else message.textContent = problems.join(" ");
+  const tokens = ex ? ex.tokens : [];
+  const chips = tokens.slice(0, MAX_CHIPS).map((t, i) => {
+    const chip = document.createElement("li");
+    chip.textContent = t.text;
+    chip.title = `token ${i + 1}`;
+    return chip;
+  });
+  if (tokens.length > MAX_CHIPS) {
+    const more = document.createElement("li");
+    more.className = "more";
+    more.textContent = `… ${tokens.length - MAX_CHIPS} more`;
+    chips.push(more);
+  }
+  $("#tokens").replaceChildren(...chips);
+  showMessage();
+  // From the reader's input (its event time) to the drawn figure, scheduling included.
+  const ms = inputAt !== null ? performance.now() - inputAt : e.detail.ms;
+  inputAt = null;
   $("#timing").textContent = ex ? `computed and drawn in ${ms.toFixed(1)} ms` : "";
-  // Time from navigation to the first figure in the DOM, for the browser tests' report.
+  // Time from navigation to the first figure, for the browser tests' report.
   document.body.dataset.firstFigureMs ??= performance.now().toFixed(1);
 });
 
 $("#copy-link").addEventListener("click", async () => {
+  clearTimeout(urlTimer);
+  updateLink();
   try {
-    await navigator.clipboard.writeText(location.href);
-    $("#copy-link").textContent = "Link copied";
+    await navigator.clipboard.writeText(link);
+    $("#copy-link").textContent = linkCut ? "Link copied (text cut)" : "Link copied";
   } catch {
     $("#copy-link").textContent = "Copy the address bar";
   }
@@ -148,9 +228,11 @@ $("#export-json").addEventListener("click", () => {
 $("#export-csv").addEventListener("click", () => {
   const result = current();
   if (!result) return;
-  const ex = result.causal ?? result.full;
-  download(weightsToCsv(ex), `attnlens-weights-${result.causal ? "causal" : "full"}.csv`, "text/csv");
+  download(weightsToCsv(result), `attnlens-weights-${state.mode}.csv`, "text/csv");
 });
 
 showState();
 apply();
+showMessage();
+// The page offers every view: fetch the ones loaded on demand once the first figure is up.
+figure.addEventListener("attn-lens-render", () => (window.requestIdleCallback ?? setTimeout)(preloadViews), { once: true });

@@ -15,11 +15,9 @@ async function fetchWasm(url) {
 
 export const loadLens = makeLoader(createAttnLensCore, fetchWasm, new URL(WASM_FILE, import.meta.url));
 
-/** Largest sentence (in tokens) a figure draws; longer text shows its first MAX_TOKENS. */
-export const MAX_TOKENS = 64;
-
 /**
- * Explains `state.sentence` for the modes the figure needs. Returns
+ * Explains `state.sentence` for the modes the figure needs, up to the library's token limit
+ * (lens.limits.maxTokens; longer text shows its first tokens). Returns
  * { causal?, full?, totalTokens, truncated } or { empty: true } for text without tokens.
  */
 export function computeFigure(lens, state) {
@@ -29,7 +27,7 @@ export function computeFigure(lens, state) {
     seed: state.seed,
     positional: state.positional,
     init: state.init,
-    maxTokens: MAX_TOKENS,
+    maxTokens: lens.limits.maxTokens,
     truncate: true,
   };
   const modes = state.mode === "compare" ? ["causal", "full"] : [state.mode];

@@ -1,6 +1,8 @@
-// Colour palettes for the figures. Views receive concrete colours (not CSS variables) so an
-// exported SVG looks the same outside the page.
-import { interpolateRdBu, interpolateViridis, schemeTableau10 } from "d3-scale-chromatic";
+// Colours of the figures. Views receive concrete colours (not CSS variables) so an exported
+// figure looks the same outside the page. The colour maps are D3's (d3-scale-chromatic), sampled
+// at 256 points when the bundle is built (scripts/build-web.mjs), so the element ships tables
+// of colours instead of D3's colour parsing and interpolation code.
+import { MAPS, TABLEAU10 } from "virtual:attnlens-colormaps";
 
 export const PALETTES = {
   light: {
@@ -12,6 +14,7 @@ export const PALETTES = {
     masked: "#b9c0ca",
     maskedBackground: "#eef1f5",
     accent: "#3b5bdb",
+    highlight: "#e8590c",
   },
   dark: {
     name: "dark",
@@ -22,20 +25,31 @@ export const PALETTES = {
     masked: "#59626f",
     maskedBackground: "#20262e",
     accent: "#8ea8ff",
+    highlight: "#ffa94d",
   },
 };
 
-/** Sequential, perceptually uniform map for weights in [0, 1]. */
-export const weightColor = (w) => interpolateViridis(w);
+/** A map in [0, 1] from 256 "rrggbb" samples: the nearest sample's colour. */
+const sampled = (hex) => (t) => `#${hex.substr(6 * Math.round(Math.min(1, Math.max(0, t)) * 255), 6)}`;
 
-/** The same map as 256 [r, g, b] entries, for drawing pixels fast: weightRgb[round(w · 255)]. */
-export const weightRgb = Array.from({ length: 256 }, (_, i) => rgbOf(interpolateViridis(i / 255)));
+/**
+ * Sequential colour maps for weights in [0, 1]. viridis and cividis are readable with the
+ * common colour-vision deficiencies; cividis is designed for them.
+ */
+export const COLORMAPS = {
+  viridis: sampled(MAPS.viridis),
+  cividis: sampled(MAPS.cividis),
+  magma: sampled(MAPS.magma),
+  blues: sampled(MAPS.blues),
+};
+const interpolateRdBu = sampled(MAPS.rdbu);
 
-/** Diverging map for signed numbers, symmetric around 0 with half-range `extent`. */
-export const signedColor = (x, extent) => interpolateRdBu(0.5 - 0.5 * Math.max(-1, Math.min(1, x / (extent || 1))));
-
-/** A colour per head. */
-export const headColor = (h) => schemeTableau10[h % schemeTableau10.length];
+/** The theme's palette: "light", "dark" or "auto" (the system's choice). */
+export function paletteFor(theme) {
+  if (theme === "dark" || theme === "light") return PALETTES[theme];
+  const dark = typeof matchMedia === "function" && matchMedia("(prefers-color-scheme: dark)").matches;
+  return dark ? PALETTES.dark : PALETTES.light;
+}
 
 /** [r, g, b] of a "#rrggbb" or "rgb(r, g, b)" colour (what d3-scale-chromatic returns). */
 export function rgbOf(color) {
@@ -49,15 +63,53 @@ export function rgbOf(color) {
     .map(Number);
 }
 
-/** Black or white text, whichever reads better on the given background. */
-export function textOn(color) {
-  const [r, g, b] = rgbOf(color);
-  return 0.299 * r + 0.587 * g + 0.114 * b > 150 ? "#111" : "#fff";
+/** WCAG relative luminance of a colour. */
+export function luminance(color) {
+  const [r, g, b] = rgbOf(color).map((c) => {
+    const s = c / 255;
+    return s <= 0.04045 ? s / 12.92 : ((s + 0.055) / 1.055) ** 2.4;
+  });
+  return 0.2126 * r + 0.7152 * g + 0.0722 * b;
 }
 
-/** The palette for a theme attribute: "light", "dark" or "auto" (the system's choice). */
-export function paletteFor(theme) {
-  if (theme === "dark" || theme === "light") return PALETTES[theme];
-  const dark = typeof matchMedia === "function" && matchMedia("(prefers-color-scheme: dark)").matches;
-  return dark ? PALETTES.dark : PALETTES.light;
+/** WCAG contrast ratio of two colours (1 = the same, 21 = black on white). */
+export function contrast(a, b) {
+  const [hi, lo] = [luminance(a), luminance(b)].sort((x, y) => y - x);
+  return (hi + 0.05) / (lo + 0.05);
+}
+
+/** Weight 0 must stand apart from the background by at least this contrast ratio. */
+export const MIN_LOW_END_CONTRAST = 1.5;
+
+const scales = new Map();
+
+/**
+ * The colour scale of a map on a palette: color(w) for w in [0, 1], and rgb, a 256-entry table
+ * of [r, g, b] for drawing pixels (rgb[round(w · 255)]). Where the map's low end would merge
+ * with the background (viridis on dark, blues on white), the scale starts further along the map,
+ * at the first point that has MIN_LOW_END_CONTRAST against the background.
+ */
+export function colorScale(name, palette) {
+  const key = `${name}/${palette.name}`;
+  let scale = scales.get(key);
+  if (!scale) {
+    const map = COLORMAPS[name] ?? COLORMAPS.viridis;
+    let start = 0;
+    while (start < 0.5 && contrast(map(start), palette.background) < MIN_LOW_END_CONTRAST) start += 0.01;
+    const color = (w) => map(start + (1 - start) * Math.min(1, Math.max(0, w)));
+    scale = { name, start, color, rgb: Array.from({ length: 256 }, (_, i) => rgbOf(color(i / 255))) };
+    scales.set(key, scale);
+  }
+  return scale;
+}
+
+/** Diverging map for signed numbers, symmetric around 0 with half-range `extent`. */
+export const signedColor = (x, extent) => interpolateRdBu(0.5 - 0.5 * Math.max(-1, Math.min(1, x / (extent || 1))));
+
+/** A colour per head. */
+export const headColor = (h) => TABLEAU10[h % TABLEAU10.length];
+
+/** Black or white text, whichever reads better on the given background. */
+export function textOn(color) {
+  return contrast(color, "#111111") >= contrast(color, "#ffffff") ? "#111" : "#fff";
 }

@@ -16,14 +16,19 @@ const FLAGS = [
   "--disable-sync",
 ];
 
-/** A headless Chromium with a fresh profile; close() also removes the profile. */
-export async function launchBrowser() {
+/**
+ * A headless Chromium with a fresh profile; close() also removes the profile. `options` are
+ * Playwright context options (e.g. { hasTouch: true, isMobile: true, viewport } for a phone,
+ * { javaScriptEnabled: false }).
+ */
+export async function launchBrowser(options = {}) {
   const profile = mkdtempSync(join(tmpdir(), "attnlens-chromium-"));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
     headless: true,
     args: FLAGS,
     viewport: { width: 1280, height: 900 },
+    ...options,
   });
   return {
     context,
@@ -56,13 +61,14 @@ export async function openPage(context, allowedOrigin) {
 }
 
 /**
- * For a test file: serves the built demo site (dist/site) and launches Chromium before its
- * tests, and stops both after. The returned object gets `server` and `browser`.
+ * For a test file: serves the built demo site (dist/site, or the directory in ATTNLENS_SITE,
+ * e.g. an older build to compare speeds with) and launches Chromium before its tests, and
+ * stops both after. The returned object gets `server` and `browser`.
  */
 export function useSite() {
   const site = {};
   before(async () => {
-    site.server = await serve(new URL("../../dist/site", import.meta.url).pathname);
+    site.server = await serve(process.env.ATTNLENS_SITE ?? new URL("../../dist/site", import.meta.url).pathname);
     site.browser = await launchBrowser();
   });
   after(async () => {

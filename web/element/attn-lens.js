@@ -1,18 +1,38 @@
 // <attn-lens>: a live, deterministic attention figure for blog posts and the demo page.
 // The class lives here; registration is in define.js (as github/relative-time-element does).
-import { LitElement, css, html } from "lit";
-import { guard } from "lit/directives/guard.js";
+// Lit renders the chrome (toolbar, messages, head buttons, the frames' boxes); the figures are
+// canvases drawn by the views through Frame (frame.js), so hovering, the keyboard and scrolling
+// repaint only what changed. SVG is written only for export.
+import { LitElement, css, html, nothing } from "lit";
+import { cache } from "lit/directives/cache.js";
 import { COMPUTE_KEYS, DEFAULTS, normalizeState, stateToParams } from "../state.js";
-import { computeFigure, loadLens, MAX_TOKENS } from "../lens.js";
-import { headColor, paletteFor, rgbOf, weightRgb } from "../theme.js";
-import { download, figureToSvg, svgToPng } from "../export.js";
-import { heatmapView } from "../views/heatmap.js";
-import { linesView } from "../views/lines.js";
-import { pcaView } from "../views/pca.js";
-import { stepsView } from "../views/steps.js";
+import { computeFigure, loadLens } from "../lens.js";
+import { colorScale, headColor, paletteFor } from "../theme.js";
+import { panelsOf, headName } from "../figure-data.js";
+import { canvasPainter } from "../paint.js";
+import { SvgPainter } from "../svg.js";
+import { font, wrapText } from "../text.js";
+import * as heatmapView from "../views/heatmap.js";
+import * as linesView from "../views/lines.js";
+import { Frame, NEAR } from "./frame.js";
+import { describe } from "./describe.js";
+import { estimateHeight } from "./estimate.js";
 
-// Figures below the fold are computed when they come near the viewport (one shared observer),
-// and figures are computed one per animation frame, so a post with many stays smooth.
+// The views a plain figure needs are in this module; PCA and every-step load when first shown.
+const LAZY = { pca: () => import("../views/pca.js"), steps: () => import("../views/steps.js") };
+const loaded = {};
+const loading = {};
+function loadView(name) {
+  loading[name] ??= LAZY[name]().then((m) => (loaded[name] = m));
+  return loading[name];
+}
+
+/** Fetches the views loaded on demand (a page that offers every view calls this when idle). */
+export const preloadViews = () => Promise.all(Object.keys(LAZY).map(loadView));
+
+// Figures below the fold are computed when they come near the viewport (one shared observer).
+// A figure's first computation waits for its own animation frame, so a post with many stays
+// smooth; later ones (an edit) run at once unless the last one was slow.
 const pending = new Set();
 let frameRequested = false;
 function schedule(element) {
@@ -48,7 +68,33 @@ function observe(element) {
   observer.observe(element);
 }
 
-const TITLES = { causal: "Causal attention", full: "Full attention" };
+/**
+ * A computation slower than this moves the next one to a task of its own, after the input
+ * events already queued, so fast typing on a long text computes once for several keys.
+ */
+const SLOW_COMPUTE_MS = 50;
+const soon = (() => {
+  const channel = new MessageChannel();
+  const queue = [];
+  channel.port1.onmessage = () => queue.shift()?.();
+  return (callback) => {
+    queue.push(callback);
+    channel.port2.postMessage(0);
+  };
+})();
+const PANEL_GAP = 16;
+const MIN_PANEL_WIDTH = 300;
+const ZOOMS = [1, 2, 4, 8, 16, 32];
+/** Head thumbnails (40 px) of long sentences sample this many rows and columns. */
+const THUMBNAIL_CELLS = 80;
+const hoverNone = typeof matchMedia === "function" && matchMedia("(hover: none)").matches;
+
+/** A short stable hash (FNV-1a) of a string, for export ids. */
+function hash(text) {
+  let h = 0x811c9dc5;
+  for (let k = 0; k < text.length; k++) h = Math.imul(h ^ text.charCodeAt(k), 0x01000193);
+  return (h >>> 0).toString(36);
+}
 
 export class AttnLensElement extends LitElement {
   static properties = {
@@ -57,23 +103,31 @@ export class AttnLensElement extends LitElement {
     view: { type: String, reflect: true },
     heads: { type: String, reflect: true },
     head: { type: String, reflect: true },
+    hide: { type: String, reflect: true },
     dim: { type: String, reflect: true },
     seed: { type: String, reflect: true },
     positional: { type: String, reflect: true },
     init: { type: String, reflect: true },
     theme: { type: String, reflect: true },
+    colormap: { type: String, reflect: true },
     noToolbar: { type: Boolean, attribute: "no-toolbar", reflect: true },
     demoHref: { type: String, attribute: "demo-href" },
+    caption: { type: String },
+    figureTitle: { type: String, attribute: "figure-title" },
+    label: { type: String },
     _figure: { state: true },
     _error: { state: true },
-    _focus: { state: true },
-    _hidden: { state: true },
-    _readout: { state: true },
+    _width: { state: true },
+    _zoom: { state: true },
+    _describing: { state: true },
+    _views: { state: true },
   };
 
   static styles = css`
     :host {
       display: block;
+      width: 100%;
+      box-sizing: border-box;
       color: var(--attn-lens-fg, #1d232b);
       background: var(--attn-lens-bg, #fff);
       font:
@@ -82,7 +136,6 @@ export class AttnLensElement extends LitElement {
         "Segoe UI",
         sans-serif;
       border-radius: 8px;
-      min-height: 120px;
     }
     :host([data-theme="dark"]) {
       color: var(--attn-lens-fg, #e6e9ee);
@@ -95,12 +148,14 @@ export class AttnLensElement extends LitElement {
       align-items: center;
       padding: 6px 8px;
       font-size: 12px;
+      min-height: 24px;
     }
-    .toolbar .readout {
-      flex: 1 1 auto;
+    .readout {
+      flex: 1 1 12em;
       min-width: 8em;
-      opacity: 0.85;
+      opacity: 0.9;
       font-variant-numeric: tabular-nums;
+      overflow-wrap: anywhere;
     }
     button,
     a.button {
@@ -115,7 +170,11 @@ export class AttnLensElement extends LitElement {
       text-decoration: none;
       opacity: 0.85;
     }
-    button:hover,
+    button:disabled {
+      opacity: 0.35;
+      cursor: default;
+    }
+    button:hover:not(:disabled),
     a.button:hover,
     button:focus-visible {
       opacity: 1;
@@ -125,21 +184,42 @@ export class AttnLensElement extends LitElement {
     button[aria-pressed="true"] {
       background: rgba(59, 91, 219, 0.18);
     }
+    .figure-title {
+      padding: 2px 8px;
+      font-weight: 600;
+      font-size: 15px;
+    }
     .figures {
+      padding: 4px 8px 8px;
+    }
+    .panels {
       display: flex;
       flex-wrap: wrap;
       gap: 16px;
-      padding: 4px 8px 8px;
-      overflow-x: auto;
     }
-    .figures > div {
-      flex: 1 1 320px;
-      min-width: 0;
-    }
-    svg.figure {
-      display: block;
+    .frame {
+      position: relative;
       max-width: 100%;
-      height: auto;
+      overscroll-behavior: contain;
+      outline: none;
+    }
+    .frame:focus-visible {
+      box-shadow: 0 0 0 2px #3b5bdb;
+    }
+    .sticky {
+      position: sticky;
+      top: 0;
+      left: 0;
+      overflow: hidden;
+    }
+    .sticky canvas {
+      position: absolute;
+      top: 0;
+      left: 0;
+      display: block;
+    }
+    .frame.focused canvas.figure {
+      opacity: 0.3;
     }
     .heads {
       display: flex;
@@ -151,8 +231,8 @@ export class AttnLensElement extends LitElement {
     }
     .heads canvas {
       display: block;
-      width: 48px;
-      height: 48px;
+      width: 40px;
+      height: 40px;
       image-rendering: pixelated;
     }
     .heads button {
@@ -162,8 +242,14 @@ export class AttnLensElement extends LitElement {
       gap: 2px;
       padding: 3px;
     }
+    .swatch {
+      display: inline-block;
+      width: 10px;
+      height: 10px;
+      border-radius: 2px;
+    }
     .message {
-      padding: 8px 12px;
+      padding: 6px 12px;
       font-size: 13px;
     }
     .message.warning {
@@ -172,15 +258,112 @@ export class AttnLensElement extends LitElement {
     .message.error {
       color: #c92a2a;
     }
+    :host([data-theme="dark"]) .message.warning {
+      color: #ffa94d;
+    }
+    :host([data-theme="dark"]) .message.error {
+      color: #ff8787;
+    }
     .placeholder {
       padding: 24px 12px;
       opacity: 0.6;
+      box-sizing: border-box;
     }
-    .swatch {
-      display: inline-block;
-      width: 10px;
-      height: 10px;
-      border-radius: 2px;
+    .caption {
+      margin: 0;
+      padding: 0 8px 8px;
+      font-size: 13px;
+      opacity: 0.85;
+    }
+    details.describe {
+      padding: 0 8px 8px;
+      font-size: 12px;
+    }
+    details.describe summary {
+      cursor: pointer;
+      opacity: 0.8;
+    }
+    details.describe table {
+      border-collapse: collapse;
+      font-variant-numeric: tabular-nums;
+      margin: 6px 0;
+      display: block;
+      overflow-x: auto;
+    }
+    details.describe th,
+    details.describe td {
+      border: 1px solid rgba(128, 128, 128, 0.35);
+      padding: 1px 4px;
+      text-align: right;
+    }
+    .tip {
+      position: fixed;
+      z-index: 10;
+      pointer-events: none;
+      max-width: min(28em, 90vw);
+      padding: 4px 7px;
+      border-radius: 4px;
+      font-size: 12px;
+      background: rgba(20, 24, 30, 0.92);
+      color: #fff;
+      font-variant-numeric: tabular-nums;
+    }
+    .steps {
+      padding: 0 8px 8px;
+      width: 100%;
+      box-sizing: border-box;
+    }
+    .steps-title {
+      font-weight: 600;
+      margin: 4px 0;
+    }
+    .step .caption {
+      font-size: 13px;
+      font-weight: 400;
+      color: var(--attn-lens-accent, #3b5bdb);
+      margin: 12px 0 4px;
+      padding: 0;
+    }
+    :host([data-theme="dark"]) .step .caption {
+      color: var(--attn-lens-accent, #8ea8ff);
+    }
+    .step-row {
+      display: flex;
+      flex-wrap: wrap;
+      align-items: center;
+      gap: 4px 8px;
+      margin: 2px 0 6px;
+    }
+    .variant {
+      font-weight: 600;
+      font-size: 12px;
+      flex-basis: 100%;
+    }
+    .op {
+      font-size: 18px;
+      opacity: 0.7;
+    }
+    figure.pane {
+      margin: 0;
+      max-width: 100%;
+    }
+    figure.pane figcaption {
+      font-size: 11px;
+      font-weight: 600;
+    }
+    .shape {
+      font-weight: 400;
+      opacity: 0.7;
+    }
+    figure.pane:has(.frame.scrolls) .shape::after {
+      content: " · scroll for the rest";
+    }
+    @media print {
+      .toolbar button,
+      .heads,
+      details.describe {
+        display: none;
+      }
     }
   `;
 
@@ -188,15 +371,32 @@ export class AttnLensElement extends LitElement {
     super();
     this.noToolbar = false;
     this._figure = null;
+    this._panels = [];
     this._error = null;
-    this._focus = null;
-    this._hidden = [];
-    this._readout = "";
+    this._width = 0;
+    this._zoom = 1;
+    this._describing = false;
+    this._views = 0;
     this._visible = false;
     this._lens = null;
     this._computedKey = null;
-    this._renderStart = 0;
+    this._generation = 0;
+    this._changeStart = 0;
+    this._computeMs = 0;
+    // Frame of each frame box; boxes of a view not shown are kept by Lit's cache() with their
+    // canvases (a new canvas costs milliseconds to allocate), and their Frames with them.
+    this._frames = new WeakMap();
     this._onScheme = () => this.requestUpdate();
+    // Print shows every frame, also those never scrolled near (they are drawn when they come near).
+    this._onPrint = () => {
+      for (const frame of this._liveFrames()) frame.visibility(true);
+    };
+  }
+
+  requestUpdate(name, oldValue, options) {
+    // The time of the first change an update answers: the render event reports from here.
+    if (!this._changeStart) this._changeStart = performance.now();
+    super.requestUpdate(name, oldValue, options);
   }
 
   /** The validated state these attributes describe, and what was wrong with them. */
@@ -206,7 +406,7 @@ export class AttnLensElement extends LitElement {
     return normalizeState(raw);
   }
 
-  /** The last computation: { causal?, full?, totalTokens, truncated } or { empty: true }. */
+  /** The last computation: { causal?, full?, totalTokens, truncated, state } or { empty: true }, or null. */
   get explanation() {
     return this._figure;
   }
@@ -215,13 +415,33 @@ export class AttnLensElement extends LitElement {
     super.connectedCallback();
     this._scheme = typeof matchMedia === "function" ? matchMedia("(prefers-color-scheme: dark)") : null;
     this._scheme?.addEventListener("change", this._onScheme);
+    addEventListener("beforeprint", this._onPrint);
+    if (typeof ResizeObserver === "function") {
+      this._resize ??= new ResizeObserver(([entry]) => this._measure(entry.contentRect.width));
+      this._resize.observe(this);
+    }
+    for (const frame of this._liveFrames()) this._observeFrame(frame.box);
     observe(this);
   }
 
   disconnectedCallback() {
     super.disconnectedCallback();
     this._scheme?.removeEventListener("change", this._onScheme);
+    removeEventListener("beforeprint", this._onPrint);
+    this._resize?.disconnect();
+    this._frameObserver?.disconnect();
+    this._frameObserver = null;
     pending.delete(this);
+  }
+
+  /** The width the figures may use: the element's content box less the figures' padding. */
+  _measure(contentWidth) {
+    if (contentWidth === undefined) {
+      const style = getComputedStyle(this);
+      contentWidth = this.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+    }
+    const width = Math.floor(contentWidth) - 16;
+    if (width > 0 && width !== this._width) this._width = width;
   }
 
   _onVisible() {
@@ -230,151 +450,462 @@ export class AttnLensElement extends LitElement {
   }
 
   willUpdate() {
+    if (!this._width) this._measure();
     this._state = this.figureState;
     const { state } = this._state;
     const key = JSON.stringify(COMPUTE_KEYS.map((k) => state[k]));
     if (this._visible && key !== this._computedKey) {
       this._computedKey = key;
-      schedule(this);
+      // An edit computes inside this update, so the figure changes in the same frame; the first
+      // figure waits for its animation frame (one figure per frame on a page with many).
+      if (!this._lens || !this._figure) schedule(this);
+      else if (this._computeMs < SLOW_COMPUTE_MS) this._compute();
+      else if (!this._deferred) {
+        this._deferred = true;
+        soon(() => {
+          this._deferred = false;
+          this._compute();
+          this.requestUpdate();
+        });
+      }
     }
-    this.dataset.theme = paletteFor(state.theme).name;
+    const theme = paletteFor(state.theme).name;
+    if (this.dataset.theme !== theme) this.dataset.theme = theme;
+    if (LAZY[state.view] && !loaded[state.view])
+      loadView(state.view).then(
+        () => this._views++,
+        (e) => (this._error = e.message),
+      );
   }
 
   async _computeNow() {
-    const started = performance.now();
     try {
       this._lens ??= await loadLens();
-      const { state } = this.figureState;
-      this._figure = { ...computeFigure(this._lens, state), state };
-      this._error = null;
-      if (this._hidden.length !== state.heads) this._hidden = Array(state.heads).fill(false);
     } catch (error) {
-      this._figure = null;
       this._error = error.message;
+      return;
     }
-    this._renderStart = started;
+    this._compute();
+    this.requestUpdate();
   }
 
-  updated() {
-    this._drawThumbnails();
-    if (this._renderStart) {
-      const ms = performance.now() - this._renderStart;
-      this._renderStart = 0;
-      this.dispatchEvent(
-        new CustomEvent("attn-lens-render", {
-          bubbles: true,
-          composed: true,
-          detail: { ms, figure: this._figure, error: this._error },
-        }),
-      );
+  _compute() {
+    const started = performance.now();
+    const { state } = this.figureState;
+    try {
+      this._figure = { ...computeFigure(this._lens, state), state };
+      this._panels = this._figure.empty ? [] : panelsOf(this._figure);
+      this._error = null;
+    } catch (error) {
+      this._figure = null;
+      this._panels = [];
+      this._error = error.message;
     }
+    // The first computation also warms the module up; only later ones predict the next one's cost.
+    this._computeMs = this._generation++ ? performance.now() - started : 0;
+    this._computedSinceRender = true;
   }
 
   _setHead(head) {
     this.head = String(head);
-    this.dispatchEvent(new CustomEvent("attn-lens-change", { bubbles: true, composed: true, detail: { head: this.head } }));
+    this._changed();
   }
 
-  _toggleHead(h) {
-    this._hidden = this._hidden.map((hidden, i) => (i === h ? !hidden : hidden));
+  /** Lines view: show or hide head h (a picked single head becomes the visible set). */
+  _toggleHead(h, state) {
+    const visible = this._visibleHeads(state);
+    visible[h] = !visible[h];
+    this.head = "mean";
+    this.hide = visible.flatMap((on, k) => (on ? [] : [k + 1])).join(",");
+    this._changed();
   }
 
-  _onPointer(event) {
-    const d = event.target.dataset ?? {};
-    const figure = this._figure;
-    const ex = figure && (figure.causal ?? figure.full);
-    if (!ex) return;
-    const tokens = ex.tokens.map((t) => t.text);
-    if (d.w !== undefined && d.i !== undefined && d.j !== undefined) {
-      const head = d.h !== undefined ? `head ${Number(d.h) + 1}: ` : "";
-      this._readout =
-        d.masked === "true"
-          ? `${tokens[d.i]} → ${tokens[d.j]}: masked`
-          : `${head}${tokens[d.i]} → ${tokens[d.j]}: ${Number(d.w).toFixed(4)}`;
-    } else if (d.v !== undefined) {
-      this._readout = `${d.stage} [${d.r}, ${d.c}] = ${d.v}`;
+  _changed() {
+    this.dispatchEvent(
+      new CustomEvent("attn-lens-change", { bubbles: true, composed: true, detail: { head: this.head, hide: this.hide ?? "" } }),
+    );
+  }
+
+  /** Heads the lines view draws: the picked head alone, or every head not hidden. */
+  _visibleHeads(state) {
+    return Array.from({ length: state.heads }, (_, h) => (state.head === "mean" ? !state.hide.includes(h) : state.head === h));
+  }
+
+  // ---- drawing -------------------------------------------------------------------------------
+
+  /** The state the current figure shows: computed keys from its computation, the rest live. */
+  _drawnState() {
+    const { state } = this._state;
+    const drawn = { ...state, ...Object.fromEntries(COMPUTE_KEYS.map((k) => [k, this._figure.state[k]])) };
+    if (drawn.head !== "mean" && drawn.head >= drawn.heads) drawn.head = "mean";
+    drawn.hide = drawn.hide.filter((h) => h < drawn.heads);
+    return drawn;
+  }
+
+  _panelWidth(count) {
+    const width = Math.max(200, this._width || 600);
+    return count > 1 && (width - PANEL_GAP) / count >= MIN_PANEL_WIDTH ? Math.floor((width - PANEL_GAP) / count) : width;
+  }
+
+  _title(data, state) {
+    const H = state.heads;
+    if (state.view === "lines") {
+      const shown = this._visibleHeads(state).filter(Boolean).length;
+      return `${data.title}, ${shown} of ${H} head${H > 1 ? "s" : ""}`;
     }
-    if (event.target.classList?.contains("query")) this._focus = Number(d.i);
+    if (state.view === "pca") return `${data.title}: before and after context`;
+    return `${data.title}, ${state.head === "mean" ? `mean of ${H} head${H > 1 ? "s" : ""}` : `${headName(data, state.head)} of ${H}`}`;
   }
 
-  _svgElements() {
-    return [...this.renderRoot.querySelectorAll("svg.figure")];
+  /** The view module and layout of frame `id` ("panel-k" or "pane-k"), or null. */
+  /** The Frames of the boxes in the figure now. */
+  _liveFrames() {
+    return [...this.renderRoot.querySelectorAll(".frame")].map((box) => this._frames.get(box)).filter(Boolean);
+  }
+
+  /** Tells frames when they come near the viewport (frames far off screen are drawn then). */
+  _observeFrame(box) {
+    this._frameObserver ??= new IntersectionObserver(
+      (entries) => {
+        for (const e of entries) this._frames.get(e.target)?.visibility(e.isIntersecting);
+      },
+      { rootMargin: `${NEAR}px 0px` },
+    );
+    this._frameObserver.observe(box);
+  }
+
+  _layoutFor(id, state, palette, scale) {
+    const [kind, index] = id.split("-");
+    const k = Number(index);
+    if (kind === "pane") {
+      const pane = this._stepsModel?.panes[k];
+      if (!pane) return null;
+      const view = loaded.steps.matrixView;
+      return { view, lay: view.layout({ pane, palette, scale, width: Math.max(120, (this._width || 600) - 16) }) };
+    }
+    const data = this._panels[k];
+    if (!data) return null;
+    const width = this._panelWidth(this._panels.length);
+    const title = this._title(data, state);
+    if (state.view === "heatmap")
+      return {
+        view: heatmapView,
+        lay: heatmapView.layout({ data, layer: 0, head: state.head, title, palette, scale, width, zoom: this._zoom }),
+      };
+    if (state.view === "lines")
+      return {
+        view: linesView,
+        lay: linesView.layout({ data, layer: 0, visible: this._visibleHeads(state), title, palette, width, zoom: this._zoom }),
+      };
+    const pca = loaded.pca;
+    return { view: pca, lay: pca.layout({ data, domain: (this._pcaDomain ??= pca.sharedDomain(this._panels)), title, palette, width }) };
+  }
+
+  _drawFrames() {
+    if (!this._figure || this._figure.empty) return false;
+    const state = this._drawnState();
+    const palette = paletteFor(state.theme);
+    const scale = colorScale(state.colormap, palette);
+    const common = JSON.stringify([
+      this._generation,
+      state.view,
+      state.head,
+      state.hide,
+      this._zoom,
+      this._width,
+      palette.name,
+      state.colormap,
+    ]);
+    // Size every frame, then measure them all (one layout), then paint: no layout per frame.
+    const changed = [];
+    for (const box of this.renderRoot.querySelectorAll(".frame")) {
+      let frame = this._frames.get(box);
+      if (!frame) {
+        frame = new Frame(box, this);
+        this._frames.set(box, frame);
+        this._observeFrame(box);
+      }
+      const made = this._layoutFor(box.dataset.frame, state, palette, scale);
+      if (!made) continue;
+      frame.group = box.dataset.frame.startsWith("panel") ? "panels" : box.dataset.frame;
+      const previous = frame.lay;
+      if (frame.prepare(made.view, made.lay, `${common}/${box.dataset.frame}`)) changed.push({ frame, previous });
+    }
+    for (const { frame } of changed) frame.measure();
+    for (const { frame } of changed) frame.place();
+    for (const { frame, previous } of changed) {
+      const { box, lay } = frame;
+      if (previous && previous.kind === lay.kind && this._zoomChanged) {
+        box.scrollLeft = ((frame.sx + frame.w / 2) / previous.fullW) * lay.fullW - frame.w / 2;
+        box.scrollTop = ((frame.sy + frame.h / 2) / previous.fullH) * lay.fullH - frame.h / 2;
+        frame.readScroll();
+      }
+      frame.paint();
+    }
+    // A view brought back from the cache may need no drawing, but the figure changed all the same.
+    const shown = `${this._generation}/${state.view}`;
+    const drew = changed.length > 0 || shown !== this._shown;
+    this._shown = shown;
+    this._zoomChanged = false;
+    this._drawThumbnails(state, palette, scale);
+    return drew;
+  }
+
+  _drawThumbnails(state, palette, scale) {
+    const data = this._panels[0];
+    if (!data) return;
+    const key = `${this._generation}/${palette.name}/${state.colormap}`;
+    for (const canvas of this.renderRoot.querySelectorAll("canvas[data-head]")) {
+      if (canvas.drawnFor === key) continue;
+      canvas.drawnFor = key;
+      const head = canvas.dataset.head === "mean" ? "mean" : Number(canvas.dataset.head);
+      const p = canvasPainter(canvas, 40, 40, { scale: 2 });
+      p.image(0, 0, 40, 40, heatmapView.weightBitmap(data, 0, head, scale, palette, THUMBNAIL_CELLS));
+    }
+  }
+
+  updated() {
+    let drew = false;
+    try {
+      drew = this._drawFrames();
+    } catch (error) {
+      this._error = `attn-lens could not draw this figure: ${error.message}`;
+      this.requestUpdate();
+    }
+    this._showReadout();
+    this._updateZoomButton();
+    const settled = drew || this._error || this._figure?.empty;
+    // A change whose figure is still to come (a computation in its own task, a view loading)
+    // keeps its start time, so the render event counts from the change itself.
+    const waiting = this._deferred || pending.has(this) || (LAZY[this._state.state.view] && !loaded[this._state.state.view]);
+    if (!settled && waiting) return;
+    if (settled && this._changeStart) {
+      const ms = performance.now() - this._changeStart;
+      this.dispatchEvent(
+        new CustomEvent("attn-lens-render", {
+          bubbles: true,
+          composed: true,
+          detail: { ms, computeMs: this._computedSinceRender ? this._computeMs : 0, figure: this._figure, error: this._error },
+        }),
+      );
+      this._computedSinceRender = false;
+    }
+    this._changeStart = 0;
+  }
+
+  // ---- hover, touch and keyboard ---------------------------------------------------------------
+
+  /** Called by a Frame: show `focus` in its group (both panels side by side), the readout and a tip. */
+  focusChanged(source, focus, pointer) {
+    for (const frame of this._liveFrames()) {
+      const same = frame.group === source.group;
+      if (same) frame.setFocus(focus);
+      else if (frame.focus) frame.setFocus(null);
+    }
+    this._showReadout(pointer);
+  }
+
+  /** Scrolling one panel scrolls the panels beside it to the same place. */
+  scrolled(source) {
+    if (source.group !== "panels") return;
+    for (const frame of this._liveFrames()) {
+      if (frame === source || frame.group !== "panels") continue;
+      if (frame.sx !== source.sx) frame.box.scrollLeft = source.sx;
+      if (frame.sy !== source.sy) frame.box.scrollTop = source.sy;
+    }
+  }
+
+  _hint() {
+    const view = this._state?.state.view;
+    if (!this._figure || this._figure.empty || this._error) return "";
+    const act = hoverNone ? "Tap" : "Hover";
+    if (view === "lines") return `${act} a word to see its lines; arrow keys work too`;
+    if (view === "pca") return `${act} a point to see the word and how far context moved it`;
+    if (view === "steps") return `${act} a number for its exact value; arrow keys work too`;
+    return `${act} a cell to read its weight; arrow keys work too`;
+  }
+
+  _showReadout(pointer) {
+    const readout = this.renderRoot.querySelector(".readout");
+    const tip = this.renderRoot.querySelector(".tip");
+    if (!readout) return;
+    const focused = this._liveFrames().filter((f) => f.focus);
+    const text =
+      focused.length > 1
+        ? focused.map((f) => `${f.lay.data?.mode === "full" ? "full" : "causal"}: ${f.readout()}`).join(" · ")
+        : (focused[0]?.readout() ?? "");
+    const shown = text || this._hint();
+    if (readout.textContent !== shown) readout.textContent = shown;
+    if (!tip) return;
+    if (text && pointer) {
+      tip.hidden = false;
+      if (tip.textContent !== text) tip.textContent = text;
+      const x = Math.min(pointer.x + 14, innerWidth - 20 - Math.min(tip.offsetWidth, innerWidth * 0.9));
+      tip.style.left = `${Math.max(4, x)}px`;
+      tip.style.top = `${pointer.y + 18}px`;
+    } else if (!text && !tip.hidden) tip.hidden = true;
+  }
+
+  // ---- export -----------------------------------------------------------------------------------
+
+  /** What the export draws: { width, height, draw(p), title } for the current view. */
+  _exportScene() {
+    if (!this._figure || this._figure.empty) throw new Error("attn-lens: there is no figure to export yet");
+    const state = this._drawnState();
+    const palette = paletteFor(state.theme);
+    const scale = colorScale(state.colormap, palette);
+    let body;
+    if (state.view === "steps") {
+      if (!this._stepsModel) throw new Error("attn-lens: the every-step view is still loading");
+      body = loaded.steps.stepsExport(this._stepsModel, palette, scale, Math.max(720, this._width));
+    } else {
+      const made = this._panels.map((_, k) => this._layoutFor(`panel-${k}`, state, palette, scale));
+      const width = made.reduce((w, m) => w + m.lay.fullW, 0) + PANEL_GAP * (made.length - 1);
+      const height = Math.max(...made.map((m) => m.lay.fullH));
+      body = {
+        width,
+        height,
+        draw(p) {
+          p.rect(0, 0, width, height, palette.background);
+          let x = 0;
+          for (const m of made) {
+            p.save();
+            p.translate(x, 0);
+            m.view.draw(p, m.lay);
+            p.restore();
+            x += m.lay.fullW + PANEL_GAP;
+          }
+        },
+      };
+    }
+    const titleLines = this.figureTitle ? wrapText(this.figureTitle, body.width - 16, font(15, 600)) : [];
+    const captionLines = this.caption ? wrapText(this.caption, body.width - 16, font(13)) : [];
+    const top = titleLines.length ? titleLines.length * 20 + 8 : 0;
+    const height = top + body.height + (captionLines.length ? captionLines.length * 18 + 8 : 0);
+    return {
+      width: body.width,
+      height,
+      title: this.label || this.figureTitle || this._panels.map((d) => this._title(d, state)).join("; "),
+      draw(p) {
+        p.rect(0, 0, body.width, height, palette.background);
+        titleLines.forEach((line, k) => p.text(line, 8, 20 + 20 * k, { size: 15, weight: 600, fill: palette.foreground }));
+        p.save();
+        p.translate(0, top);
+        body.draw(p);
+        p.restore();
+        captionLines.forEach((line, k) => p.text(line, 8, top + body.height + 18 + 18 * k, { size: 13, fill: palette.muted }));
+      },
+    };
   }
 
   /** The current figure as a standalone SVG document (text). */
   toSVG() {
-    const svgs = this._svgElements();
-    if (!svgs.length) throw new Error("attn-lens: there is no figure to export yet");
-    return figureToSvg(svgs);
+    const scene = this._exportScene();
+    const state = this._drawnState();
+    const painter = new SvgPainter(`attnlens-${hash(JSON.stringify([state, this._zoom, this.caption, this.figureTitle]))}`);
+    scene.draw(painter);
+    return painter.document(scene.width, scene.height, { title: scene.title });
   }
 
-  /** The current figure as a PNG Blob (2x). */
+  /** The current figure as a PNG Blob, `scale` times its CSS size (at most 64 megapixels). */
   toPNG(scale = 2) {
-    return svgToPng(this.toSVG(), scale);
+    try {
+      const scene = this._exportScene();
+      const canvas = document.createElement("canvas");
+      scene.draw(canvasPainter(canvas, scene.width, scene.height, { scale, maxPixels: 64e6 }));
+      return new Promise((done, fail) =>
+        canvas.toBlob((png) => (png ? done(png) : fail(new Error("attn-lens: PNG encoding failed"))), "image/png"),
+      );
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
+
+  async _download(kind) {
+    const { state } = this._state;
+    const blob = kind === "svg" ? new Blob([this.toSVG()], { type: "image/svg+xml" }) : await this.toPNG();
+    const url = URL.createObjectURL(blob);
+    const a = document.createElement("a");
+    a.href = url;
+    a.download = `attnlens-${state.view}.${kind}`;
+    this.renderRoot.append(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 1000);
+  }
+
+  // ---- rendering --------------------------------------------------------------------------------
 
   _demoLink() {
-    const { state } = this._state;
-    const url = new URL(this.demoHref, document.baseURI);
-    url.search = stateToParams(state).toString();
-    return url.href;
+    try {
+      const url = new URL(this.demoHref, document.baseURI);
+      url.search = stateToParams(this._state.state).params.toString();
+      return { href: url.href };
+    } catch {
+      return { problem: `demo-href "${this.demoHref}" is not a valid URL, so the "Open in demo" link is left out` };
+    }
   }
 
-  _renderFigure(ex, mode, state, palette) {
-    const tokens = ex.tokens.map((t) => t.text);
-    const L = tokens.length;
-    const H = state.heads;
-    const head = state.head;
-    const headName = head === "mean" ? `mean of ${H} head${H > 1 ? "s" : ""}` : `head ${head + 1} of ${H}`;
-    const title = `${TITLES[mode]}, ${headName}`;
-    if (state.view === "heatmap") {
-      const matrix = head === "mean" ? ex.meanWeights.data : ex.weights.data.subarray(head * L * L, (head + 1) * L * L);
-      return heatmapView({ tokens, matrix, mask: ex.trace.mask.data, palette, title });
-    }
-    if (state.view === "lines") {
-      const visible = this._hidden.length === H ? this._hidden.map((h, i) => !h && (head === "mean" || head === i)) : Array(H).fill(true);
-      return linesView({
-        tokens,
-        weights: ex.weights.data,
-        visible,
-        focus: this._focus,
-        palette,
-        title: `${TITLES[mode]}, ${visible.filter(Boolean).length} of ${H} heads`,
-      });
-    }
-    if (state.view === "pca") {
-      return pcaView({
-        tokens,
-        original: ex.pca.original.data,
-        contextual: ex.pca.contextual.data,
-        explained: ex.pca.explained,
-        palette,
-        title: `${TITLES[mode]}: words before and after context`,
-      });
-    }
-    return stepsView({
-      ex,
-      head: head === "mean" ? 0 : head,
-      palette,
-      title: `${TITLES[mode]}, every step${head === "mean" && H > 1 ? " (head 1; pick a head to see another)" : ""}`,
-    });
+  _frame(id, label) {
+    return html`<div class="frame" data-frame=${id} tabindex="0" role="application" aria-roledescription="figure" aria-label=${label}>
+      <div class="sticky"><canvas class="figure" aria-hidden="true"></canvas><canvas class="overlay" aria-hidden="true"></canvas></div>
+      <div class="spacer"></div>
+    </div>`;
   }
 
-  _renderHeads(ex, state) {
-    if (state.heads < 2 || state.view === "pca") return "";
-    const choices = ["mean", ...Array.from({ length: state.heads }, (_, h) => h)];
+  _toolbar(state, link) {
+    const canZoom = (state.view === "heatmap" || state.view === "lines") && this._figure && !this._figure.empty;
+    const ready = this._figure && !this._figure.empty;
+    return html`<div class="toolbar" part="toolbar">
+      <span class="readout" part="readout" role="status" aria-live="polite"></span>
+      ${
+        this.noToolbar
+          ? nothing
+          : html`${
+                canZoom
+                  ? html`<button aria-label="Zoom out" title="Zoom out" ?disabled=${this._zoom <= 1} @click=${() => this._zoomBy(-1)}>
+                        −
+                      </button>
+                      <button class="zoom-in" aria-label="Zoom in" title="Zoom in (then scroll)" @click=${() => this._zoomBy(1)}>+</button>`
+                  : nothing
+              }
+              <button @click=${() => this._download("svg")} ?disabled=${!ready}>SVG</button>
+              <button @click=${() => this._download("png")} ?disabled=${!ready}>PNG</button>
+              ${link?.href ? html`<a class="button" href=${link.href} target="_blank" rel="noopener">Open in demo</a>` : nothing}`
+      }
+    </div>`;
+  }
+
+  /** Zooming in stays possible while cells (or rows) are under 40 px; known once the frames are laid out. */
+  _updateZoomButton() {
+    const button = this.renderRoot.querySelector("button.zoom-in");
+    if (!button) return;
+    const frame = this._liveFrames().find((f) => f.group === "panels" && f.lay);
+    const size = frame ? (frame.lay.kind === "heatmap" ? frame.lay.cell : frame.lay.row) : Infinity;
+    const disabled = !(this._zoom < ZOOMS.at(-1) && size < 40);
+    if (button.disabled !== disabled) button.disabled = disabled;
+  }
+
+  _zoomBy(step) {
+    const k = Math.max(0, Math.min(ZOOMS.length - 1, ZOOMS.indexOf(this._zoom) + step));
+    this._zoomChanged = ZOOMS[k] !== this._zoom;
+    this._zoom = ZOOMS[k];
+  }
+
+  _renderHeads(state) {
+    if (state.heads < 2 || state.view === "pca") return nothing;
     if (state.view === "lines") {
+      const visible = this._visibleHeads(state);
       return html`<div class="heads" part="heads" role="group" aria-label="Heads to draw">
-        ${choices
-          .slice(1)
-          .map(
-            (h) =>
-              html`<button aria-pressed=${String(!this._hidden[h])} @click=${() => this._toggleHead(h)} title="Show or hide head ${h + 1}">
-                <span class="swatch" style="background:${headColor(h)}"></span>head ${h + 1}
-              </button>`,
-          )}
+        ${visible.map(
+          (on, h) =>
+            html`<button aria-pressed=${String(on)} @click=${() => this._toggleHead(h, state)} title="Show or hide head ${h + 1}">
+              <span class="swatch" style="background:${headColor(h)}"></span>head ${h + 1}
+            </button>`,
+        )}
       </div>`;
     }
+    const choices = ["mean", ...Array.from({ length: state.heads }, (_, h) => h)];
     return html`<div class="heads" part="heads" role="group" aria-label="Choose a head">
       ${choices.map(
         (h) =>
@@ -383,100 +914,77 @@ export class AttnLensElement extends LitElement {
             @click=${() => this._setHead(h)}
             title=${h === "mean" ? "Mean of all heads" : `Head ${h + 1}`}
           >
-            <canvas width="48" height="48" data-head=${h}></canvas>${h === "mean" ? "mean" : `head ${h + 1}`}
+            <canvas width="40" height="40" data-head=${h} aria-hidden="true"></canvas>${h === "mean" ? "mean" : `head ${h + 1}`}
           </button>`,
       )}
     </div>`;
   }
 
-  _drawThumbnails() {
-    const figure = this._figure;
-    const ex = figure && (figure.causal ?? figure.full);
-    if (!ex) return;
-    const L = ex.tokens.length;
-    const palette = paletteFor(this._state.state.theme);
-    const masked = rgbOf(palette.maskedBackground);
-    for (const canvas of this.renderRoot.querySelectorAll("canvas[data-head]")) {
-      // A thumbnail is drawn once per computation and theme, not on every hover update.
-      if (canvas.drawnFor === ex && canvas.drawnTheme === palette.name) continue;
-      canvas.drawnFor = ex;
-      canvas.drawnTheme = palette.name;
-      const head = canvas.dataset.head;
-      const data = head === "mean" ? ex.meanWeights.data : ex.weights.data.subarray(Number(head) * L * L, (Number(head) + 1) * L * L);
-      const context = canvas.getContext("2d");
-      const image = context.createImageData(L, L);
-      for (let k = 0; k < L * L; k++) {
-        const [r, g, b] = ex.trace.mask.data[k] === -Infinity ? masked : weightRgb[Math.round(Math.min(1, Math.max(0, data[k])) * 255)];
-        image.data.set([r, g, b, 255], k * 4);
-      }
-      canvas.width = L;
-      canvas.height = L;
-      context.putImageData(image, 0, 0);
+  _renderBody(state) {
+    if (LAZY[state.view] && !loaded[state.view]) {
+      return html`<div class="placeholder" style="height:${this._reserve(state)}px">Loading the ${state.view} view…</div>`;
     }
+    if (state.view === "steps") {
+      if (!this._panels[0]?.explanation)
+        return html`<div class="message" role="status">The every-step view needs the random-weights mode.</div>`;
+      const steps = loaded.steps;
+      const key = `${this._generation}/${state.head}`;
+      if (this._stepsKey !== key) {
+        this._stepsKey = key;
+        this._stepsModel = steps.stepsModel(this._panels, state.head === "mean" ? 0 : state.head);
+      }
+      return steps.stepsTemplate(this._stepsModel, (id, label) => this._frame(id, label));
+    }
+    if (this._pcaGeneration !== this._generation) {
+      this._pcaGeneration = this._generation;
+      this._pcaDomain = null;
+    }
+    const label = this.label || this.figureTitle || "";
+    return html`<div class="panels">
+      ${this._panels.map((data, k) => this._frame(`panel-${k}`, `${label ? `${label}: ` : ""}${this._title(data, state)}. ${this._hint()}`))}
+    </div>`;
   }
 
-  firstUpdated() {
-    this.renderRoot.addEventListener("pointerover", (e) => this._onPointer(e));
-    this.renderRoot.addEventListener(
-      "pointerleave",
-      () => {
-        this._focus = null;
-        this._readout = "";
-      },
-      true,
-    );
+  /** Height to hold for the figure before it is computed (no layout shift when it lands). */
+  _reserve(state) {
+    return estimateHeight(state, this._panelWidth(state.mode === "compare" ? 2 : 1), this._width || 600);
   }
 
   render() {
-    // The figures are rebuilt only when what they draw changes; a hover that updates the readout
-    // re-renders the toolbar alone (guard, below).
     const { state, problems } = this._state;
-    const palette = paletteFor(state.theme);
+    const link = this.demoHref ? this._demoLink() : null;
+    const notes = [...problems, ...(link?.problem ? [link.problem] : [])];
+    const messages = notes.map((p) => html`<div class="message warning" part="message" role="status">${p}</div>`);
+    const title = this.figureTitle ? html`<div class="figure-title" part="title">${this.figureTitle}</div>` : nothing;
+    const caption = this.caption ? html`<p class="caption" part="caption">${this.caption}</p>` : nothing;
+    const tip = html`<div class="tip" part="tooltip" hidden></div>`;
     const figure = this._figure;
-    const toolbar = this.noToolbar
-      ? ""
-      : html`<div class="toolbar" part="toolbar">
-          <span class="readout" aria-live="polite">${this._readout || "Hover a cell for its exact value"}</span>
-          <button
-            @click=${() => download(this.toSVG(), `attnlens-${state.view}.svg`, "image/svg+xml")}
-            ?disabled=${!figure || figure.empty}
-          >
-            SVG
-          </button>
-          <button @click=${async () => download(await this.toPNG(), `attnlens-${state.view}.png`)} ?disabled=${!figure || figure.empty}>
-            PNG
-          </button>
-          ${this.demoHref ? html`<a class="button" href=${this._demoLink()} target="_blank" rel="noopener">Open in demo</a>` : ""}
-        </div>`;
-    const messages = problems.map((p) => html`<div class="message warning" part="message" role="status">${p}</div>`);
-    if (this._error) {
-      return html`${toolbar}${messages}
-        <div class="message error" part="message" role="alert">${this._error}</div>`;
+    if (this._error || !figure || figure.empty) {
+      const body = this._error
+        ? html`<div class="message error" part="message" role="alert">${this._error}</div>`
+        : !figure
+          ? html`<div class="placeholder" part="message" style="height:${this._reserve(state)}px">Computing attention…</div>`
+          : html`<div class="message" part="message" role="status">Type a sentence to see its attention.</div>`;
+      return html`${this._toolbar(state, link)}${messages}${title}${body}${caption}${tip}`;
     }
-    if (!figure)
-      return html`${toolbar}${messages}
-        <div class="placeholder" part="message">Computing attention…</div>`;
-    if (figure.empty) {
-      return html`${toolbar}${messages}
-        <div class="message" part="message" role="status">Type a sentence to see its attention.</div>`;
-    }
-    // Until the next computation lands, draw what was computed: the modes and heads of the
-    // state it was computed for, with the current drawing choices (view, head, theme).
-    const drawn = { ...state, ...Object.fromEntries(COMPUTE_KEYS.map((k) => [k, figure.state[k]])) };
-    if (drawn.head !== "mean" && drawn.head >= drawn.heads) drawn.head = "mean";
-    const modes = drawn.mode === "compare" ? ["causal", "full"] : [drawn.mode];
+    // Until the next computation lands, draw what was computed with the current drawing choices.
+    const drawn = this._drawnState();
     const truncated = figure.truncated
       ? html`<div class="message warning" part="message" role="status">
-          Showing the first ${MAX_TOKENS} of ${figure.totalTokens} tokens.
+          Showing the first ${this._panels[0].tokens.length} of ${figure.totalTokens} tokens (the most the library explains at once).
         </div>`
-      : "";
-    const first = figure[modes[0]];
-    return html`${toolbar}${messages}${truncated}
-      <div class="figures" part="figure" @pointerleave=${() => (this._focus = null)}>
-        ${guard([figure, JSON.stringify([drawn, palette.name, this._focus, this._hidden])], () =>
-          modes.map((mode) => html`<div>${this._renderFigure(figure[mode], mode, drawn, palette)}</div>`),
-        )}
-      </div>
-      ${this._renderHeads(first, drawn)}`;
+      : nothing;
+    const allHidden =
+      drawn.view === "lines" && !this._visibleHeads(drawn).some(Boolean)
+        ? html`<div class="message warning" part="message" role="status">Every head is hidden: pick a head below to draw its lines.</div>`
+        : nothing;
+    return html`${this._toolbar(drawn, link)}${messages}${truncated}${allHidden}${title}
+      <div class="figures" part="figure">${cache(this._renderBody(drawn))}</div>
+      ${this._renderHeads(drawn)}${caption}
+      <details class="describe" part="description" @toggle=${(e) => (this._describing = e.target.open)}>
+        <summary>Describe this figure in text</summary>
+        ${this._describing ? describe({ view: drawn.view, panels: this._panels, head: drawn.head, stepsModel: this._stepsModel }) : nothing}
+      </details>
+      ${tip}`;
   }
 }

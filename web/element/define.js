@@ -1,5 +1,5 @@
 // Registers <attn-lens>. Importing this twice (or alongside another copy) is harmless.
-import { AttnLensElement } from "./attn-lens.js";
+import { AttnLensElement, preloadViews } from "./attn-lens.js";
 
 export function defineAttnLens(tagName = "attn-lens", registry = customElements) {
   if (!registry.get(tagName)) registry.define(tagName, class extends AttnLensElement {});
@@ -8,4 +8,4 @@ export function defineAttnLens(tagName = "attn-lens", registry = customElements)
 
 defineAttnLens();
 
-export { AttnLensElement };
+export { AttnLensElement, preloadViews };

@@ -1,2 +1,2 @@
 // Entry of dist/element.js: the element class, registered as <attn-lens>.
-export { AttnLensElement, defineAttnLens } from "./define.js";
+export { AttnLensElement, defineAttnLens, preloadViews } from "./define.js";

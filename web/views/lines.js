@@ -1,78 +1,211 @@
 // Token-to-token lines, the way BertViz's head view draws attention: queries on the left, keys
 // on the right, one line per (query, key, head) whose opacity is the weight, a colour per head.
-import { svg } from "lit";
+// Lines of one head and similar weight are stroked as one path (weights quantised to 1/32), so
+// 8 heads x 512 x 512 pairs draw in a few dozen calls. Hovering a token draws its lines on the
+// overlay and dims the rest (a style change, not a redraw).
+import { font, fitText, formatValue, labelStep, textWidth } from "../text.js";
+import { headName } from "../figure-data.js";
 import { headColor } from "../theme.js";
-import { figureSvg, labelWidth, shorten } from "./common.js";
 
+const TITLE_H = 26;
+const HEADER_H = 26;
+const PAD = 8;
+const MAX_LABEL_W = 120;
 /** Lines lighter than this are not drawn (they would be invisible anyway). */
 const MIN_WEIGHT = 0.01;
+const LEVELS = 32;
 
 /**
  * @param {object} p
- * @param {string[]} p.tokens
- * @param {Float32Array} p.weights   [H, L, L]
- * @param {boolean[]} p.visible      which heads to draw
- * @param {number|null} p.focus      a query token whose row alone is drawn, or null
- * @param {object} p.palette
+ * @param {object} p.data        FigureData
+ * @param {number} p.layer
+ * @param {boolean[]} p.visible  which heads to draw
  * @param {string} p.title
+ * @param {object} p.palette
+ * @param {number} p.width       CSS px available
+ * @param {number} p.zoom        1 = all rows fit; 2, 4… = rows that many times taller
  */
-export function linesView({ tokens, weights, visible, focus, palette, title }) {
-  const L = tokens.length;
-  const H = visible.length;
-  const row = Math.max(12, Math.min(22, Math.floor(560 / L)));
-  const fontSize = Math.min(13, row - 3);
-  const labels = tokens.map((t) => shorten(t, 14));
-  const labelW = Math.min(120, Math.max(40, ...labels.map(labelWidth)));
-  const leftX = labelW + 4;
-  const rightX = leftX + 240;
-  const top = 48;
-  const width = rightX + labelW + 8;
-  const height = top + L * row + 20;
-  const y = (i) => top + i * row + row / 2;
+export function layout({ data, layer, visible, title, palette, width, zoom = 1 }) {
+  const L = data.tokens.length;
+  const row = Math.max(1.2, Math.min(22, 560 / L));
+  const fontSize = Math.max(10, Math.min(13, Math.floor(row * zoom) - 3));
+  const f = font(fontSize);
+  const labels = data.tokens.map((t) => fitText(t.text, MAX_LABEL_W, f));
+  const labelW = Math.max(30, ...labels.map((t) => textWidth(t, f)));
+  const span = Math.max(100, Math.min(320, width - 2 * labelW - 4 * PAD));
+  const leftX = PAD + labelW + 4;
+  const rightX = leftX + span;
+  const top = TITLE_H + HEADER_H;
+  const viewW = Math.min(Math.max(width, 200), rightX + 4 + labelW + PAD);
+  const viewH = top + row * L + PAD;
+  const zrow = row * Math.max(1, zoom);
+  return {
+    kind: "lines",
+    data,
+    layer,
+    visible,
+    title,
+    palette,
+    L,
+    row: zrow,
+    top,
+    leftX,
+    rightX,
+    labelW,
+    fontSize,
+    font: f,
+    labels,
+    step: labelStep(zrow, Math.ceil(fontSize * 1.3)),
+    viewW,
+    viewH,
+    fullW: viewW,
+    fullH: viewH + (zrow - row) * L,
+  };
+}
 
-  const lines = [];
-  for (let h = 0; h < H; h++) {
-    if (!visible[h]) continue;
-    const color = headColor(h);
-    for (let i = 0; i < L; i++) {
-      if (focus !== null && focus !== i) continue;
-      for (let j = 0; j < L; j++) {
-        const w = weights[(h * L + i) * L + j];
-        if (w < MIN_WEIGHT) continue;
-        lines.push(svg`<line x1=${leftX + 6} y1=${y(i)} x2=${rightX - 6} y2=${y(j)} stroke=${color}
-          stroke-opacity=${Math.min(1, w).toFixed(3)} stroke-width="2" data-h=${h} data-i=${i} data-j=${j}
-          data-w=${String(w)}></line>`);
-      }
+const headWeights = (lay, h) => {
+  const [, H, L] = lay.data.weights.shape;
+  const size = L * L;
+  return lay.data.weights.data.subarray((lay.layer * H + h) * size, (lay.layer * H + h + 1) * size);
+};
+
+/** Segments of one head, bucketed by quantised weight: buckets[level] = [x1, y1, x2, y2, ...]. */
+function bucketSegments(lay, h, sy, rows) {
+  const { L, row, top, leftX, rightX } = lay;
+  const w = headWeights(lay, h);
+  const buckets = Array.from({ length: LEVELS + 1 }, () => []);
+  const y = (i) => top + (i + 0.5) * row - sy;
+  for (const i of rows) {
+    for (let j = 0; j < L; j++) {
+      const v = w[i * L + j];
+      if (v < MIN_WEIGHT) continue;
+      buckets[Math.min(LEVELS, Math.ceil(v * LEVELS))].push(leftX + 6, y(i), rightX - 6, y(j));
     }
   }
-  const visibleCount = visible.filter(Boolean).length;
+  return buckets;
+}
 
-  return figureSvg({
-    view: "lines",
-    width,
-    height,
-    label: `${title}: attention lines between ${L} tokens for ${visibleCount} heads`,
-    palette,
-    title,
-    titleX: 8,
-    titleY: 18,
-    content: svg`
-    <text x=${leftX} y="38" font-size="10" text-anchor="end" fill=${palette.muted}>query</text>
-    <text x=${rightX} y="38" font-size="10" fill=${palette.muted}>key</text>
-    ${visible.map(
-      (on, h) => svg`<g transform=${`translate(${leftX + 40 + h * 22},28)`} opacity=${on ? 1 : 0.25}>
-      <rect width="14" height="14" rx="2" fill=${headColor(h)}></rect><title>head ${h + 1}</title></g>`,
-    )}
-    <g class="links">${lines}</g>
-    ${labels.map(
-      (t, i) => svg`<text class="query" data-i=${i} x=${leftX} y=${y(i) + fontSize / 3} text-anchor="end"
-      font-size=${fontSize} font-weight=${focus === i ? 700 : 400} fill=${palette.foreground}
-      ><title>${tokens[i]}</title>${t}</text>`,
-    )}
-    ${labels.map(
-      (t, j) => svg`<text class="key" data-j=${j} x=${rightX} y=${y(j) + fontSize / 3}
-      font-size=${fontSize} fill=${palette.foreground}><title>${tokens[j]}</title>${t}</text>`,
-    )}
-    `,
+const range = (n) => Array.from({ length: n }, (_, i) => i);
+
+/** Draws the figure into a view of `w` x `h` px scrolled down by sy (the export: full size). */
+export function draw(p, lay, { sy = 0, w = lay.fullW, h = lay.fullH } = {}) {
+  const { palette, L, row, top, leftX, rightX, fontSize, visible } = lay;
+  p.rect(0, 0, w, h, palette.background);
+  p.text(fitText(lay.title, w - 2 * PAD, font(13, 600)), PAD, 18, { size: 13, weight: 600, fill: palette.foreground });
+  p.text("query", leftX, top - 8, { size: 10, fill: palette.muted, anchor: "end" });
+  p.text("key", rightX, top - 8, { size: 10, fill: palette.muted });
+  visible.forEach((on, h) => {
+    const x = leftX + 12 + h * 20;
+    if (x + 14 > rightX - 20) return;
+    p.rect(x, top - 20, 14, 14, headColor(h), on ? 1 : 0.25);
   });
+  p.save();
+  p.clip(0, top, w, h - top);
+  // Every line may cross the view, whichever rows it joins: all are stroked and the clip cuts them.
+  const rows = range(L);
+  for (let hd = 0; hd < visible.length; hd++) {
+    if (!visible[hd]) continue;
+    const buckets = bucketSegments(lay, hd, sy, rows);
+    for (let level = 1; level <= LEVELS; level++) {
+      if (buckets[level].length) p.segments(buckets[level], headColor(hd), row >= 4 ? 2 : 1, (level - 0.5) / LEVELS);
+    }
+  }
+  const i0 = Math.max(0, Math.floor(sy / row));
+  const i1 = Math.min(L, Math.ceil((sy + h - top) / row));
+  for (let i = i0 - (i0 % lay.step); i < i1; i += lay.step) {
+    const y = top + (i + 0.5) * row - sy;
+    p.text(lay.labels[i], leftX, y, { size: fontSize, fill: palette.foreground, anchor: "end", baseline: "middle" });
+    p.text(lay.labels[i], rightX, y, { size: fontSize, fill: palette.foreground, baseline: "middle" });
+  }
+  p.restore();
+}
+
+/** The token under (x, y): { i } on the query side, { j } on the key side, or null. */
+export function hit(lay, x, y, { sy = 0 } = {}) {
+  if (y < lay.top) return null;
+  const k = Math.floor((y - lay.top + sy) / lay.row);
+  if (k < 0 || k >= lay.L) return null;
+  const mid = (lay.leftX + lay.rightX) / 2;
+  return x < mid ? { i: k, j: null } : { i: null, j: k };
+}
+
+/** Draws the focused token's lines on the overlay, strongly, with its label in full. */
+export function highlight(p, lay, focus, { sy = 0, w = lay.viewW, h = lay.viewH } = {}) {
+  if (!focus) return;
+  const { L, row, top, leftX, rightX, palette, visible } = lay;
+  const y = (i) => top + (i + 0.5) * row - sy;
+  p.save();
+  p.clip(0, top, w, h - top);
+  const query = focus.i !== null;
+  const k = query ? focus.i : focus.j;
+  for (let hd = 0; hd < visible.length; hd++) {
+    if (!visible[hd]) continue;
+    const wts = headWeights(lay, hd);
+    for (let o = 0; o < L; o++) {
+      const v = query ? wts[k * L + o] : wts[o * L + k];
+      if (v < MIN_WEIGHT) continue;
+      const [a, b] = query ? [k, o] : [o, k];
+      p.line(leftX + 6, y(a), rightX - 6, y(b), headColor(hd), 2.5, Math.min(1, 0.15 + v));
+    }
+  }
+  const f = font(Math.max(11, lay.fontSize), 600);
+  const text = lay.data.tokens[k].text;
+  const tw = Math.min(textWidth(text, f), lay.labelW + PAD);
+  const x = query ? leftX : rightX;
+  p.rect(query ? x - tw - 4 : x - 2, y(k) - 9, tw + 6, 18, palette.background, 0.92);
+  p.text(fitText(text, lay.labelW + PAD, f), x, y(k), {
+    size: Math.max(11, lay.fontSize),
+    weight: 600,
+    fill: palette.highlight,
+    anchor: query ? "end" : "start",
+    baseline: "middle",
+  });
+  p.restore();
+}
+
+/** The three strongest partners of the focused token, over the visible heads (their mean). */
+export function readout(lay, focus) {
+  if (!focus) return "";
+  const { L, visible, data } = lay;
+  const heads = visible.map((on, h) => (on ? h : -1)).filter((h) => h >= 0);
+  if (!heads.length) return "every head is hidden";
+  const query = focus.i !== null;
+  const k = query ? focus.i : focus.j;
+  const mean = new Float64Array(L);
+  for (const h of heads) {
+    const wts = headWeights(lay, h);
+    for (let o = 0; o < L; o++) mean[o] += (query ? wts[k * L + o] : wts[o * L + k]) / heads.length;
+  }
+  const top = range(L)
+    .sort((a, b) => mean[b] - mean[a])
+    .slice(0, 3)
+    .map((o) => `“${data.tokens[o].text}” (${o + 1}) ${formatValue(mean[o])}`);
+  const who = heads.length === 1 ? headName(data, heads[0]) : `mean of ${heads.length} heads`;
+  return query
+    ? `query ${k + 1} “${data.tokens[k].text}” attends most to ${top.join(", ")} (${who})`
+    : `key ${k + 1} “${data.tokens[k].text}” is attended most by ${top.join(", ")} (${who})`;
+}
+
+/** Arrow keys: up and down walk the tokens, left and right switch between queries and keys. */
+export function move(lay, focus, key) {
+  if (!focus) return { i: 0, j: null };
+  const query = focus.i !== null;
+  const k = query ? focus.i : focus.j;
+  const at = (q, n) => (q ? { i: n, j: null } : { i: null, j: n });
+  const clamp = (n) => Math.max(0, Math.min(lay.L - 1, n));
+  if (key === "ArrowUp") return at(query, clamp(k - 1));
+  if (key === "ArrowDown") return at(query, clamp(k + 1));
+  if (key === "ArrowLeft") return at(true, k);
+  if (key === "ArrowRight") return at(false, k);
+  if (key === "Home") return at(query, 0);
+  if (key === "End") return at(query, lay.L - 1);
+  return focus;
+}
+
+/** Scroll offset that brings a focused token into a view of height h. */
+export function reveal(lay, focus, { sx, sy, h }) {
+  const k = focus.i ?? focus.j;
+  const pos = k * lay.row;
+  const size = h - lay.top;
+  return { sx, sy: pos < sy ? pos : pos + lay.row > sy + size ? pos + lay.row - size : sy };
 }

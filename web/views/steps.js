@@ -1,229 +1,298 @@
-// Every stage of one head's forward pass as labelled matrices with their numbers, straight from
-// the trace: X = E + P, Q/K/V = X·W, QKᵀ, ÷√d, + mask, softmax, ·V, concat, ·W_O, + X.
-import { svg } from "lit";
-import { signedColor, textOn, weightColor } from "../theme.js";
-import { cellText, figureSvg, fmt2, maxAbs, shorten } from "./common.js";
+// Every stage of one head's forward pass, straight from the trace: X = E + P, Q/K/V = X·W,
+// QKᵀ, ÷√d_head, + mask, softmax, ·V, concat, ·W_O, + X. Each matrix is a scrollable pane
+// (views/matrix.js) so every number is readable at any length. Side by side (compare), the stages
+// both modes share (1–6) are shown once, the ones that differ (7–11) once per mode.
+// Loaded on demand: a plain figure never fetches this module.
+import { html, nothing } from "lit";
+import { matrixPane, layout as matrixLayout, draw as drawMatrix, CELL_W, CELL_H, HEADER_HEIGHT } from "./matrix.js";
+import { font, wrapText } from "../text.js";
 
-const CELL_W = 42;
-const CELL_H = 20;
-const MAX_ROWS = 10;
-const MAX_COLS = 8;
-const LABEL_W = 64;
+export * as matrixView from "./matrix.js";
 
-/** Rows [r0, r1) and columns [c0, c1) of a row-major matrix with `cols` columns. */
-function slice(data, cols, rows, c0, c1) {
+const fmt = (x) => (Math.abs(x) >= 100 ? x.toFixed(0) : x.toPrecision(3));
+
+/** Rows [0, rows) and columns [c0, c1) of a row-major matrix with `cols` columns. */
+function columns(data, cols, rows, c0, c1) {
   const out = new Float32Array(rows * (c1 - c0));
   for (let r = 0; r < rows; r++) out.set(data.subarray(r * cols + c0, r * cols + c1), r * (c1 - c0));
   return out;
 }
 
-/**
- * A matrix block: title above, optional row labels, at most MAX_ROWS x MAX_COLS cells shown
- * (an ellipsis marks the rest). kind: "signed" (diverging colours), "weights" (viridis),
- * "mask" (0 or −∞).
- */
-function block({ title, data, rows, cols, kind, rowLabels, id }) {
-  const shownRows = Math.min(rows, MAX_ROWS);
-  const shownCols = Math.min(cols, MAX_COLS);
-  const labelW = rowLabels ? LABEL_W : 0;
-  const width = labelW + shownCols * CELL_W + (cols > shownCols ? 16 : 0);
-  const height = 34 + shownRows * CELL_H + (rows > shownRows ? 14 : 0);
-  const extent = kind === "signed" ? maxAbs(data) : 1;
-  const render = (x, y, palette) => {
-    const cells = [];
-    for (let r = 0; r < shownRows; r++) {
-      for (let c = 0; c < shownCols; c++) {
-        const v = data[r * cols + c];
-        const masked = v === -Infinity;
-        const fill = masked
-          ? palette.maskedBackground
-          : kind === "weights"
-            ? weightColor(v)
-            : kind === "mask"
-              ? palette.background
-              : signedColor(v, extent);
-        const cx = x + labelW + c * CELL_W;
-        const cy = y + 30 + r * CELL_H;
-        cells.push(svg`<rect x=${cx} y=${cy} width=${CELL_W - 1} height=${CELL_H - 1} fill=${fill}
-            data-stage=${id} data-r=${r} data-c=${c} data-v=${String(v)}></rect>
-          <text x=${cx + CELL_W / 2} y=${cy + 14} font-size="10" text-anchor="middle"
-            fill=${masked || kind === "mask" ? palette.muted : textOn(fill)}>${cellText(v)}</text>`);
-      }
-    }
-    return svg`<g class="stage" data-stage=${id}>
-      <text x=${x} y=${y + 12} font-size="12" font-weight="600" fill=${palette.foreground}>${title}</text>
-      <text x=${x} y=${y + 25} font-size="10" fill=${palette.muted}>[${rows} × ${cols}]${rows > shownRows || cols > shownCols ? ` showing ${shownRows} × ${shownCols}` : ""}</text>
-      ${
-        rowLabels
-          ? rowLabels.slice(0, shownRows).map(
-              (t, r) => svg`<text x=${x + labelW - 6} y=${y + 30 + r * CELL_H + 14}
-        font-size="10" text-anchor="end" fill=${palette.foreground}>${shorten(t, 9)}</text>`,
-            )
-          : ""
-      }
-      ${cells}
-      ${cols > shownCols ? svg`<text x=${x + width - 12} y=${y + 30 + (shownRows * CELL_H) / 2} font-size="12" fill=${palette.muted}>…</text>` : ""}
-      ${rows > shownRows ? svg`<text x=${x + labelW + (shownCols * CELL_W) / 2} y=${y + height - 2} font-size="12" text-anchor="middle" fill=${palette.muted}>⋮</text>` : ""}
-    </g>`;
-  };
-  return { width, height, render };
-}
-
-function operator(symbol) {
-  return {
-    width: 28,
-    height: 34 + CELL_H,
-    render: (x, y, palette) =>
-      svg`<text x=${x + 14} y=${y + 30 + CELL_H} font-size="18" text-anchor="middle" fill=${palette.muted}>${symbol}</text>`,
-  };
-}
+const op = (symbol) => ({ op: symbol });
 
 /**
- * @param {object} p
- * @param {object} p.ex       an Explanation (explain() result)
- * @param {number} p.head     which head's stages to show
- * @param {object} p.palette
- * @param {string} p.title
+ * The steps to show for the panels (FigureData with explanations) and a head. Returns
+ * { title, steps: [{ n, caption, variants: [{ label, items: [pane | { op }] }] }], panes }.
  */
-export function stepsView({ ex, head, palette, title }) {
-  const tokens = ex.tokens.map((t) => t.text);
+export function stepsModel(panels, head) {
+  const first = panels[0].explanation;
+  const tokens = first.tokens.map((t) => t.text);
   const L = tokens.length;
-  const E = ex.embeddings.shape[1];
-  const H = ex.weights.shape[0];
+  const E = first.embeddings.shape[1];
+  const H = first.weights.shape[0];
   const d = E / H;
-  const t = ex.trace;
   const h = Math.min(head, H - 1);
+  const headLabel = H > 1 ? `, head ${h + 1}` : "";
+  const dimLabels = (from, n) => Array.from({ length: n }, (_, k) => String(from + k + 1));
   const per = (tensor, size) => tensor.data.subarray(h * size, (h + 1) * size);
-  const headCols = (w) => slice(w.data, E, E, h * d, (h + 1) * d);
-  const masked = Float32Array.from(per(t.scaled, L * L), (v, i) => (t.mask.data[i] === -Infinity ? -Infinity : v));
-  const raw = ex.stats.rawScoreVariance[h];
-  const scaled = ex.stats.scaledScoreVariance[h];
-  const hl = H > 1 ? ` (head ${h + 1})` : "";
+  const panes = [];
+  const pane = (spec) => {
+    const p = matrixPane(spec);
+    p.index = panes.length;
+    panes.push(p);
+    return p;
+  };
+  const tokenRows = { rowLabels: tokens, rowAxis: "token" };
+  const lxl = (prefix, id, name, data, kind) =>
+    pane({
+      id: `${prefix}${id}`,
+      name,
+      data,
+      rows: L,
+      cols: L,
+      kind,
+      rowLabels: tokens,
+      colLabels: tokens,
+      rowAxis: "query",
+      colAxis: "key",
+    });
+  const lxe = (id, name, data, cols, colLabels, kind = "signed") =>
+    pane({ id, name, data, rows: L, cols, kind, ...tokenRows, colLabels, colAxis: "dimension" });
 
-  const rows = [
-    {
-      caption: `1. Embed each token and add its position: X = E + P`,
-      items: [
-        block({
-          title: "E token embeddings",
-          data: ex.tokenEmbeddings.data,
-          rows: L,
-          cols: E,
-          kind: "signed",
-          rowLabels: tokens,
-          id: "embeddings",
-        }),
-        operator("+"),
-        block({ title: "P positions", data: ex.positions.data, rows: L, cols: E, kind: "signed", id: "positions" }),
-        operator("="),
-        block({ title: "X", data: t.x.data, rows: L, cols: E, kind: "signed", id: "x" }),
-      ],
-    },
-    ...[
-      ["Q", "wq", t.q],
-      ["K", "wk", t.k],
-      ["V", "wv", t.v],
-    ].map(([name, w, out], n) => ({
-      caption: `${2 + n}. Project: ${name} = X · W_${name}${hl}, columns ${h * d + 1}–${(h + 1) * d} of W_${name}`,
-      items: [
-        block({ title: "X", data: t.x.data, rows: L, cols: E, kind: "signed", rowLabels: tokens, id: `x-${name}` }),
-        operator("·"),
-        block({
-          title: `W_${name}${hl}`,
-          data: headCols(ex.projections[w]),
-          rows: E,
-          cols: d,
-          kind: "signed",
-          id: `w${name.toLowerCase()}`,
-        }),
-        operator("="),
-        block({ title: `${name}${hl}`, data: per(out, L * d), rows: L, cols: d, kind: "signed", id: name.toLowerCase() }),
-      ],
-    })),
-    {
-      caption: `5. Score every query against every key: Q · Kᵀ${hl}`,
-      items: [
-        block({ title: "QKᵀ scores", data: per(t.scores, L * L), rows: L, cols: L, kind: "signed", rowLabels: tokens, id: "scores" }),
-      ],
-    },
-    {
-      caption: `6. Scale by 1/√d = 1/√${d} = ${fmt2(t.scale)}: the variance of the scores drops from ${fmt2(raw)} to ${fmt2(scaled)}, so softmax does not saturate`,
-      items: [block({ title: "QKᵀ / √d", data: per(t.scaled, L * L), rows: L, cols: L, kind: "signed", rowLabels: tokens, id: "scaled" })],
-    },
-    {
-      caption: `7. Mask: ${ex.options.causal ? "causal, a query may not see later keys (−∞ above the diagonal)" : "full attention, nothing is masked"}`,
-      items: [
-        block({ title: "mask", data: t.mask.data, rows: L, cols: L, kind: "mask", rowLabels: tokens, id: "mask" }),
-        operator("+"),
-        block({ title: "scaled + mask", data: masked, rows: L, cols: L, kind: "signed", id: "masked" }),
-      ],
-    },
-    {
-      caption: `8. Softmax each row: weights are positive and sum to 1; −∞ becomes exactly 0`,
-      items: [
-        block({ title: `weights${hl}`, data: per(t.weights, L * L), rows: L, cols: L, kind: "weights", rowLabels: tokens, id: "weights" }),
-      ],
-    },
-    {
-      caption: `9. Mix the values: head output = weights · V${hl}`,
-      items: [
-        block({ title: "weights", data: per(t.weights, L * L), rows: L, cols: L, kind: "weights", rowLabels: tokens, id: "weights-v" }),
-        operator("·"),
-        block({ title: "V", data: per(t.v, L * d), rows: L, cols: d, kind: "signed", id: "v-mix" }),
-        operator("="),
-        block({ title: `output${hl}`, data: per(t.headOutputs, L * d), rows: L, cols: d, kind: "signed", id: "head-output" }),
-      ],
-    },
-    {
-      caption: `10. Concatenate the ${H} head${H > 1 ? "s" : ""} and project: output = concat · W_O`,
-      items: [
-        block({ title: "concat", data: t.concat.data, rows: L, cols: E, kind: "signed", rowLabels: tokens, id: "concat" }),
-        operator("·"),
-        block({ title: "W_O", data: ex.projections.wo.data, rows: E, cols: E, kind: "signed", id: "wo" }),
-        operator("="),
-        block({ title: "output", data: t.output.data, rows: L, cols: E, kind: "signed", id: "output" }),
-      ],
-    },
-    {
-      caption: `11. Add back the input (residual): the contextual embedding = X + output`,
-      items: [
-        block({ title: "X + output", data: ex.contextual.data, rows: L, cols: E, kind: "signed", rowLabels: tokens, id: "contextual" }),
-      ],
-    },
-  ];
-
-  const gap = 10;
-  let y = 36;
-  const placed = rows.map((row) => {
-    const top = y + 18;
-    const height = Math.max(...row.items.map((i) => i.height));
-    y = top + height + 22;
-    return { ...row, top, height };
+  const steps = [];
+  steps.push({
+    n: 1,
+    caption: `Embed each token (a vector of d_model = ${E} numbers) and add its position: X = E + P`,
+    variants: [
+      {
+        items: [
+          lxe("embeddings", "Token embeddings E", first.tokenEmbeddings.data, E, null),
+          op("+"),
+          lxe("positions", "Positions P", first.positions.data, E, null),
+          op("="),
+          lxe("x", "Input X = E + P", first.trace.x.data, E, null),
+        ],
+      },
+    ],
   });
-  const width = Math.max(560, ...rows.map((r) => r.items.reduce((s, i) => s + i.width + gap, 0)));
-  const height = y;
+  for (const [n, name, w, out] of [
+    [2, "Q", "wq", "q"],
+    [3, "K", "wk", "k"],
+    [4, "V", "wv", "v"],
+  ]) {
+    const plain = { Q: "Queries", K: "Keys", V: "Values" }[name];
+    steps.push({
+      n,
+      caption: `Project: ${name} = X · W_${name}${headLabel}: columns ${h * d + 1}–${(h + 1) * d} of W_${name}, d_head = ${d} per head`,
+      variants: [
+        {
+          items: [
+            lxe(`x-${out}`, "Input X", first.trace.x.data, E, null),
+            op("·"),
+            pane({
+              id: w,
+              name: `${plain} weights W_${name}${headLabel}`,
+              data: columns(first.projections[w].data, E, E, h * d, (h + 1) * d),
+              rows: E,
+              cols: d,
+              kind: "signed",
+              rowAxis: "input dimension",
+              colAxis: "output dimension",
+              colLabels: dimLabels(h * d, d),
+            }),
+            op("="),
+            lxe(out, `${plain} ${name}${headLabel}`, per(first.trace[out], L * d), d, null),
+          ],
+        },
+      ],
+    });
+  }
+  steps.push({
+    n: 5,
+    caption: `Score every query against every key: Q · Kᵀ${headLabel}`,
+    variants: [{ items: [lxl("", "scores", `Scores Q · Kᵀ${headLabel}`, per(first.trace.scores, L * L), "signed")] }],
+  });
+  const raw = first.stats.rawScoreVariance[h];
+  const scaled = first.stats.scaledScoreVariance[h];
+  steps.push({
+    n: 6,
+    caption:
+      `Scale by 1/√d_head = 1/√${d} = ${fmt(first.trace.scale)} (d_head = d_model / heads = ${E} / ${H}): the variance of the scores ` +
+      `drops from ${fmt(raw)} to ${fmt(scaled)}, so the softmax does not saturate`,
+    variants: [{ items: [lxl("", "scaled", `Scaled scores Q · Kᵀ / √d_head${headLabel}`, per(first.trace.scaled, L * L), "signed")] }],
+  });
 
-  return figureSvg({
-    view: "steps",
-    width,
+  const compare = panels.length > 1;
+  const variants = (make) =>
+    panels.map((data) => ({
+      label: compare ? (data.causal ? "Causal" : "Full") : null,
+      items: make(data.explanation, compare ? `${data.mode}-` : ""),
+    }));
+  const maskedOf = (ex) => {
+    // The trace's own masked stage when the library provides it; until then scaled + mask.
+    if (ex.trace.masked) return per(ex.trace.masked, L * L);
+    const scaled = per(ex.trace.scaled, L * L);
+    const masked = new Float32Array(L * L);
+    for (let k = 0; k < L * L; k++) masked[k] = ex.trace.mask.data[k] === -Infinity ? -Infinity : scaled[k];
+    return masked;
+  };
+  steps.push({
+    n: 7,
+    caption: compare
+      ? "Mask: causal attention hides later keys (−∞ above the diagonal); full attention hides nothing"
+      : `Mask: ${first.options.causal ? "causal, a query may not see later keys (−∞ above the diagonal)" : "full attention, nothing is masked"}`,
+    variants: variants((ex, prefix) => [
+      lxl(prefix, "mask", "Mask (0 or −∞)", ex.trace.mask.data, "mask"),
+      op("+"),
+      lxl(prefix, "masked", `Masked scores (scaled + mask)${headLabel}`, maskedOf(ex), "signed"),
+    ]),
+  });
+  steps.push({
+    n: 8,
+    caption: "Softmax each row: the weights are positive and sum to 1; −∞ becomes exactly 0",
+    variants: variants((ex, prefix) => [lxl(prefix, "weights", `Attention weights${headLabel}`, per(ex.trace.weights, L * L), "weights")]),
+  });
+  steps.push({
+    n: 9,
+    caption: `Mix the values: head output = weights · V${headLabel}`,
+    variants: variants((ex, prefix) => [
+      lxl(prefix, "weights-v", `Attention weights${headLabel}`, per(ex.trace.weights, L * L), "weights"),
+      op("·"),
+      lxe(`${prefix}v-mix`, `Values V${headLabel}`, per(ex.trace.v, L * d), d, null),
+      op("="),
+      lxe(`${prefix}head-output`, `Head output${headLabel}`, per(ex.trace.headOutputs, L * d), d, null),
+    ]),
+  });
+  steps.push({
+    n: 10,
+    caption: `Concatenate the ${H} head${H > 1 ? "s" : ""} (${H} × ${d} = ${E} columns) and project: output = concat · W_O`,
+    variants: variants((ex, prefix) => [
+      lxe(`${prefix}concat`, "Concatenated heads", ex.trace.concat.data, E, null),
+      op("·"),
+      pane({
+        id: `${prefix}wo`,
+        name: "Output weights W_O",
+        data: ex.projections.wo.data,
+        rows: E,
+        cols: E,
+        kind: "signed",
+        rowAxis: "input dimension",
+        colAxis: "output dimension",
+      }),
+      op("="),
+      lxe(`${prefix}output`, "Attention output", ex.trace.output.data, E, null),
+    ]),
+  });
+  steps.push({
+    n: 11,
+    caption: "Add back the input (the residual connection): contextual embedding = X + output",
+    variants: variants((ex, prefix) => [lxe(`${prefix}contextual`, "Contextual embeddings X + output", ex.contextual.data, E, null)]),
+  });
+
+  const modeName = compare ? "Causal and full attention" : panels[0].title;
+  const pick = H > 1 && head === "mean" ? " (head 1; pick a head to see another)" : "";
+  return { title: `${modeName}, every step${headLabel}${pick}`, steps, panes, L, E, H, d };
+}
+
+/**
+ * The steps as DOM: captions are text (they wrap), each matrix is a frame made by
+ * `frame(id, label)` (the element's scrollable canvas).
+ */
+export function stepsTemplate(model, frame) {
+  return html`<div class="steps">
+    <p class="steps-title">${model.title}</p>
+    ${model.steps.map(
+      (step) =>
+        html`<section class="step">
+          <h3 class="caption">${step.n}. ${step.caption}</h3>
+          ${step.variants.map(
+            (v) =>
+              html`<div class="step-row">
+                ${v.label ? html`<span class="variant">${v.label}</span>` : nothing}
+                ${v.items.map((item) =>
+                  item.op
+                    ? html`<span class="op" aria-hidden="true">${item.op}</span>`
+                    : html`<figure class="pane">
+                        <figcaption>${item.name} <span class="shape">[${item.rows} × ${item.cols}]</span></figcaption>
+                        ${frame(`pane-${item.index}`, `${item.name}, ${item.rows} by ${item.cols}`)}
+                      </figure>`,
+                )}
+              </div>`,
+          )}
+        </section>`,
+    )}
+  </div>`;
+}
+
+/** Matrices larger than this are exported as colours without numbers, in smaller cells. */
+const EXPORT_NUMBERS = { rows: 24, cols: 16 };
+
+/**
+ * The whole every-step figure for export, `width` px wide: returns { width, height, draw(p) }.
+ * Captions wrap at measured widths; every matrix is drawn whole.
+ */
+export function stepsExport(model, palette, scale, width) {
+  const captionFont = font(12);
+  let y = 34;
+  const place = [];
+  for (const step of model.steps) {
+    const lines = wrapText(`${step.n}. ${step.caption}`, width - 16, captionFont);
+    place.push({ kind: "caption", lines, y });
+    y += lines.length * 16 + 6;
+    for (const v of step.variants) {
+      let x = 8;
+      let rowH = 0;
+      if (v.label) {
+        place.push({ kind: "label", text: v.label, x, y: y + 14 });
+        y += 20;
+      }
+      for (const item of v.items) {
+        if (item.op) {
+          place.push({ kind: "op", symbol: item.op, x: x + 10, y: y + 18 + HEADER_HEIGHT + 14 });
+          x += 26;
+          continue;
+        }
+        const small = item.rows <= EXPORT_NUMBERS.rows && item.cols <= EXPORT_NUMBERS.cols;
+        const cell = small ? null : Math.max(2, Math.min(14, Math.floor(360 / Math.max(item.rows, item.cols))));
+        const lay = matrixLayout({ pane: item, palette, scale, width, cellW: cell ?? CELL_W, cellH: cell ?? CELL_H, whole: true });
+        const w = lay.fullW;
+        const h = lay.fullH + 18;
+        if (x > 8 && x + w > width) {
+          x = 8;
+          y += rowH + 10;
+          rowH = 0;
+        }
+        place.push({ kind: "matrix", lay, item, x, y });
+        x += w + 12;
+        rowH = Math.max(rowH, h);
+      }
+      y += rowH + 14;
+    }
+  }
+  const height = y + 4;
+  const contentWidth = Math.max(width, ...place.filter((p) => p.kind === "matrix").map((p) => p.x + p.lay.fullW + 8));
+  return {
+    width: contentWidth,
     height,
-    label: `${title}: every step of self-attention with its numbers`,
-    palette,
-    title,
-    titleX: 4,
-    titleY: 20,
-    content: svg`
-    ${placed.map((row) => {
-      let x = 4;
-      return svg`<g class="step">
-        <text x="4" y=${row.top - 6} font-size="12" fill=${palette.accent}>${row.caption}</text>
-        ${row.items.map((item) => {
-          const out = item.render(x, row.top, palette);
-          x += item.width + gap;
-          return out;
-        })}
-      </g>`;
-    })}
-    `,
-  });
+    draw(p) {
+      p.rect(0, 0, contentWidth, height, palette.background);
+      p.text(model.title, 8, 20, { size: 13, weight: 600, fill: palette.foreground });
+      for (const it of place) {
+        if (it.kind === "caption") it.lines.forEach((line, k) => p.text(line, 8, it.y + 12 + 16 * k, { size: 12, fill: palette.accent }));
+        else if (it.kind === "label") p.text(it.text, it.x, it.y, { size: 12, weight: 600, fill: palette.foreground });
+        else if (it.kind === "op") p.text(it.symbol, it.x, it.y, { size: 18, fill: palette.muted, anchor: "middle" });
+        else {
+          p.text(`${it.item.name} [${it.item.rows} × ${it.item.cols}]`, it.x, it.y + 12, {
+            size: 11,
+            weight: 600,
+            fill: palette.foreground,
+          });
+          p.save();
+          p.translate(it.x, it.y + 18);
+          drawMatrix(p, it.lay);
+          p.restore();
+        }
+      }
+    },
+  };
 }

@@ -1,0 +1,121 @@
+// Renders one <attn-lens> figure headless (Chromium, the element from dist/) to an SVG or PNG
+// file: the static fallback a blog author puts inside the element for readers without
+// JavaScript (RSS, email), the same picture the live element draws.
+//   npm run figure -- --sentence "The cat sat on the mat." --out fig.svg [--width 720]
+//     [--mode causal|full|compare] [--view heatmap|lines|steps|pca] [--heads 4] [--head mean|0..]
+//     [--dim 64] [--seed 7] [--theme light|dark] [--colormap viridis|cividis|magma|blues]
+//     [--figure-title TEXT] [--caption TEXT]
+// Run `npm run build` first. Prints the <img> tag to put inside the element.
+import { existsSync, writeFileSync } from "node:fs";
+import { extname, basename } from "node:path";
+import { pathToFileURL } from "node:url";
+import { serve } from "./serve.mjs";
+import { launchBrowser, openPage } from "../tests/support/browser.mjs";
+
+const ATTRIBUTES = [
+  "sentence",
+  "mode",
+  "view",
+  "heads",
+  "head",
+  "hide",
+  "dim",
+  "seed",
+  "positional",
+  "init",
+  "theme",
+  "colormap",
+  "figure-title",
+  "caption",
+  "label",
+];
+
+function parse(argv) {
+  const options = { width: 720, attributes: { theme: "light" } };
+  for (let k = 0; k < argv.length; k += 2) {
+    const name = argv[k].replace(/^--/, "");
+    const value = argv[k + 1];
+    if (value === undefined) throw new Error(`--${name} needs a value`);
+    if (name === "out") options.out = value;
+    else if (name === "width") options.width = Number(value);
+    else if (ATTRIBUTES.includes(name)) options.attributes[name] = value;
+    else throw new Error(`unknown option --${name}; options: --out, --width, ${ATTRIBUTES.map((a) => `--${a}`).join(", ")}`);
+  }
+  if (!options.out || ![".svg", ".png"].includes(extname(options.out))) throw new Error("--out must name a .svg or .png file");
+  if (!Number.isFinite(options.width) || options.width < 240) throw new Error("--width must be a number of CSS px, at least 240");
+  return options;
+}
+
+/** Renders the figure; resolves to { text | bytes, width, height, problems }. */
+export async function renderFigure({ attributes, width, format }) {
+  const dist = new URL("../dist/", import.meta.url).pathname;
+  if (!existsSync(`${dist}element.js`)) throw new Error("dist/element.js is missing: run `npm run build` first");
+  const server = await serve(dist);
+  const browser = await launchBrowser();
+  try {
+    const { page, problems } = await openPage(browser.context, server.url);
+    await page.route(`${server.url}__figure.html`, (route) =>
+      route.fulfill({
+        contentType: "text/html",
+        body: `<!doctype html><meta charset="utf-8"><body style="margin:0"><div id="column" style="width:${width}px"></div>
+<script type="module">import "./element.js";</script>`,
+      }),
+    );
+    await page.goto(`${server.url}__figure.html`);
+    return await page
+      .evaluate(
+        async ({ attributes, format }) => {
+          await customElements.whenDefined("attn-lens");
+          const el = document.createElement("attn-lens");
+          for (const [name, value] of Object.entries(attributes)) el.setAttribute(name, value);
+          const rendered = new Promise((done) => el.addEventListener("attn-lens-render", (e) => done(e.detail), { once: true }));
+          document.querySelector("#column").append(el);
+          const detail = await rendered;
+          if (detail.error) throw new Error(detail.error);
+          if (attributes.view === "steps" || attributes.view === "pca") {
+            await new Promise((done) => {
+              const check = () => (el.shadowRoot.querySelector(".frame") ? done() : setTimeout(check, 20));
+              check();
+            });
+            await el.updateComplete;
+          }
+          const svg = el.toSVG();
+          const size = svg.match(/^<svg[^>]* width="([\d.]+)" height="([\d.]+)"/);
+          const result = {
+            width: Number(size[1]),
+            height: Number(size[2]),
+            problems: [...el.shadowRoot.querySelectorAll(".message")].map((m) => m.textContent.trim()),
+          };
+          if (format === "svg") return { ...result, text: svg };
+          const png = await el.toPNG(2);
+          return { ...result, bytes: Array.from(new Uint8Array(await png.arrayBuffer())) };
+        },
+        { attributes, format },
+      )
+      .then((r) => ({ ...r, problems: [...r.problems, ...problems] }));
+  } finally {
+    await browser.close();
+    await server.close();
+  }
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  try {
+    const options = parse(process.argv.slice(2));
+    const format = extname(options.out).slice(1);
+    const r = await renderFigure({ ...options, format });
+    writeFileSync(options.out, format === "svg" ? r.text : Buffer.from(r.bytes));
+    for (const p of r.problems) console.log(`note: ${p}`);
+    const alt =
+      options.attributes["figure-title"] ??
+      options.attributes.label ??
+      `Attention figure for “${options.attributes.sentence ?? "The cat sat on the mat."}”`;
+    console.log(`wrote ${options.out} (${r.width} × ${r.height} CSS px). Put it inside the element as its static fallback:`);
+    console.log(
+      `  <img loading="lazy" src="${basename(options.out)}" width="${Math.round(r.width)}" height="${Math.round(r.height)}" alt="${alt.replace(/"/g, "&quot;")}">`,
+    );
+  } catch (error) {
+    console.error(`figure: ${error.message}`);
+    process.exitCode = 1;
+  }
+}

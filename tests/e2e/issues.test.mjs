@@ -1,0 +1,231 @@
+// Regression tests for the demo page's bugs of issue 15, one test each, in Chromium.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { launchBrowser, openPage, useSite } from "../support/browser.mjs";
+import { computed, frames, nextRender, overlaps, readout, svgOf, svgTextBoxes } from "../support/figure.mjs";
+
+const artefacts = new URL("../../test-results/", import.meta.url).pathname;
+mkdirSync(artefacts, { recursive: true });
+const site = useSite();
+
+async function open(query = "", options = {}) {
+  const context = options.context ?? site.browser.context;
+  const session = await openPage(context, site.server.url);
+  await session.page.goto(`${site.server.url}index.html${query}`);
+  await session.page.waitForSelector("attn-lens .frame canvas.figure, attn-lens .message");
+  await session.page.waitForFunction(() => document.body.dataset.firstFigureMs);
+  return session;
+}
+const options = (page, id) => page.$$eval(`#${id} option`, (os) => os.map((o) => ({ value: o.value, text: o.textContent })));
+const message = (page) => page.textContent("#message");
+
+test("heads and d_model: only valid pairs are offered; a new head count keeps each head's size", async () => {
+  const { page, problems } = await open();
+  await nextRender(page, () => page.selectOption("#heads", "3"));
+  const dims = await options(page, "dim");
+  assert.ok(dims.length > 3);
+  for (const d of dims) assert.equal(Number(d.value) % 3, 0, `d_model ${d.value} is offered for 3 heads`);
+  // 64 with 4 heads is 16 per head; 3 heads of 16 is 48, and the list says so.
+  assert.equal(await page.inputValue("#dim"), "48");
+  assert.equal(dims.find((d) => d.value === "48").text, "48 (3 × 16)");
+  await nextRender(page, () => page.selectOption("#dim", "24"));
+  assert.equal(await page.inputValue("#heads"), "3", "picking a d_model keeps the heads");
+  assert.equal(await page.inputValue("#dim"), "24");
+  const ex = await computed(page);
+  assert.equal(ex.modes.causal.shape[0], 3);
+  assert.equal(await message(page), "");
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test("lines: a head toggled off and then picked in the Head list is drawn, not a blank figure", async () => {
+  const { page, problems } = await open("?view=lines&sentence=the+cat+sat+on+the+mat");
+  await nextRender(page, () => page.locator("attn-lens .heads button").nth(1).click());
+  assert.match((await frames(page))[0].label, /3 of 4 heads/);
+  await nextRender(page, () => page.selectOption("#head", "1"));
+  const [frame] = await frames(page);
+  assert.match(frame.label, /1 of 4 heads/);
+  assert.ok(frame.colours > 3, "the head's lines are drawn");
+  const pressed = await page.$$eval("attn-lens .heads button", (bs) => bs.map((b) => b.getAttribute("aria-pressed")));
+  assert.deepEqual(pressed, ["false", "true", "false", "false"]);
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test("head toggles live in the URL and come back from it", async () => {
+  const { page, problems } = await open("?view=lines&sentence=the+cat+sat+on+the+mat");
+  await nextRender(page, () => page.locator("attn-lens .heads button").nth(1).click());
+  await nextRender(page, () => page.locator("attn-lens .heads button").nth(3).click());
+  await page.waitForURL((u) => u.searchParams.get("hide") === "2,4");
+  const { page: again } = await open(new URL(page.url()).search);
+  assert.match((await frames(again))[0].label, /2 of 4 heads/);
+  const pressed = await again.$$eval("attn-lens .heads button", (bs) => bs.map((b) => b.getAttribute("aria-pressed")));
+  assert.deepEqual(pressed, ["true", "false", "true", "false"]);
+  // Every head hidden: a message says how to get lines back, instead of an empty figure.
+  for (const k of [0, 2]) await nextRender(again, () => again.locator("attn-lens .heads button").nth(k).click());
+  assert.match(await again.locator("attn-lens .message.warning").textContent(), /Every head is hidden/);
+  assert.deepEqual(problems, []);
+  await page.close();
+  await again.close();
+});
+
+test("worked example: every caption is whole, in the page and in the exports", async () => {
+  const { page, problems } = await open();
+  await nextRender(page, () => page.click("#worked-example"));
+  await page.waitForSelector("attn-lens h3.caption");
+  const captions = await page.$$eval("attn-lens h3.caption", (hs) =>
+    hs.map((h) => ({ text: h.textContent.trim(), clipped: h.scrollWidth > h.clientWidth + 1 })),
+  );
+  assert.equal(captions.length, 11);
+  assert.ok(captions.every((c) => !c.clipped));
+  const scale = captions.find((c) => c.text.startsWith("6."));
+  assert.match(scale.text, /1\/√d_head = 1\/√4 .*d_model \/ heads = 4 \/ 1.*does not saturate$/);
+  const svg = await svgOf(page);
+  const texts = (await svgTextBoxes(page, svg)).map((b) => b.text);
+  const width = Number(svg.match(/width="([\d.]+)"/)[1]);
+  const joined = texts.join(" ");
+  assert.ok(joined.includes("so the softmax does not saturate"), "the export has the whole caption");
+  for (const b of await svgTextBoxes(page, svg)) assert.ok(b.x + b.w <= width + 1, `“${b.text}” fits the export's width`);
+  const png = await page.evaluate(async () => {
+    const blob = await document.querySelector("attn-lens").toPNG(1);
+    const bitmap = await createImageBitmap(blob);
+    return [bitmap.width, bitmap.height];
+  });
+  assert.deepEqual(png, [Math.round(width), Math.round(Number(svg.match(/height="([\d.]+)"/)[1]))]);
+  writeFileSync(`${artefacts}worked-example.svg`, svg);
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test("a 20 000-word paste: the link holds at most 2 000 characters of it and the page says so", async () => {
+  const { page, problems } = await open();
+  const words = Array.from({ length: 20000 }, (_, i) => ["alpha", "beta", "gamma", "delta"][i % 4]).join(" ");
+  await nextRender(page, () => page.fill("#sentence", words));
+  await page.waitForURL((u) => u.searchParams.has("sentence"));
+  const url = page.url();
+  assert.ok(url.length < 2600, `URL is ${url.length} characters`);
+  const kept = new URL(url).searchParams.get("sentence");
+  assert.ok(words.startsWith(kept) && kept.length <= 2000 && kept.length > 1900);
+  assert.match(await page.textContent("#link-note"), /link holds the first 2,000 characters/);
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test("seed: an out-of-range or empty seed keeps the last seed and says so", async () => {
+  const { page, problems } = await open("?seed=11");
+  for (const bad of ["99999999999", "", "-3", "abc"]) {
+    await page.fill("#seed", bad);
+    await page.dispatchEvent("#seed", "change");
+    assert.equal(await page.inputValue("#seed"), "11", `after "${bad}"`);
+    assert.match(await message(page), new RegExp(`Seed must be a whole number from 0 to 2147483647; got "${bad}", kept 11`));
+  }
+  assert.equal((await computed(page)).modes.causal.tokens.length, 7);
+  assert.equal(await page.evaluate(() => document.querySelector("attn-lens").seed), "11");
+  await nextRender(page, () => page.fill("#seed", "12").then(() => page.dispatchEvent("#seed", "change")));
+  assert.equal(await message(page), "");
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test("timing: the line follows view and head switches and counts from the input", async () => {
+  const { page, problems } = await open("?sentence=the+cat+sat+on+the+mat");
+  const timing = () => page.textContent("#timing");
+  const before = await timing();
+  await nextRender(page, () => page.check('input[name="view"][value="lines"]'));
+  await page.waitForFunction((t) => document.querySelector("#timing").textContent !== t, before);
+  const afterView = await timing();
+  assert.match(afterView, /^computed and drawn in \d+\.\d ms$/);
+  await nextRender(page, () => page.selectOption("#head", "2"));
+  await page.waitForFunction((t) => document.querySelector("#timing").textContent !== t, afterView);
+  // Counted from the input event: a task that blocks after the input and before the figure shows up.
+  await page.evaluate(() => {
+    const head = document.querySelector("#head");
+    head.value = "mean";
+    const event = new Event("change");
+    const start = performance.now();
+    while (performance.now() - start < 60);
+    head.dispatchEvent(event);
+  });
+  await page.waitForFunction(() => Number(document.querySelector("#timing").textContent.match(/([\d.]+) ms/)[1]) >= 60);
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test("the readout's hint fits the view, and on a touch screen says Tap", async () => {
+  const { page, problems } = await open("?sentence=the+cat+sat");
+  assert.match(await readout(page), /^Hover a cell/);
+  for (const [view, hint] of [
+    ["lines", /^Hover a word/],
+    ["pca", /^Hover a point/],
+    ["steps", /^Hover a number/],
+  ]) {
+    await nextRender(page, () => page.check(`input[name="view"][value="${view}"]`));
+    await page.waitForFunction(() => document.querySelector("attn-lens").shadowRoot.querySelector(".frame"));
+    assert.match(await readout(page), hint);
+    assert.doesNotMatch(await readout(page), /cell/);
+  }
+  await page.close();
+  const phone = await launchBrowser({ hasTouch: true, isMobile: true, viewport: { width: 390, height: 800 } });
+  try {
+    const { page: p, problems: phoneProblems } = await open("?sentence=the+cat+sat", { context: phone.context });
+    assert.match(await readout(p), /^Tap a cell/);
+    assert.deepEqual(phoneProblems, []);
+  } finally {
+    await phone.close();
+  }
+  assert.deepEqual(problems, []);
+});
+
+test("messages name what the page shows (d_model, Head), not internal names", async () => {
+  const { page, problems } = await open("?dim=10&h=9&view=sideways");
+  const text = await message(page);
+  assert.match(text, /d_model 10 cannot be split into 4 heads/);
+  assert.match(text, /View must be "heatmap"/);
+  assert.doesNotMatch(text, /\bdim\b/);
+  assert.match(await page.textContent("label:has(#dim)"), /d_model \(embedding size\)/);
+  await nextRender(page, () => page.check('input[name="view"][value="steps"]'));
+  await page.waitForSelector("attn-lens h3.caption");
+  const captions = await page.$$eval("attn-lens h3.caption", (hs) => hs.map((h) => h.textContent));
+  assert.ok(captions.some((c) => /d_model = 10|d_model = 8/.test(c) || /d_model = \d+/.test(c)));
+  assert.ok(captions.some((c) => /d_head = \d+ per head/.test(c)));
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test("head numbers are 1-based in the URL, as on the page; old 0-based links open the same head", async () => {
+  const { page, problems } = await open("?sentence=the+cat+sat");
+  await nextRender(page, () => page.selectOption("#head", "1"));
+  assert.equal(await page.$eval("#head", (s) => s.selectedOptions[0].textContent), "Head 2");
+  await page.waitForURL((u) => u.searchParams.get("h") === "2" && !u.searchParams.has("head"));
+  const { page: old } = await open("?sentence=the+cat+sat&head=1");
+  assert.equal(await old.$eval("#head", (s) => s.selectedOptions[0].textContent), "Head 2");
+  assert.match((await frames(old))[0].label, /head 2 of 4/);
+  await old.waitForURL((u) => u.searchParams.get("h") === "2" && !u.searchParams.has("head"));
+  assert.deepEqual(problems, []);
+  await page.close();
+  await old.close();
+});
+
+test("PCA side by side: both panels share their axes, and labels do not overlap", async () => {
+  const { page, problems } = await open("?view=pca&mode=compare&sentence=The+dog+and+the+cat+ran+from+the+house+to+the+park+by+the+river.");
+  await page.waitForFunction(() => document.querySelector("attn-lens").shadowRoot.querySelectorAll(".frame").length === 2);
+  const svg = await svgOf(page);
+  const boxes = await svgTextBoxes(page, svg);
+  const panelWidth = (await frames(page))[0].width;
+  const ticks = (left) =>
+    boxes
+      .filter((b) => b.size === 10 && /^[−\d.]+$/.test(b.text) && (left ? b.x < panelWidth : b.x > panelWidth))
+      .map((b) => b.text)
+      .sort();
+  assert.ok(ticks(true).length >= 4);
+  assert.deepEqual(ticks(true), ticks(false), "the same ticks on both panels");
+  const labels = boxes.filter((b) => b.size === 11 && !/PC|^X/.test(b.text));
+  assert.ok(labels.length >= 8);
+  for (let a = 0; a < labels.length; a++) {
+    for (let b = a + 1; b < labels.length; b++)
+      assert.ok(!overlaps(labels[a], labels[b]), `“${labels[a].text}” and “${labels[b].text}” overlap`);
+  }
+  assert.deepEqual(problems, []);
+  await page.close();
+});

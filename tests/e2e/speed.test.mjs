@@ -1,0 +1,176 @@
+// Speed of the demo page in Chromium, measured from an edit (or a view, mode or head switch) to
+// the last change of the figure: the last DOM mutation inside the element's shadow root or the
+// last draw call on one of its canvases, whichever is later, including every frame the element
+// waits for. Prints a table (median, min, max, and the time inside the library's explain());
+// fails only on gross regressions (10x the target), never on noise: these machines are shared
+// and timings move by tens of percent between runs.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { openPage, useSite } from "../support/browser.mjs";
+
+const site = useSite();
+const WORDS = "the cat sat on a mat and looked at her dog while it rained over our small quiet town".split(" ");
+/** A sentence of exactly n word tokens (letters only, so each word is one token). */
+const sentence = (n) => Array.from({ length: n }, (_, i) => WORDS[i % WORDS.length]).join(" ");
+const TARGET_MS = { 64: 16, 512: 50 };
+const GROSS = 10;
+
+/** Watches the figure: records the time of its last DOM mutation and its last canvas draw. */
+function installProbe() {
+  const probe = { last: 0 };
+  const mark = () => {
+    if (probe.pending) return;
+    probe.pending = true;
+    // A draw call marks the end of the task it belongs to: the microtask runs right after it.
+    queueMicrotask(() => {
+      probe.pending = false;
+      probe.last = performance.now();
+    });
+  };
+  const proto = CanvasRenderingContext2D.prototype;
+  for (const name of ["fillRect", "clearRect", "strokeRect", "fill", "stroke", "fillText", "strokeText", "putImageData", "drawImage"]) {
+    const original = proto[name];
+    proto[name] = function (...args) {
+      mark();
+      return original.apply(this, args);
+    };
+  }
+  window.__attnProbe = probe;
+  // The element says how long explain() took (0 when the change did not recompute).
+  addEventListener("attn-lens-render", (e) => (probe.computeMs = e.detail.computeMs ?? NaN));
+  const watch = () => {
+    const root = document.querySelector("attn-lens")?.shadowRoot;
+    if (!root) return requestAnimationFrame(watch);
+    new MutationObserver(() => (probe.last = performance.now())).observe(root, {
+      subtree: true,
+      childList: true,
+      attributes: true,
+      characterData: true,
+    });
+  };
+  addEventListener("DOMContentLoaded", watch);
+}
+
+/** Runs `action` in the page (a function body) and resolves with ms to the figure's last change. */
+async function measure(page, action, arg) {
+  await page.evaluate(() => new Promise((done) => setTimeout(done, 50)));
+  const started = await page.evaluate(
+    ([body, a]) => {
+      const t0 = performance.now();
+      window.__attnProbe.last = t0;
+      window.__attnProbe.computeMs = NaN;
+      new Function("arg", body)(a);
+      return t0;
+    },
+    [action, arg],
+  );
+  // Quiet for 400 ms means done (the slowest figure before this work took about 2 s).
+  await page.waitForFunction(() => performance.now() - window.__attnProbe.last > 400, null, { polling: 50, timeout: 30000 });
+  return page.evaluate((t0) => ({ ms: window.__attnProbe.last - t0, computeMs: window.__attnProbe.computeMs }), started);
+}
+
+const EDIT = `const t = document.querySelector("#sentence"); t.value = arg; t.dispatchEvent(new Event("input", { bubbles: true }));`;
+const RADIO = `const r = document.querySelector(arg); r.checked = true; r.dispatchEvent(new Event("change", { bubbles: true }));`;
+const SELECT = `const [sel, v] = arg; const s = document.querySelector(sel); s.value = v; s.dispatchEvent(new Event("change", { bubbles: true }));`;
+
+async function openDemo(query) {
+  const session = await openPage(site.browser.context, site.server.url);
+  await session.page.addInitScript(installProbe);
+  await session.page.goto(`${site.server.url}index.html?${query}`);
+  await session.page.waitForSelector("attn-lens svg.figure, attn-lens canvas.figure");
+  return session;
+}
+
+const rows = [];
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+/** A row of the table from measure() results: total time, and the median time in explain(). */
+function record(name, tokens, results) {
+  const times = results.map((r) => r.ms).sort((a, b) => a - b);
+  const row = { name, tokens, median: median(times), min: times[0], max: times.at(-1), explain: median(results.map((r) => r.computeMs)) };
+  rows.push(row);
+  return row;
+}
+
+/** Edits of an n-token sentence (the last word changes each time) in one view and mode. */
+async function edits({ view, mode, heads, n, repeat }) {
+  const base = sentence(n - 1);
+  const { page, problems } = await openDemo(new URLSearchParams({ view, mode, heads, sentence: `${base} x` }).toString());
+  await measure(page, EDIT, `${base} y`);
+  const times = [];
+  for (let k = 0; k < repeat; k++) times.push(await measure(page, EDIT, `${base} ${String.fromCharCode(97 + (k % 26)).repeat(3)}`));
+  assert.deepEqual(problems, []);
+  await page.close();
+  return record(`edit: ${view}, ${mode}, ${heads} heads`, n, times);
+}
+
+function printTable() {
+  const fmt = (x) => (Number.isNaN(x) ? "–" : x.toFixed(1)).padStart(7);
+  console.log(
+    "# scenario".padEnd(48) +
+      "tokens".padStart(7) +
+      "median".padStart(9) +
+      "min".padStart(9) +
+      "max".padStart(9) +
+      "explain".padStart(9) +
+      " (ms)",
+  );
+  for (const r of rows)
+    console.log(`# ${r.name.padEnd(46)}${String(r.tokens).padStart(7)}${fmt(r.median)}  ${fmt(r.min)}  ${fmt(r.max)}  ${fmt(r.explain)}`);
+  console.log("# explain: median time of the library's explain() calls inside the total (both modes side by side)");
+}
+
+test("speed: the issue's four scenarios", async () => {
+  await edits({ view: "heatmap", mode: "causal", heads: 4, n: 12, repeat: 9 });
+  await edits({ view: "heatmap", mode: "causal", heads: 4, n: 63, repeat: 9 });
+  await edits({ view: "heatmap", mode: "compare", heads: 8, n: 63, repeat: 9 });
+  await edits({ view: "lines", mode: "compare", heads: 8, n: 63, repeat: 5 });
+});
+
+test("speed: edits in every view and mode at 64 tokens, 8 heads", async () => {
+  for (const view of ["heatmap", "lines", "steps", "pca"]) {
+    for (const mode of ["causal", "full", "compare"]) await edits({ view, mode, heads: 8, n: 64, repeat: 5 });
+  }
+});
+
+test("speed: view, mode and head switches at 64 tokens, 8 heads, compare", async () => {
+  const { page, problems } = await openDemo(new URLSearchParams({ heads: 8, mode: "compare", sentence: sentence(64) }).toString());
+  const views = ["lines", "steps", "pca", "heatmap"];
+  const times = Object.fromEntries(views.map((v) => [v, []]));
+  for (let k = 0; k < 3; k++) for (const view of views) times[view].push(await measure(page, RADIO, `input[name="view"][value="${view}"]`));
+  for (const view of views) record(`switch to view ${view}`, 64, times[view]);
+  const modes = ["causal", "full", "compare"];
+  const modeTimes = Object.fromEntries(modes.map((m) => [m, []]));
+  for (let k = 0; k < 3; k++)
+    for (const mode of modes) modeTimes[mode].push(await measure(page, RADIO, `input[name="mode"][value="${mode}"]`));
+  for (const mode of modes) record(`switch to mode ${mode}`, 64, modeTimes[mode]);
+  const headTimes = [];
+  for (let k = 0; k < 3; k++) {
+    headTimes.push(await measure(page, SELECT, ["#head", "2"]));
+    headTimes.push(await measure(page, SELECT, ["#head", "mean"]));
+  }
+  record("switch head (heatmap)", 64, headTimes);
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test("speed: 512 tokens, 8 heads", async () => {
+  for (const [view, mode] of [
+    ["heatmap", "causal"],
+    ["heatmap", "compare"],
+    ["lines", "compare"],
+    ["steps", "compare"],
+    ["pca", "compare"],
+  ]) {
+    await edits({ view, mode, heads: 8, n: 512, repeat: 3 });
+  }
+  printTable();
+  // At 64 tokens the whole path is held to 10x its target. At 512 tokens explain() alone takes
+  // hundreds of milliseconds on these machines (the library's speed, measured by its own
+  // benchmarks); what this page adds (total - explain) is held to 10x the target.
+  for (const r of rows) {
+    const target = TARGET_MS[r.tokens <= 64 ? 64 : 512];
+    const own = r.tokens <= 64 ? r.median : r.median - (Number.isNaN(r.explain) ? 0 : r.explain);
+    assert.ok(own <= GROSS * target, `${r.name} at ${r.tokens} tokens: ${own.toFixed(1)} ms > ${GROSS} x ${target} ms`);
+  }
+});

@@ -1,0 +1,54 @@
+// Type-checked with `tsc --noEmit --strict` (tests/types/tsconfig.json): "attnlens/element" as a
+// TypeScript page would use it.
+import { AttnLensElement, defineAttnLens, preloadViews } from "attnlens/element";
+import type { AttnLensChangeDetail, AttnLensFigure, AttnLensRenderDetail, AttnLensState } from "attnlens/element";
+
+async function page(): Promise<void> {
+  const Element: typeof AttnLensElement = defineAttnLens();
+  const el = document.createElement("attn-lens");
+  const same: AttnLensElement = el;
+  el.sentence = "The cat sat on the mat.";
+  el.mode = "compare";
+  el.view = "lines";
+  el.heads = "8";
+  el.head = "2";
+  el.hide = "1,3";
+  el.dim = "64";
+  el.seed = "7";
+  el.theme = "dark";
+  el.colormap = "cividis";
+  el.noToolbar = true;
+  el.demoHref = "https://example.org/attnlens/";
+  el.caption = "Figure 1.";
+  el.figureTitle = "Causal attention";
+  el.label = "Attention weights of the sentence";
+  document.body.append(el);
+
+  el.addEventListener("attn-lens-render", (event) => {
+    const detail: AttnLensRenderDetail = event.detail;
+    const ms: number = detail.ms + detail.computeMs;
+    const error: string | null = detail.error;
+    console.log(ms, error);
+  });
+  el.addEventListener("attn-lens-change", (event) => {
+    const detail: AttnLensChangeDetail = event.detail;
+    console.log(detail.head, detail.hide);
+  });
+  await el.updateComplete;
+
+  const figure: AttnLensFigure | null = el.explanation;
+  if (figure && !figure.empty) {
+    const weights = figure.causal?.weights.data;
+    const total: number = figure.totalTokens;
+    console.log(weights?.length, total, figure.truncated);
+  }
+  const state: AttnLensState = el.figureState.state;
+  const head: "mean" | number = state.head;
+  const problems: string[] = el.figureState.problems;
+  const svg: string = el.toSVG();
+  const png: Blob = await el.toPNG(2);
+  await preloadViews();
+  console.log(Element, same, head, problems, svg.length, png.size);
+}
+
+void page();

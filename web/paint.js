@@ -1,0 +1,212 @@
+// The drawing vocabulary of the figures. A view draws through a painter, so the same code paints
+// the live canvas, the PNG export (a canvas too) and the SVG export (svg.js, the same calls).
+import { font } from "./text.js";
+
+// Canvases that hold a Bitmap's pixels for drawImage, one per size, reused: allocating a
+// canvas costs milliseconds, copying pixels into one that exists does not.
+const scratch = new Map();
+
+/** Pixels of an image (RGBA, row-major) that a painter draws scaled, without smoothing. */
+export class Bitmap {
+  constructor(width, height) {
+    this.width = width;
+    this.height = height;
+    this.rgba = new Uint8ClampedArray(width * height * 4);
+  }
+
+  /** A canvas holding the pixels, until another bitmap of the same size needs it. */
+  canvas() {
+    const key = `${this.width}x${this.height}`;
+    let c = scratch.get(key);
+    if (!c) {
+      c = document.createElement("canvas");
+      c.width = this.width;
+      c.height = this.height;
+      scratch.set(key, c);
+    }
+    if (c.holds !== this) {
+      c.getContext("2d").putImageData(new ImageData(this.rgba, this.width, this.height), 0, 0);
+      c.holds = this;
+    }
+    return c;
+  }
+}
+
+const ANCHOR = { start: "left", middle: "center", end: "right" };
+
+/** Paints on a CanvasRenderingContext2D. */
+export class CanvasPainter {
+  constructor(context) {
+    this.c = context;
+    this.font = "";
+  }
+
+  save() {
+    this.c.save();
+    this.font = "";
+  }
+
+  restore() {
+    this.c.restore();
+    this.font = "";
+  }
+
+  translate(x, y) {
+    this.c.translate(x, y);
+  }
+
+  clip(x, y, w, h) {
+    this.c.beginPath();
+    this.c.rect(x, y, w, h);
+    this.c.clip();
+  }
+
+  rect(x, y, w, h, fill, opacity = 1) {
+    this.c.globalAlpha = opacity;
+    this.c.fillStyle = fill;
+    this.c.fillRect(x, y, w, h);
+    this.c.globalAlpha = 1;
+  }
+
+  strokeRect(x, y, w, h, stroke, width = 1) {
+    this.c.strokeStyle = stroke;
+    this.c.lineWidth = width;
+    this.c.strokeRect(x, y, w, h);
+  }
+
+  /** Diagonal stripes on `background`: the mark of a masked cell. */
+  hatch(x, y, w, h, background, stripe) {
+    const key = `${background}/${stripe}`;
+    if (this.patternKey !== key) {
+      const tile = document.createElement("canvas");
+      tile.width = tile.height = 6;
+      const t = tile.getContext("2d");
+      t.fillStyle = background;
+      t.fillRect(0, 0, 6, 6);
+      t.strokeStyle = stripe;
+      t.lineWidth = 1.5;
+      t.beginPath();
+      for (const o of [-6, 0, 6]) {
+        t.moveTo(o, 6);
+        t.lineTo(o + 6, 0);
+      }
+      t.stroke();
+      this.pattern = this.c.createPattern(tile, "repeat");
+      this.patternKey = key;
+    }
+    this.c.fillStyle = this.pattern;
+    this.c.fillRect(x, y, w, h);
+  }
+
+  /** Straight segments [x1, y1, x2, y2, ...] stroked as one path (one colour and opacity). */
+  segments(coords, stroke, width = 1, opacity = 1) {
+    const c = this.c;
+    c.globalAlpha = opacity;
+    c.strokeStyle = stroke;
+    c.lineWidth = width;
+    c.beginPath();
+    for (let k = 0; k < coords.length; k += 4) {
+      c.moveTo(coords[k], coords[k + 1]);
+      c.lineTo(coords[k + 2], coords[k + 3]);
+    }
+    c.stroke();
+    c.globalAlpha = 1;
+  }
+
+  line(x1, y1, x2, y2, stroke, width = 1, opacity = 1) {
+    this.segments([x1, y1, x2, y2], stroke, width, opacity);
+  }
+
+  /** Text; anchor "start" | "middle" | "end", baseline "alphabetic" | "middle", rotate in degrees. */
+  text(str, x, y, { size = 12, weight = 400, fill, anchor = "start", baseline = "alphabetic", rotate = 0 } = {}) {
+    const c = this.c;
+    const f = font(size, weight);
+    if (f !== this.font) {
+      c.font = f;
+      this.font = f;
+    }
+    c.fillStyle = fill;
+    c.textAlign = ANCHOR[anchor];
+    c.textBaseline = baseline;
+    if (rotate) {
+      c.save();
+      c.translate(x, y);
+      c.rotate((rotate * Math.PI) / 180);
+      c.fillText(str, 0, 0);
+      c.restore();
+    } else c.fillText(str, x, y);
+  }
+
+  circle(cx, cy, r, { fill, stroke, width = 1 }) {
+    const c = this.c;
+    c.beginPath();
+    c.arc(cx, cy, r, 0, 2 * Math.PI);
+    if (fill) {
+      c.fillStyle = fill;
+      c.fill();
+    }
+    if (stroke) {
+      c.strokeStyle = stroke;
+      c.lineWidth = width;
+      c.stroke();
+    }
+  }
+
+  /** A line from (x1, y1) with an arrowhead at (x2, y2). */
+  arrow(x1, y1, x2, y2, color, width = 1) {
+    const c = this.c;
+    const a = Math.atan2(y2 - y1, x2 - x1);
+    c.strokeStyle = color;
+    c.fillStyle = color;
+    c.lineWidth = width;
+    c.beginPath();
+    c.moveTo(x1, y1);
+    c.lineTo(x2 - 5 * Math.cos(a), y2 - 5 * Math.sin(a));
+    c.stroke();
+    c.beginPath();
+    c.moveTo(x2, y2);
+    c.lineTo(x2 - 7 * Math.cos(a - 0.45), y2 - 7 * Math.sin(a - 0.45));
+    c.lineTo(x2 - 7 * Math.cos(a + 0.45), y2 - 7 * Math.sin(a + 0.45));
+    c.closePath();
+    c.fill();
+  }
+
+  /** A Bitmap scaled into the rectangle, each pixel a crisp block. */
+  image(x, y, w, h, bitmap) {
+    this.c.imageSmoothingEnabled = false;
+    this.c.drawImage(bitmap.canvas(), x, y, w, h);
+  }
+}
+
+/**
+ * Sizes `canvas` to `width` x `height` CSS px at the device's pixel ratio (at most `maxPixels`
+ * backing pixels), clears that area and returns a painter with CSS px units. With `grow`, the
+ * canvas only ever grows (reallocating its pixels is what costs; a holder with overflow hidden
+ * shows the part drawn): a view or zoom switch does not reallocate it.
+ */
+export function canvasPainter(canvas, width, height, { scale = globalThis.devicePixelRatio || 1, maxPixels = 16e6, grow = false } = {}) {
+  const ratio = Math.max(0.25, Math.min(scale, Math.sqrt(maxPixels / Math.max(1, width * height))));
+  let pw = Math.max(1, Math.round(width * ratio));
+  let ph = Math.max(1, Math.round(height * ratio));
+  const same = canvas.ratio === ratio;
+  // Grown canvases shrink back when they hold over four times the pixels needed.
+  if (grow && same && canvas.width * canvas.height <= 4 * pw * ph) {
+    pw = Math.max(pw, canvas.width);
+    ph = Math.max(ph, canvas.height);
+  }
+  if (canvas.width !== pw || canvas.height !== ph) {
+    canvas.width = pw;
+    canvas.height = ph;
+  }
+  canvas.ratio = ratio;
+  if (canvas.style) {
+    const w = `${pw / ratio}px`;
+    const h = `${ph / ratio}px`;
+    if (canvas.style.width !== w) canvas.style.width = w;
+    if (canvas.style.height !== h) canvas.style.height = h;
+  }
+  const context = canvas.getContext("2d");
+  context.setTransform(ratio, 0, 0, ratio, 0, 0);
+  context.clearRect(0, 0, width, height);
+  return new CanvasPainter(context);
+}
