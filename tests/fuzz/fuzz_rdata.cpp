@@ -16,8 +16,10 @@
 //   clang++-14 $flags -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 //     tests/fuzz/fuzz_rdata.cpp $src -lz -o build/fuzz/fuzz_rdata
 //   clang++-14 $flags tests/fuzz/rdata_seeds.cpp -lz -o build/fuzz/rdata_seeds
-//   build/fuzz/rdata_seeds tests/fuzz/corpus/rdata   (the committed seeds; npm test fuzzes from them)
-//   build/fuzz/fuzz_rdata -max_total_time=300 -rss_limit_mb=2048 build/fuzz/corpus tests/fuzz/corpus/rdata
+//   build/fuzz/rdata_seeds tests/fuzz/corpus/rdata
+//     (writes the committed seeds; npm test fuzzes from them)
+//   build/fuzz/fuzz_rdata -max_total_time=300 -rss_limit_mb=2048 \
+//     build/fuzz/corpus tests/fuzz/corpus/rdata
 #include <attnlens/status.hpp>
 
 #include <corpus/lazyload.hpp>
