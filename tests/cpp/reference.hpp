@@ -181,9 +181,10 @@ inline Tolerance attention_tolerance(const std::vector<float>& q, const std::vec
 //    + p, i.e. a logit by scale times that: attention_tolerance() takes it as extra logit error
 //    and bounds the head outputs; V's own error adds p;
 //  - the output projection multiplies E such errors by |W_O| and rounds E + 1 terms more.
-inline double mha_tolerance(std::int64_t E, std::int64_t H, std::int64_t L, double x_max,
-                            double w_max, double b_max, double projected_max, double concat_max,
-                            double extra_projection_error = 0.0) {
+// Returns the bound on each head's weights and on the layer's output.
+inline Tolerance mha_tolerance(std::int64_t E, std::int64_t H, std::int64_t L, double x_max,
+                               double w_max, double b_max, double projected_max, double concat_max,
+                               double extra_projection_error = 0.0) {
   const double u = std::ldexp(1.0, -24);
   const auto gamma = [u](double n) { return n * u / (1.0 - n * u); };
   const double e = static_cast<double>(E);
@@ -194,8 +195,8 @@ inline double mha_tolerance(std::int64_t E, std::int64_t H, std::int64_t L, doub
   const double logit_error = scale * static_cast<double>(d) * (2 * big * p + p * p);
   const auto head = attention_tolerance(d, L, big, big, big, scale, 0.0, logit_error);
   const double concat_error = head.output + p;
-  return e * w_max * concat_error +
-         gamma(e + 1) * (e * (concat_max + concat_error) * w_max + b_max);
+  return {head.weights, e * w_max * concat_error +
+                            gamma(e + 1) * (e * (concat_max + concat_error) * w_max + b_max)};
 }
 
 // The same bounds for two float32 computations compared with each other.

@@ -157,9 +157,10 @@ TEST_CASE("explain: full differs from causal, no positions makes full order-blin
                                  ref::max_abs(w.wv.reshaped()), ref::max_abs(w.wo.reshaped())});
   const double projected = std::max(
       {ref::max_abs(a.trace.q.data), ref::max_abs(a.trace.k.data), ref::max_abs(a.trace.v.data)});
-  const double tol = 2 * ref::mha_tolerance(64, 4, 3, ref::max_abs(a.embeddings.data), w_max, 0.0,
-                                            projected, ref::max_abs(a.trace.concat.data));
-  CHECK(testing::close(dog_a, dog_b, tol, {64}));
+  const auto tol =
+      ref::twice(ref::mha_tolerance(64, 4, 3, ref::max_abs(a.embeddings.data), w_max, 0.0,
+                                    projected, ref::max_abs(a.trace.concat.data)));
+  CHECK(testing::close(dog_a, dog_b, tol.output, {64}));
   o.causal = true;
   const auto c = attnlens::explain("dog bites man", o);
   CHECK(c.weights.data != a.weights.data);

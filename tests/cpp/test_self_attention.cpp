@@ -77,7 +77,8 @@ std::vector<double> reference_mha(const std::vector<float>& x, int L, int E, int
     const double projected = std::max({ref::max_abs(q), ref::max_abs(k), ref::max_abs(v)});
     // This reference rounds q, k and v to float before attending: u |value| more.
     *tolerance = ref::mha_tolerance(E, H, L, ref::max_abs(x), w_max, b_max, projected,
-                                    ref::max_abs(concat), std::ldexp(projected, -24));
+                                    ref::max_abs(concat), std::ldexp(projected, -24))
+                     .output;
   }
   return out;
 }
