@@ -229,6 +229,7 @@ const MAX_SEED = Number.MAX_SAFE_INTEGER;
 export function createLens(core) {
   const limits = core._limits();
   const errorCodes = core._errorCodes();
+  const traceStages = core._traceStages().map((stage) => Object.freeze(stage));
 
   function runAttention(q, k, v, options, reference) {
     const o = checkOptions("options", options, ATTENTION_OPTIONS);
@@ -378,6 +379,7 @@ export function createLens(core) {
     version: core._version,
     limits: Object.freeze(limits),
     errorCodes: Object.freeze(errorCodes),
+    traceStages: Object.freeze(traceStages),
     attention,
     attentionReference,
     selfAttention,

@@ -96,28 +96,46 @@ export interface SelfAttentionConfig {
   weights?: { [K in keyof SelfAttentionWeights]?: TensorInput };
 }
 
-/** Every stage of a forward pass; shapes for x [L, E] (a batched x adds a leading B). */
+/**
+ * Every stage of a forward pass, in the order the data flows (lens.traceStages lists them from
+ * the C++ library). Shapes are for x [L, E] with H heads of width d = E / H; a batched x
+ * [B, L, E] adds a leading B to each, except `mask`.
+ */
 export interface Trace {
+  /** The factor applied to the raw scores (1 / sqrt(d) unless given). */
   scale: number;
+  /** [L, E] the input */
   x: Tensor;
-  /** [H, L, d] per head, d = E / H */
+  /** [H, L, d] per-head queries: columns h*d .. h*d + d - 1 of x W_Q + b_Q */
   q: Tensor;
+  /** [H, L, d] per-head keys: x W_K + b_K, split the same way */
   k: Tensor;
+  /** [H, L, d] per-head values: x W_V + b_V, split the same way */
   v: Tensor;
-  /** [H, L, L] Q·Kᵀ */
+  /** [H, L, L] Q_h K_h^T */
   scores: Tensor;
-  /** [H, L, L] scores · scale */
+  /** [H, L, L] scores * scale */
   scaled: Tensor;
-  /** [L, L] additive: 0 or -Infinity */
+  /** [L, L] the additive causal mask: 0, or -Infinity where a key is hidden */
   mask: Tensor;
-  /** [H, L, L] softmax(scaled + mask) */
+  /** [H, L, L] the logits softmax reads: scaled + mask, -Infinity where masked */
+  masked: Tensor;
+  /** [H, L, L] softmax(masked): the same numbers as the result's weights */
   weights: Tensor;
-  /** [H, L, d] weights · V */
+  /** [H, L, d] weights_h V_h */
   headOutputs: Tensor;
-  /** [L, E] */
+  /** [L, E] the heads' outputs side by side */
   concat: Tensor;
-  /** [L, E] concat · W_O */
+  /** [L, E] concat W_O + b_O: the same numbers as the result's output */
   output: Tensor;
+}
+
+/** One stage of a Trace, as the C++ library describes it. */
+export interface TraceStage {
+  name: Exclude<keyof Trace, "scale">;
+  /** e.g. "[H, L, L]" */
+  shape: string;
+  meaning: string;
 }
 
 export interface ForwardOptions {
@@ -232,6 +250,8 @@ export interface AttnLens {
   readonly version: string;
   readonly limits: Readonly<Limits>;
   readonly errorCodes: ReadonlyArray<{ name: AttnLensErrorCode; description: string }>;
+  /** The stages of a Trace in data-flow order, from the C++ library's one list. */
+  readonly traceStages: ReadonlyArray<Readonly<TraceStage>>;
   attention(q: TensorInput, k: TensorInput, v: TensorInput, options?: AttentionOptions): AttentionResult;
   /** The same contract computed the plain way (three Eigen steps); slower, for checking. */
   attentionReference(q: TensorInput, k: TensorInput, v: TensorInput, options?: AttentionOptions): AttentionResult;

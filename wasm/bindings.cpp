@@ -298,21 +298,31 @@ val self_attention_init(int model_dim, int num_heads, const val& seed, const std
   });
 }
 
+// Every stage of ATTNLENS_TRACE_STAGES under its JS name, and the scale.
 val trace_to_js(const attnlens::Trace& t) {
   val out = val::object();
   out.set("scale", t.scale);
-  out.set("x", tensor_to_js(t.x));
-  out.set("q", tensor_to_js(t.q));
-  out.set("k", tensor_to_js(t.k));
-  out.set("v", tensor_to_js(t.v));
-  out.set("scores", tensor_to_js(t.scores));
-  out.set("scaled", tensor_to_js(t.scaled));
-  out.set("mask", tensor_to_js(t.mask));
-  out.set("weights", tensor_to_js(t.weights));
-  out.set("headOutputs", tensor_to_js(t.head_outputs));
-  out.set("concat", tensor_to_js(t.concat));
-  out.set("output", tensor_to_js(t.output));
+#define ATTNLENS_TRACE_TO_JS(member, name, shape, meaning) out.set(name, tensor_to_js(t.member));
+  ATTNLENS_TRACE_STAGES(ATTNLENS_TRACE_TO_JS)
+#undef ATTNLENS_TRACE_TO_JS
   return out;
+}
+
+// The trace's stages as [{ name, shape, meaning }], in data-flow order (for the .d.ts check).
+val trace_stages() {
+  val list = val::array();
+  int i = 0;
+#define ATTNLENS_TRACE_STAGE_ENTRY(member, name, shape, meaning) \
+  {                                                              \
+    val entry = val::object();                                   \
+    entry.set("name", val(name));                                \
+    entry.set("shape", val(shape));                              \
+    entry.set("meaning", val(meaning));                          \
+    list.set(i++, entry);                                        \
+  }
+  ATTNLENS_TRACE_STAGES(ATTNLENS_TRACE_STAGE_ENTRY)
+#undef ATTNLENS_TRACE_STAGE_ENTRY
+  return list;
 }
 
 val self_attention_forward(int model_dim, int num_heads, const val& weights, const val& x,
@@ -415,6 +425,7 @@ EMSCRIPTEN_BINDINGS(attnlens) {
   emscripten::constant("_version", std::string(attnlens::kVersion));
   emscripten::function("_errorCodes", &error_codes);
   emscripten::function("_limits", &limits);
+  emscripten::function("_traceStages", &trace_stages);
   emscripten::function("_heapUsed", &heap_used);
   emscripten::function("_attentionStage", &attention_stage);
   emscripten::function("_attentionRun", &attention_run);

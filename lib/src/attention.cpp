@@ -159,29 +159,6 @@ MaskLayout check_mask(const MaskView& mask, const Dims& d, std::int64_t limit) {
   return layout;
 }
 
-// Applies the boolean/additive mask slice and the causal limit to scaled scores [L, S].
-void apply_masks(Eigen::Ref<RowMatrixXf> scores, const MaskView& mask, std::int64_t mask_offset,
-                 bool causal, std::int64_t causal_shift) {
-  const std::int64_t L = scores.rows();
-  const std::int64_t S = scores.cols();
-  if (mask.kind == MaskKind::Boolean) {
-    const std::uint8_t* m = mask.bool_data + mask_offset;
-    for (std::int64_t i = 0; i < L; ++i) {
-      for (std::int64_t j = 0; j < S; ++j) {
-        if (m[i * S + j] == 0) scores(i, j) = kNegInf;
-      }
-    }
-  } else if (mask.kind == MaskKind::Additive) {
-    scores.array() += ConstMap(mask.float_data + mask_offset, L, S).array();
-  }
-  if (causal) {
-    for (std::int64_t i = 0; i < L; ++i) {
-      const std::int64_t visible = std::clamp<std::int64_t>(i + causal_shift + 1, 0, S);
-      scores.row(i).tail(S - visible).setConstant(kNegInf);
-    }
-  }
-}
-
 }  // namespace
 
 void attention_scores(const Eigen::Ref<const RowMatrixXf>& q,
@@ -194,10 +171,12 @@ RowMatrixXf causal_mask(std::int64_t L, std::int64_t S, CausalAlign align) {
     detail::fail(ErrorCode::BAD_ARGUMENT, "causal_mask needs L >= 0 and S >= 0; got L = ", L,
                  ", S = ", S);
   }
+  detail::ScoreRule rule;
+  rule.causal = true;
+  rule.causal_shift = align == CausalAlign::BottomRight ? S - L : 0;
   RowMatrixXf mask = RowMatrixXf::Zero(L, S);
-  const std::int64_t shift = align == CausalAlign::BottomRight ? S - L : 0;
   for (std::int64_t i = 0; i < L; ++i) {
-    const std::int64_t visible = std::clamp<std::int64_t>(i + shift + 1, 0, S);
+    const std::int64_t visible = rule.causal_visible(i, 0, S);
     mask.row(i).tail(S - visible).setConstant(kNegInf);
   }
   return mask;
@@ -234,8 +213,7 @@ namespace {
 struct Checked {
   Dims d;
   MaskLayout mask_layout;
-  float scale = 1.0f;
-  std::int64_t causal_shift = 0;
+  detail::ScoreRule rule;  // scale and causal; each slice adds its mask slice
   Shape out_shape;
   Shape weights_shape;
 };
@@ -265,11 +243,12 @@ Checked check_call(const ConstTensorView& q, const ConstTensorView& k, const Con
   detail::require_finite(q.data, shape_numel(q.shape), "q", q.shape);
   detail::require_finite(k.data, shape_numel(k.shape), "k", k.shape);
   detail::require_finite(v.data, shape_numel(v.shape), "v", v.shape);
-  c.scale = options.scale.value_or(1.0f / std::sqrt(static_cast<float>(d.E)));
-  if (!std::isfinite(c.scale)) {
-    detail::fail(ErrorCode::NON_FINITE, "scale is ", c.scale, "; it must be a finite number");
+  c.rule.scale = options.scale.value_or(1.0f / std::sqrt(static_cast<float>(d.E)));
+  if (!std::isfinite(c.rule.scale)) {
+    detail::fail(ErrorCode::NON_FINITE, "scale is ", c.rule.scale, "; it must be a finite number");
   }
-  c.causal_shift = options.causal_align == CausalAlign::BottomRight ? d.S - d.L : 0;
+  c.rule.causal = options.causal;
+  c.rule.causal_shift = options.causal_align == CausalAlign::BottomRight ? d.S - d.L : 0;
   c.out_shape = q.shape;
   c.out_shape.back() = d.Ev;
   c.weights_shape = q.shape;
@@ -277,14 +256,22 @@ Checked check_call(const ConstTensorView& q, const ConstTensorView& k, const Con
   return c;
 }
 
-// Checks a call, allocates its results, and runs `slice(c, result, b, h, qh, kvh)` for every
-// (batch, query head): qh indexes q's slices, kvh the key/value slice that head reads (GQA).
-template <typename Slice>
-AttentionResult for_each_slice(const ConstTensorView& q, const ConstTensorView& k,
-                               const ConstTensorView& v, const AttentionOptions& options,
-                               Slice&& slice) {
+// Checks a call, allocates its results and runs every (batch, query head) slice through the
+// slice routine by `schedule`. Query head h reads key/value head h / (Hq / Hkv) (GQA).
+AttentionResult run_slices(const ConstTensorView& q, const ConstTensorView& k,
+                           const ConstTensorView& v, const AttentionOptions& options,
+                           detail::Schedule schedule) {
   const Checked c = check_call(q, k, v, options);
   const Dims& d = c.d;
+  detail::SliceProblem p;
+  p.L = d.L;
+  p.S = d.S;
+  p.D = d.E;
+  p.Dv = d.Ev;
+  p.ldq = p.ldk = d.E;
+  p.ldv = p.ldo = d.Ev;
+  p.rule = c.rule;
+  p.rule.mask_stride = d.S;
   AttentionResult result;
   try {
     result.output = Tensor(c.out_shape);
@@ -292,7 +279,21 @@ AttentionResult for_each_slice(const ConstTensorView& q, const ConstTensorView& 
     const std::int64_t group = d.Hq / d.Hkv;
     for (std::int64_t b = 0; b < d.B; ++b) {
       for (std::int64_t h = 0; h < d.Hq; ++h) {
-        slice(c, result, b, h, b * d.Hq + h, b * d.Hkv + h / group);
+        const std::int64_t qh = b * d.Hq + h;
+        const std::int64_t kvh = b * d.Hkv + h / group;
+        p.q = q.data + qh * d.L * d.E;
+        p.k = k.data + kvh * d.S * d.E;
+        p.v = v.data + kvh * d.S * d.Ev;
+        p.out = result.output.data.data() + qh * d.L * d.Ev;
+        p.weights = options.return_weights ? result.weights.data.data() + qh * d.L * d.S : nullptr;
+        const std::int64_t offset = c.mask_layout.offset(b, h);
+        if (options.mask.kind == MaskKind::Boolean) {
+          p.rule.bool_mask = options.mask.bool_data + offset;
+        }
+        if (options.mask.kind == MaskKind::Additive) {
+          p.rule.add_mask = options.mask.float_data + offset;
+        }
+        detail::attend_slice(p, schedule);
       }
     }
   } catch (const std::bad_alloc&) {
@@ -303,66 +304,60 @@ AttentionResult for_each_slice(const ConstTensorView& q, const ConstTensorView& 
   return result;
 }
 
+// The reference schedule: the three steps as written, with Eigen products and a separate
+// softmax. Scores [L, S] are formed in full (masked keys included), then the score rule.
+void attend_reference(const detail::SliceProblem& p) {
+  using Strided = Eigen::Map<const RowMatrixXf, 0, Eigen::OuterStride<>>;
+  using StridedOut = Eigen::Map<RowMatrixXf, 0, Eigen::OuterStride<>>;
+  // q is (L, D), k is (S, D), v is (S, Dv); aligned copies, so that the last bit does not depend
+  // on where the caller's memory sits.
+  const RowMatrixXf q_lD = Strided(p.q, p.L, p.D, Eigen::OuterStride<>(p.ldq));
+  const RowMatrixXf k_sD = Strided(p.k, p.S, p.D, Eigen::OuterStride<>(p.ldk));
+  const RowMatrixXf v_sDv = Strided(p.v, p.S, p.Dv, Eigen::OuterStride<>(p.ldv));
+  RowMatrixXf w_lS = q_lD * k_sD.transpose();
+  for (std::int64_t i = 0; i < p.L; ++i) {
+    float* row = w_lS.row(i).data();
+    const std::int64_t visible = p.rule.causal_visible(i, 0, p.S);
+    detail::apply_score_rule(p.rule, row, i, 0, visible, true);
+    std::fill(row + visible, row + p.S, kNegInf);
+  }
+  softmax_rows(w_lS);
+  StridedOut(p.out, p.L, p.Dv, Eigen::OuterStride<>(p.ldo)).noalias() = w_lS * v_sDv;
+  if (p.weights) MutableMap(p.weights, p.L, p.S) = w_lS;
+}
+
 }  // namespace
+
+namespace detail {
+
+void attend_slice(const SliceProblem& p, Schedule schedule) {
+  switch (schedule) {
+    case Schedule::Blocked:
+      attend_blocked(p);
+      return;
+    case Schedule::Streaming:
+      attend_streaming(p);
+      return;
+    case Schedule::Reference:
+      attend_reference(p);
+      return;
+  }
+}
+
+}  // namespace detail
 
 AttentionResult attention(const ConstTensorView& q, const ConstTensorView& k,
                           const ConstTensorView& v, const AttentionOptions& options) {
   struct ReleaseScratch {
     ~ReleaseScratch() { detail::release_scratch(); }
   } release_on_exit;  // also when a check throws
-  return for_each_slice(
-      q, k, v, options,
-      [&](const Checked& c, AttentionResult& result, std::int64_t b, std::int64_t h,
-          std::int64_t qh, std::int64_t kvh) {
-        const Dims& d = c.d;
-        detail::SliceProblem p;
-        p.q = q.data + qh * d.L * d.E;
-        p.k = k.data + kvh * d.S * d.E;
-        p.v = v.data + kvh * d.S * d.Ev;
-        p.out = result.output.data.data() + qh * d.L * d.Ev;
-        p.weights = options.return_weights ? result.weights.data.data() + qh * d.L * d.S : nullptr;
-        p.L = d.L;
-        p.S = d.S;
-        p.D = d.E;
-        p.Dv = d.Ev;
-        p.scale = c.scale;
-        p.causal = options.causal;
-        p.causal_shift = c.causal_shift;
-        const std::int64_t offset = c.mask_layout.offset(b, h);
-        if (options.mask.kind == MaskKind::Boolean) {
-          p.bool_mask = options.mask.bool_data + offset;
-        }
-        if (options.mask.kind == MaskKind::Additive) {
-          p.add_mask = options.mask.float_data + offset;
-        }
-        if (options.streaming) {
-          detail::attend_streaming(p);
-        } else {
-          detail::attend_blocked(p);
-        }
-      });
+  return run_slices(q, k, v, options,
+                    options.streaming ? detail::Schedule::Streaming : detail::Schedule::Blocked);
 }
 
 AttentionResult attention_reference(const ConstTensorView& q, const ConstTensorView& k,
                                     const ConstTensorView& v, const AttentionOptions& options) {
-  RowMatrixXf w_lS;
-  return for_each_slice(
-      q, k, v, options,
-      [&](const Checked& c, AttentionResult& result, std::int64_t b, std::int64_t h,
-          std::int64_t qh, std::int64_t kvh) {
-        const Dims& d = c.d;
-        const RowMatrixXf q_lE = ConstMap(q.data + qh * d.L * d.E, d.L, d.E);
-        const RowMatrixXf k_sE = ConstMap(k.data + kvh * d.S * d.E, d.S, d.E);
-        const RowMatrixXf v_sEv = ConstMap(v.data + kvh * d.S * d.Ev, d.S, d.Ev);
-        // The three steps, as written: scores, masked softmax, weighted sum of values.
-        w_lS.noalias() = c.scale * (q_lE * k_sE.transpose());
-        apply_masks(w_lS, options.mask, c.mask_layout.offset(b, h), options.causal, c.causal_shift);
-        softmax_rows(w_lS);
-        MutableMap(result.output.data.data() + qh * d.L * d.Ev, d.L, d.Ev) = w_lS * v_sEv;
-        if (options.return_weights) {
-          MutableMap(result.weights.data.data() + qh * d.L * d.S, d.L, d.S) = w_lS;
-        }
-      });
+  return run_slices(q, k, v, options, detail::Schedule::Reference);
 }
 
 }  // namespace attnlens

@@ -2,8 +2,11 @@
 #include <attnlens/self_attention.hpp>
 
 #include "check.hpp"
+#include "kernels.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <new>
 #include <utility>
 
@@ -82,6 +85,29 @@ Shape with_batch(bool batched, std::int64_t B, Shape inner) {
   return inner;
 }
 
+// Fills slot `slot` of the trace's per-head stages for the head whose columns start at `col`:
+// its projections, its raw scores, their scaled and masked forms by the same score rule the
+// slice routine applied, and its output (already in `concat`). `scores` is (L, L) scratch.
+void trace_head(Trace& t, std::int64_t slot, const detail::ScoreRule& rule, const RowMatrixXf& q,
+                const RowMatrixXf& k, const RowMatrixXf& v, const RowMatrixXf& concat,
+                std::int64_t col, std::int64_t d, RowMatrixXf& scores) {
+  const std::int64_t L = q.rows();
+  store(t.q, slot, q.middleCols(col, d));
+  store(t.k, slot, k.middleCols(col, d));
+  store(t.v, slot, v.middleCols(col, d));
+  store(t.head_outputs, slot, concat.middleCols(col, d));
+  attention_scores(q.middleCols(col, d), k.middleCols(col, d), scores);
+  store(t.scores, slot, scores);
+  store(t.scaled, slot, scores * rule.scale);
+  for (std::int64_t i = 0; i < L; ++i) {
+    float* row = scores.row(i).data();
+    const std::int64_t visible = rule.causal_visible(i, 0, L);
+    detail::apply_score_rule(rule, row, i, 0, visible, true);
+    std::fill(row + visible, row + L, -std::numeric_limits<float>::infinity());
+  }
+  store(t.masked, slot, scores);
+}
+
 }  // namespace
 
 SelfAttention::SelfAttention(const SelfAttentionConfig& config)
@@ -143,61 +169,63 @@ ForwardResult SelfAttention::forward(const ConstTensorView& x,
     detail::fail(ErrorCode::NON_FINITE, "scale is ", scale, "; it must be a finite number");
   }
 
+  struct ReleaseScratch {
+    ~ReleaseScratch() { detail::release_scratch(); }
+  } release_on_exit;
   ForwardResult result;
   try {
     result.output = Tensor(x.shape);
     result.weights = Tensor(with_batch(batched, B, {H, L, L}));
-    const RowMatrixXf mask = options.causal ? causal_mask(L, L) : RowMatrixXf::Zero(L, L);
     if (options.trace) {
-      Trace t;
+      Trace& t = result.trace.emplace();
       t.scale = scale;
       t.x = Tensor(x.shape, std::vector<float>(x.data, x.data + numel));
       for (Tensor* s : {&t.q, &t.k, &t.v, &t.head_outputs})
         *s = Tensor(with_batch(batched, B, {H, L, d}));
-      for (Tensor* s : {&t.scores, &t.scaled})
+      for (Tensor* s : {&t.scores, &t.scaled, &t.masked})
         *s = Tensor(with_batch(batched, B, {H, L, L}));
+      const RowMatrixXf mask =
+          options.causal ? causal_mask(L, L) : RowMatrixXf(RowMatrixXf::Zero(L, L));
       t.mask = Tensor({L, L}, std::vector<float>(mask.data(), mask.data() + mask.size()));
       t.concat = Tensor(x.shape);
-      result.trace = std::move(t);
     }
-    RowMatrixXf scores(L, L);
-    RowMatrixXf w_ll(L, L);
+    // Each head is a slice of the projections: columns h*d .. h*d + d - 1, rows E apart.
+    detail::SliceProblem p;
+    p.L = p.S = L;
+    p.D = p.Dv = d;
+    p.ldq = p.ldk = p.ldv = p.ldo = E;
+    p.rule.scale = scale;
+    p.rule.causal = options.causal;
     RowMatrixXf concat(L, E);
+    RowMatrixXf scores(L, L);
     RowMatrixXf out_lE(L, E);
     for (std::int64_t b = 0; b < B; ++b) {
-      // An aligned copy, so results do not depend on where the caller's memory sits.
+      // x_b is (L, E); an aligned copy, so results do not depend on where the caller's memory sits.
       const RowMatrixXf x_lE = ConstMap(x.data + b * L * E, L, E);
+      // q, k, v are (L, E): H heads of d columns each.
       const RowMatrixXf q = project(x_lE, weights_.wq, weights_.bq);
       const RowMatrixXf k = project(x_lE, weights_.wk, weights_.bk);
       const RowMatrixXf v = project(x_lE, weights_.wv, weights_.bv);
       for (std::int64_t h = 0; h < H; ++h) {
         const std::int64_t slot = b * H + h;
-        const auto q_h = q.middleCols(h * d, d);
-        const auto k_h = k.middleCols(h * d, d);
-        const auto v_h = v.middleCols(h * d, d);
-        attention_scores(q_h, k_h, scores);
-        w_ll = scores * scale;
-        if (result.trace) {
-          Trace& t = *result.trace;
-          store(t.q, slot, q_h);
-          store(t.k, slot, k_h);
-          store(t.v, slot, v_h);
-          store(t.scores, slot, scores);
-          store(t.scaled, slot, w_ll);
-        }
-        w_ll += mask;
-        softmax_rows(w_ll);
-        store(result.weights, slot, w_ll);
-        concat.middleCols(h * d, d).noalias() = w_ll * v_h;
-        if (result.trace) store(result.trace->head_outputs, slot, concat.middleCols(h * d, d));
+        p.q = q.data() + h * d;
+        p.k = k.data() + h * d;
+        p.v = v.data() + h * d;
+        p.out = concat.data() + h * d;
+        p.weights = result.weights.data.data() + slot * L * L;
+        detail::attend_slice(p, detail::Schedule::Blocked);
+        if (result.trace)
+          trace_head(*result.trace, slot, p.rule, q, k, v, concat, h * d, d, scores);
       }
       out_lE.noalias() = concat * weights_.wo;
       if (weights_.bo.size() != 0) out_lE.rowwise() += weights_.bo.transpose();
       store(result.output, b, out_lE);
       if (result.trace) store(result.trace->concat, b, concat);
     }
-    if (result.trace) result.trace->output = result.output;
-    if (result.trace) result.trace->weights = result.weights;
+    if (result.trace) {
+      result.trace->weights = result.weights;
+      result.trace->output = result.output;
+    }
   } catch (const std::bad_alloc&) {
     detail::fail(ErrorCode::OUT_OF_MEMORY, "the forward pass on x ", shape_to_string(x.shape),
                  " could not allocate its results");

@@ -197,17 +197,25 @@ TEST_CASE("the trace holds every stage, consistently", "[self_attention][trace]"
   for (std::size_t i = 0; i < t.scores.data.size(); ++i) {
     CHECK(t.scaled.data[i] == t.scores.data[i] * t.scale);
   }
-  for (int i = 0; i < L; ++i) {
-    for (int j = 0; j < L; ++j) {
-      CHECK(t.mask.data[static_cast<std::size_t>(i * L + j)] == (j > i ? -INFINITY : 0.0f));
+  // The masked stage is the scaled scores where causal lets a key through (the same
+  // multiplication, so the same bits) and -inf elsewhere, as the mask says.
+  REQUIRE(t.masked.shape == Shape{H, L, L});
+  std::vector<float> expected_masked;
+  for (int h = 0; h < H; ++h) {
+    for (int i = 0; i < L; ++i) {
+      for (int j = 0; j < L; ++j) {
+        CHECK(t.mask.data[static_cast<std::size_t>(i * L + j)] == (j > i ? -INFINITY : 0.0f));
+        expected_masked.push_back(
+            j > i ? -INFINITY : t.scaled.data[static_cast<std::size_t>((h * L + i) * L + j)]);
+      }
     }
   }
-  // weights = softmax(scaled + mask), head output = weights V, concat = heads side by side.
+  CHECK(testing::close(t.masked.data, expected_masked, 0.0, t.masked.shape));
+  // weights = softmax(masked), head output = weights V, concat = heads side by side.
   const auto attend = ref::twice(ref::attention_tolerance(t.q.data, t.k.data, t.v.data, d, L, 0.5));
   const Eigen::Map<const RowMatrixXf> concat(t.concat.data.data(), L, E);
   for (int h = 0; h < H; ++h) {
-    RowMatrixXf logits = Eigen::Map<const RowMatrixXf>(t.scaled.data.data() + h * L * L, L, L) +
-                         Eigen::Map<const RowMatrixXf>(t.mask.data.data(), L, L);
+    RowMatrixXf logits = Eigen::Map<const RowMatrixXf>(t.masked.data.data() + h * L * L, L, L);
     attnlens::softmax_rows(logits);
     const Eigen::Map<const RowMatrixXf> w(t.weights.data.data() + h * L * L, L, L);
     CHECK(testing::close(w, logits, attend.weights, {L, L}));

@@ -1,6 +1,7 @@
 // explain() and selfAttention() through the package.
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { loadAttnLens } from "attnlens";
 import { assertClose, attentionToleranceFor, randomGenerator, randomTensor, twice } from "./helpers.mjs";
 
@@ -92,4 +93,32 @@ test("selfAttention: the same seed gives the same weights", () => {
   const c = lens.selfAttention({ modelDim: 8, numHeads: 2, seed: 6 });
   assert.deepEqual(a.weights.wq.data, b.weights.wq.data);
   assert.notDeepEqual(a.weights.wq.data, c.weights.wq.data);
+});
+
+test("trace: the stages are the C++ list, in order, and the .d.ts declares exactly those", () => {
+  const names = lens.traceStages.map((s) => s.name);
+  assert.ok(names.includes("masked"));
+  const layer = lens.selfAttention({ modelDim: 8, numHeads: 2, seed: 3 });
+  const r = layer.forward(randomTensor([3, 8], randomGenerator(13)), { trace: true });
+  assert.deepEqual(Object.keys(r.trace), ["scale", ...names]);
+  const dts = readFileSync(new URL("../../dist/attnlens.d.ts", import.meta.url), "utf8");
+  const body = dts.match(/export interface Trace \{([\s\S]*?)\n\}/)[1];
+  const fields = [...body.matchAll(/\/\*\* ([^\n]*?) \*\/\n\s+(\w+): /g)].map(([, doc, name]) => ({ doc, name }));
+  assert.deepEqual(
+    fields.map((f) => f.name),
+    ["scale", ...names],
+  );
+  // Each stage's comment starts with the shape the C++ list gives it.
+  for (const stage of lens.traceStages) assert.ok(fields.find((f) => f.name === stage.name).doc.startsWith(stage.shape), stage.name);
+});
+
+test("trace: masked is scaled where the mask lets a key through and -Infinity elsewhere", () => {
+  const ex = lens.explain("the cat sat on the mat", { modelDim: 16, numHeads: 2 });
+  const t = ex.trace;
+  const L = ex.tokens.length;
+  assert.deepEqual(t.masked.shape, [2, L, L]);
+  // The same multiplication by the same rule: the same bits.
+  const expected = t.scaled.data.map((s, i) => (t.mask.data[i % (L * L)] === -Infinity ? -Infinity : s));
+  assert.deepEqual(t.masked.data, expected);
+  assert.equal(t.weights, ex.weights);
 });
