@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 #include <new>
+#include <vector>
 
 namespace attnlens {
 namespace {
@@ -92,10 +93,13 @@ Dims check_shapes(const ConstTensorView& q, const ConstTensorView& k, const Cons
   return d;
 }
 
-// Where each (batch, head) slice of a broadcast mask starts.
+// Where each (batch, head) slice of a broadcast mask starts, and the range of its finite
+// additive values (for the float32 bounds).
 struct MaskLayout {
   std::int64_t stride_b = 0;
   std::int64_t stride_h = 0;
+  double above = 0.0;  // largest finite value, if positive
+  double below = 0.0;  // largest magnitude of a negative finite value
   std::int64_t offset(std::int64_t b, std::int64_t h) const { return b * stride_b + h * stride_h; }
 };
 
@@ -142,6 +146,10 @@ MaskLayout check_mask(const MaskView& mask, const Dims& d, std::int64_t limit) {
         detail::fail(ErrorCode::NON_FINITE, "mask holds ", x, " at flat index ", i, " (shape ",
                      shape_to_string(ms),
                      "); an additive mask may hold finite values and -inf only");
+      }
+      if (x != kNegInf) {
+        layout.above = std::max(layout.above, static_cast<double>(x));
+        layout.below = std::max(layout.below, -static_cast<double>(x));
       }
     }
   }
@@ -214,6 +222,7 @@ struct Checked {
   Dims d;
   MaskLayout mask_layout;
   detail::ScoreRule rule;  // scale and causal; each slice adds its mask slice
+  bool exact = false;      // float32 intermediates could overflow: Schedule::Exact
   Shape out_shape;
   Shape weights_shape;
 };
@@ -240,15 +249,22 @@ Checked check_call(const ConstTensorView& q, const ConstTensorView& k, const Con
     detail::require_at_most(d.B * d.Hq * d.L * d.S, limit, "the attention weights");
   }
   detail::require_at_most(d.B * d.Hq * d.L * d.Ev, limit, "the output");
-  detail::require_finite(q.data, shape_numel(q.shape), "q", q.shape);
-  detail::require_finite(k.data, shape_numel(k.shape), "k", k.shape);
-  detail::require_finite(v.data, shape_numel(v.shape), "v", v.shape);
+  detail::InputBounds bounds;
+  bounds.q = detail::require_finite(q.data, shape_numel(q.shape), "q", q.shape);
+  bounds.k = detail::require_finite(k.data, shape_numel(k.shape), "k", k.shape);
+  bounds.v = detail::require_finite(v.data, shape_numel(v.shape), "v", v.shape);
   c.rule.scale = options.scale.value_or(1.0f / std::sqrt(static_cast<float>(d.E)));
   if (!std::isfinite(c.rule.scale)) {
     detail::fail(ErrorCode::NON_FINITE, "scale is ", c.rule.scale, "; it must be a finite number");
   }
   c.rule.causal = options.causal;
   c.rule.causal_shift = options.causal_align == CausalAlign::BottomRight ? d.S - d.L : 0;
+  bounds.D = d.E;
+  bounds.S = d.S;
+  bounds.scale = c.rule.scale;
+  bounds.mask_above = c.mask_layout.above;
+  bounds.mask_below = c.mask_layout.below;
+  c.exact = !detail::fits_float32(bounds);
   c.out_shape = q.shape;
   c.out_shape.back() = d.Ev;
   c.weights_shape = q.shape;
@@ -263,6 +279,7 @@ AttentionResult run_slices(const ConstTensorView& q, const ConstTensorView& k,
                            detail::Schedule schedule) {
   const Checked c = check_call(q, k, v, options);
   const Dims& d = c.d;
+  if (c.exact) schedule = detail::Schedule::Exact;
   detail::SliceProblem p;
   p.L = d.L;
   p.S = d.S;
@@ -326,9 +343,78 @@ void attend_reference(const detail::SliceProblem& p) {
   if (p.weights) MutableMap(p.weights, p.L, p.S) = w_lS;
 }
 
+// The float64 schedule, for inputs where float32 intermediates could overflow. Finite float32
+// inputs give scores of at most D · (3.4e38)^2 and logits of at most that times 3.4e38 (plus a
+// mask), far inside float64's range (1.8e308); exp() of a logit minus its row maximum is in
+// (0, 1]; and the output, a convex combination of value rows, is at most max |v|: it rounds to
+// a finite float32. One row of S logits at a time: O(S) memory, like streaming.
+void attend_exact(const detail::SliceProblem& p) {
+  std::vector<double> logits(static_cast<std::size_t>(p.S));
+  std::vector<double> out(static_cast<std::size_t>(p.Dv));
+  for (std::int64_t i = 0; i < p.L; ++i) {
+    const float* q = p.q + i * p.ldq;
+    const std::int64_t visible = p.rule.causal_visible(i, 0, p.S);
+    for (std::int64_t j = 0; j < visible; ++j) {
+      const float* k = p.k + j * p.ldk;
+      double dot = 0.0;
+      for (std::int64_t e = 0; e < p.D; ++e)
+        dot += static_cast<double>(q[e]) * static_cast<double>(k[e]);
+      logits[static_cast<std::size_t>(j)] = dot;
+    }
+    detail::apply_score_rule(p.rule, logits.data(), i, 0, visible, true);
+    // Pass 1: the row maximum; -inf when every key is masked (zero weights and output).
+    double max = -std::numeric_limits<double>::infinity();
+    for (std::int64_t j = 0; j < visible; ++j)
+      max = std::max(max, logits[static_cast<std::size_t>(j)]);
+    // Pass 2: exponentiate below the maximum (masked keys give exactly 0) and sum.
+    double sum = 0.0;
+    for (std::int64_t j = 0; j < visible; ++j) {
+      double& x = logits[static_cast<std::size_t>(j)];
+      x = x == -std::numeric_limits<double>::infinity() ? 0.0 : std::exp(x - max);
+      sum += x;
+    }
+    // Pass 3: normalise and sum the weighted values.
+    const double inv = sum > 0.0 ? 1.0 / sum : 0.0;
+    std::fill(out.begin(), out.end(), 0.0);
+    for (std::int64_t j = 0; j < visible; ++j) {
+      const double w = logits[static_cast<std::size_t>(j)] * inv;
+      const float* v = p.v + j * p.ldv;
+      for (std::int64_t e = 0; e < p.Dv; ++e)
+        out[static_cast<std::size_t>(e)] += w * static_cast<double>(v[e]);
+      if (p.weights) p.weights[i * p.S + j] = static_cast<float>(w);
+    }
+    if (p.weights) std::fill(p.weights + i * p.S + visible, p.weights + (i + 1) * p.S, 0.0f);
+    for (std::int64_t e = 0; e < p.Dv; ++e)
+      p.out[i * p.ldo + e] = static_cast<float>(out[static_cast<std::size_t>(e)]);
+  }
+}
+
 }  // namespace
 
 namespace detail {
+
+// With u = 2^-24 and every bound below at most T = 2^124, the float32 schedules stay finite
+// (float32's largest value is about 2^128):
+//   - a score is a sum of D products, each at most q k: its magnitude, in any order and with or
+//     without fused multiply-adds, is at most D q k (1 + D u) < 2 T while D u < 1 (D < 2^24);
+//   - a logit adds |scale| times that and a mask value: at most 2 T + T;
+//   - a logit minus its row maximum is then at most about 8 T < 2^128, and exp() of it is in
+//     [0, 1], also with the scale folded into exp();
+//   - a very negative mask value m (such as -3.4e38, PyTorch's finfo.min) must not push a
+//     visible logit past -3.4e38 into -inf: |scale| D q k + |m| <= 3.4e38 + 2^102 ensures it
+//     (the sum then rounds to at least -3.4e38);
+//   - weights · v, normalised or not (unnormalised weights are at most 1), sums S terms of at
+//     most |v|: at most S v (1 + S u) < 2 T.
+bool fits_float32(const InputBounds& b) {
+  const double T = std::ldexp(1.0, 124);
+  const double score = static_cast<double>(b.D) * b.q * b.k;
+  const double logit = std::abs(b.scale) * score;
+  const double largest = static_cast<double>(std::numeric_limits<float>::max());
+  return score <= T && logit + b.mask_above <= T &&
+         logit + b.mask_below <= largest + std::ldexp(1.0, 102) &&
+         static_cast<double>(b.S) * b.v <= T && static_cast<double>(b.D) < std::ldexp(1.0, 23) &&
+         static_cast<double>(b.S) < std::ldexp(1.0, 23);
+}
 
 void attend_slice(const SliceProblem& p, Schedule schedule) {
   switch (schedule) {
@@ -340,6 +426,9 @@ void attend_slice(const SliceProblem& p, Schedule schedule) {
       return;
     case Schedule::Reference:
       attend_reference(p);
+      return;
+    case Schedule::Exact:
+      attend_exact(p);
       return;
   }
 }

@@ -51,19 +51,23 @@ template <typename... Parts>
   throw_error(code, std::move(message));
 }
 
-// True when every one of data[0, count) is finite; vectorised, with no early exit (kernels.cpp).
-bool all_finite(const float* data, std::int64_t count);
+// The largest |x| of data[0, count) when all are finite (0 for none), otherwise NaN or
+// infinity; vectorised, one pass with no early exit (kernels.cpp).
+float finite_max_abs(const float* data, std::int64_t count);
 
-// Throws NON_FINITE naming the first non-finite element of `data` (if any).
-inline void require_finite(const float* data, std::int64_t count, const char* name,
-                           const Shape& shape) {
-  if (all_finite(data, count)) return;
+// Throws NON_FINITE naming the first non-finite element of `data` (if any). Returns the largest
+// |x| (for the float32 bounds of kernels.hpp).
+inline float require_finite(const float* data, std::int64_t count, const char* name,
+                            const Shape& shape) {
+  const float max_abs = finite_max_abs(data, count);
+  if (std::isfinite(max_abs)) return max_abs;
   for (std::int64_t i = 0; i < count; ++i) {
     if (!std::isfinite(data[i])) {
       fail(ErrorCode::NON_FINITE, name, " holds ", data[i], " at flat index ", i, " (shape ",
            shape_to_string(shape), "); only finite values are allowed");
     }
   }
+  return max_abs;
 }
 
 // Throws TOO_LARGE when `count` is over `limit`.

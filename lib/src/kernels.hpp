@@ -39,7 +39,26 @@ enum class Schedule {
   Blocked,    // the fast kernels: query blocks against all visible keys
   Streaming,  // the fast kernels: key tiles with an online softmax; no weights
   Reference,  // Eigen products and a separate softmax, as attention_reference() promises
+  Exact,      // float64 scores, logits, softmax and sums, rounded to float32 once at the end:
+              // for inputs where float32 intermediates could overflow (see fits_float32)
 };
+
+// The magnitudes that decide whether float32 can hold every intermediate of a call.
+struct InputBounds {
+  std::int64_t D = 0;     // length of each dot product q · k
+  std::int64_t S = 0;     // keys per query
+  double q = 0, k = 0;    // largest |q| and |k|
+  double v = 0;           // largest |v|
+  double scale = 1;       // the score rule's scale
+  double mask_above = 0;  // largest finite additive mask value, if positive (else 0)
+  double mask_below = 0;  // largest magnitude of a negative finite additive mask value (else 0)
+};
+
+// True when no intermediate of the float32 schedules can overflow, whatever the order of
+// operations: every score, logit, difference from a row maximum and partial sum of weights · v
+// then stays finite, so their answer is right up to rounding. Otherwise attention takes
+// Schedule::Exact, whose answer (a convex combination of value rows) always fits float32.
+bool fits_float32(const InputBounds& b);
 
 // The slice routine behind attention(), attention_reference() and SelfAttention::forward():
 // softmax(rule(q kᵀ)) v for one slice by the given schedule. Defined in attention.cpp.

@@ -65,11 +65,38 @@ void check_bias(const Eigen::VectorXf& b, int dim, const char* name) {
   detail::require_finite(b.data(), b.size(), name, {b.size()});
 }
 
-// y = x W (+ b)
-RowMatrixXf project(const Eigen::Ref<const RowMatrixXf>& x, const RowMatrixXf& w,
-                    const Eigen::VectorXf& b) {
-  RowMatrixXf y = x * w;
-  if (b.size() != 0) y.rowwise() += b.transpose();
+// A float64 value rounded to float32; NON_FINITE naming `what` and where when it is beyond
+// float32's range (the trace and the projections hold float32 values only).
+float to_float(double value, const char* what, std::int64_t row, std::int64_t col) {
+  const auto f = static_cast<float>(value);
+  if (std::isinf(f) && std::isfinite(value)) {
+    detail::fail(ErrorCode::NON_FINITE, what, " is ", value, " at row ", row, ", column ", col,
+                 ", beyond float32's range (largest ", std::numeric_limits<float>::max(),
+                 "); scale the input or the weights down");
+  }
+  return f;
+}
+
+// y (L, E) = x (L, E) W (E, E) + b, with |x| <= x_max. In float32 when no partial sum can
+// overflow in any order (E x_max max|W| + max|b| <= 2^124, the bound fits_float32 uses for
+// scores); otherwise in float64, rounded once. Throws NON_FINITE naming `what` when a value of
+// y itself is beyond float32.
+RowMatrixXf project(const Eigen::Ref<const RowMatrixXf>& x, double x_max, const RowMatrixXf& w,
+                    const Eigen::VectorXf& b, const char* what) {
+  const double w_max = detail::finite_max_abs(w.data(), w.size());
+  const double b_max = detail::finite_max_abs(b.data(), b.size());
+  if (static_cast<double>(x.cols()) * x_max * w_max + b_max <= std::ldexp(1.0, 124)) {
+    RowMatrixXf y = x * w;
+    if (b.size() != 0) y.rowwise() += b.transpose();
+    return y;
+  }
+  RowMatrixXd exact = x.cast<double>() * w.cast<double>();
+  if (b.size() != 0) exact.rowwise() += b.cast<double>().transpose();
+  RowMatrixXf y(exact.rows(), exact.cols());
+  for (Eigen::Index i = 0; i < y.rows(); ++i) {
+    for (Eigen::Index c = 0; c < y.cols(); ++c)
+      y(i, c) = to_float(exact(i, c), what, i, c);
+  }
   return y;
 }
 
@@ -87,25 +114,51 @@ Shape with_batch(bool batched, std::int64_t B, Shape inner) {
 
 // Fills slot `slot` of the trace's per-head stages for the head whose columns start at `col`:
 // its projections, its raw scores, their scaled and masked forms by the same score rule the
-// slice routine applied, and its output (already in `concat`). `scores` is (L, L) scratch.
+// slice routine applied, and its output (already in `concat`). With `exact` (the slice took
+// Schedule::Exact) the score stages are computed in float64 and rounded once, and a value
+// beyond float32 is NON_FINITE.
 void trace_head(Trace& t, std::int64_t slot, const detail::ScoreRule& rule, const RowMatrixXf& q,
                 const RowMatrixXf& k, const RowMatrixXf& v, const RowMatrixXf& concat,
-                std::int64_t col, std::int64_t d, RowMatrixXf& scores) {
+                std::int64_t col, std::int64_t d, bool exact) {
   const std::int64_t L = q.rows();
   store(t.q, slot, q.middleCols(col, d));
   store(t.k, slot, k.middleCols(col, d));
   store(t.v, slot, v.middleCols(col, d));
   store(t.head_outputs, slot, concat.middleCols(col, d));
-  attention_scores(q.middleCols(col, d), k.middleCols(col, d), scores);
-  store(t.scores, slot, scores);
-  store(t.scaled, slot, scores * rule.scale);
+  // scores, scaled and masked are (L, L).
+  if (!exact) {
+    RowMatrixXf scores(L, L);
+    attention_scores(q.middleCols(col, d), k.middleCols(col, d), scores);
+    store(t.scores, slot, scores);
+    store(t.scaled, slot, scores * rule.scale);
+    for (std::int64_t i = 0; i < L; ++i) {
+      float* row = scores.row(i).data();
+      const std::int64_t visible = rule.causal_visible(i, 0, L);
+      detail::apply_score_rule(rule, row, i, 0, visible, true);
+      std::fill(row + visible, row + L, -std::numeric_limits<float>::infinity());
+    }
+    store(t.masked, slot, scores);
+    return;
+  }
+  const RowMatrixXd raw =
+      q.middleCols(col, d).cast<double>() * k.middleCols(col, d).cast<double>().transpose();
+  RowMatrixXd masked = raw;
   for (std::int64_t i = 0; i < L; ++i) {
-    float* row = scores.row(i).data();
+    double* row = masked.row(i).data();
     const std::int64_t visible = rule.causal_visible(i, 0, L);
     detail::apply_score_rule(rule, row, i, 0, visible, true);
-    std::fill(row + visible, row + L, -std::numeric_limits<float>::infinity());
+    std::fill(row + visible, row + L, -std::numeric_limits<double>::infinity());
   }
-  store(t.masked, slot, scores);
+  float* scores = t.scores.data.data() + slot * L * L;
+  float* scaled = t.scaled.data.data() + slot * L * L;
+  float* logits = t.masked.data.data() + slot * L * L;
+  for (std::int64_t i = 0; i < L; ++i) {
+    for (std::int64_t j = 0; j < L; ++j) {
+      scores[i * L + j] = to_float(raw(i, j), "the trace's scores", i, j);
+      scaled[i * L + j] = to_float(raw(i, j) * rule.scale, "the trace's scaled scores", i, j);
+      logits[i * L + j] = to_float(masked(i, j), "the trace's masked scores", i, j);
+    }
+  }
 }
 
 }  // namespace
@@ -163,7 +216,7 @@ ForwardResult SelfAttention::forward(const ConstTensorView& x,
   detail::require_at_most(numel, kDefaultMaxElements, "x");
   detail::require_at_most(B * H * L * L, kDefaultMaxElements, "the attention weights");
   if (x.data == nullptr) detail::fail(ErrorCode::BAD_ARGUMENT, "x has no data");
-  detail::require_finite(x.data, numel, "x", x.shape);
+  const double x_max = detail::require_finite(x.data, numel, "x", x.shape);
   const float scale = options.scale.value_or(1.0f / std::sqrt(static_cast<float>(d)));
   if (!std::isfinite(scale)) {
     detail::fail(ErrorCode::NON_FINITE, "scale is ", scale, "; it must be a finite number");
@@ -197,15 +250,23 @@ ForwardResult SelfAttention::forward(const ConstTensorView& x,
     p.rule.scale = scale;
     p.rule.causal = options.causal;
     RowMatrixXf concat(L, E);
-    RowMatrixXf scores(L, L);
-    RowMatrixXf out_lE(L, E);
     for (std::int64_t b = 0; b < B; ++b) {
       // x_b is (L, E); an aligned copy, so results do not depend on where the caller's memory sits.
       const RowMatrixXf x_lE = ConstMap(x.data + b * L * E, L, E);
       // q, k, v are (L, E): H heads of d columns each.
-      const RowMatrixXf q = project(x_lE, weights_.wq, weights_.bq);
-      const RowMatrixXf k = project(x_lE, weights_.wk, weights_.bk);
-      const RowMatrixXf v = project(x_lE, weights_.wv, weights_.bv);
+      const RowMatrixXf q = project(x_lE, x_max, weights_.wq, weights_.bq, "x W_Q + b_Q");
+      const RowMatrixXf k = project(x_lE, x_max, weights_.wk, weights_.bk, "x W_K + b_K");
+      const RowMatrixXf v = project(x_lE, x_max, weights_.wv, weights_.bv, "x W_V + b_V");
+      // The same overflow rule as attention(): float64 slices when float32 could overflow.
+      detail::InputBounds bounds;
+      bounds.D = d;
+      bounds.S = L;
+      bounds.q = detail::finite_max_abs(q.data(), q.size());
+      bounds.k = detail::finite_max_abs(k.data(), k.size());
+      bounds.v = detail::finite_max_abs(v.data(), v.size());
+      bounds.scale = scale;
+      const bool exact = !detail::fits_float32(bounds);
+      const auto schedule = exact ? detail::Schedule::Exact : detail::Schedule::Blocked;
       for (std::int64_t h = 0; h < H; ++h) {
         const std::int64_t slot = b * H + h;
         p.q = q.data() + h * d;
@@ -213,13 +274,12 @@ ForwardResult SelfAttention::forward(const ConstTensorView& x,
         p.v = v.data() + h * d;
         p.out = concat.data() + h * d;
         p.weights = result.weights.data.data() + slot * L * L;
-        detail::attend_slice(p, detail::Schedule::Blocked);
-        if (result.trace)
-          trace_head(*result.trace, slot, p.rule, q, k, v, concat, h * d, d, scores);
+        detail::attend_slice(p, schedule);
+        if (result.trace) trace_head(*result.trace, slot, p.rule, q, k, v, concat, h * d, d, exact);
       }
-      out_lE.noalias() = concat * weights_.wo;
-      if (weights_.bo.size() != 0) out_lE.rowwise() += weights_.bo.transpose();
-      store(result.output, b, out_lE);
+      // Each row of concat is a convex combination of rows of v: at most max |v|.
+      store(result.output, b,
+            project(concat, bounds.v, weights_.wo, weights_.bo, "concat W_O + b_O"));
       if (result.trace) store(result.trace->concat, b, concat);
     }
     if (result.trace) {

@@ -10,6 +10,16 @@
 //   - `causal` and an explicit mask may be combined: a key is attended only if both allow it.
 //   - a query row whose keys are all masked gets all-zero weights and an all-zero output
 //     (as FlashAttention does) instead of NaN.
+//
+// Overflow: finite inputs always give finite, right answers (within float32 rounding), on every
+// path. The output is a weighted mean of value rows, so it always fits float32, even when
+// scores (q kᵀ up to E · 3.4e38²), logits (times a scale up to 3.4e38) or running sums of
+// weights times values would not. Before computing, each call bounds those intermediates from
+// the largest |q|, |k|, |v| and mask values; when float32 could overflow anywhere, in any order
+// of operations, the call is computed in float64 (a slower, exact-enough path) and rounded
+// once. Results are the same rule's on attention(), attention_reference() and
+// SelfAttention::forward(), natively and in WebAssembly. What cannot be represented is an
+// error: NaN or infinity in an input (NON_FINITE).
 #pragma once
 
 #include <attnlens/status.hpp>
@@ -65,7 +75,8 @@ struct AttentionResult {
 // attention: query head h reads key/value head h / (Hq / Hkv)).
 //
 // Throws Error with SHAPE_MISMATCH (ranks or dimensions disagree), EMPTY_INPUT (a zero
-// dimension), NON_FINITE (NaN/inf in q, k, v, scale, or NaN/+inf in an additive mask),
+// dimension), NON_FINITE (NaN/inf in q, k, v, scale, or NaN/+inf in an additive mask; never
+// for finite inputs, see "Overflow" above),
 // TOO_LARGE (a tensor over options.max_elements), BAD_ARGUMENT (null data, or streaming with
 // return_weights), OUT_OF_MEMORY (results that cannot be allocated).
 //

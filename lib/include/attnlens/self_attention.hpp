@@ -94,8 +94,12 @@ class SelfAttention {
   int head_dim() const noexcept { return model_dim_ / num_heads_; }
   const SelfAttentionWeights& weights() const noexcept { return weights_; }
 
-  // x: [L, E] or [B, L, E], finite. Throws SHAPE_MISMATCH, EMPTY_INPUT (L = 0 or B = 0),
-  // NON_FINITE, TOO_LARGE (any tensor over kDefaultMaxElements).
+  // x: [L, E] or [B, L, E], finite. Each head runs through attention()'s kernels and its
+  // overflow rule (attention.hpp): scores beyond float32 are computed in float64. Throws
+  // SHAPE_MISMATCH, EMPTY_INPUT (L = 0 or B = 0), TOO_LARGE (any tensor over
+  // kDefaultMaxElements), NON_FINITE for NaN or infinity in x, and for float32 values the pass
+  // must hold that do not fit float32: a projection (x W + b, concat W_O + b_O) or, with
+  // options.trace, a score stage; the message names which and where.
   ForwardResult forward(const ConstTensorView& x, const ForwardOptions& options = {}) const;
 
  private:
