@@ -230,6 +230,10 @@ struct Checked {
 Checked check_call(const ConstTensorView& q, const ConstTensorView& k, const ConstTensorView& v,
                    const AttentionOptions& options) {
   const std::int64_t limit = options.max_elements;
+  if (limit < 1 || options.max_work < 1) {
+    detail::fail(ErrorCode::BAD_ARGUMENT, "maxElements and maxWork must be at least 1; got ", limit,
+                 " and ", options.max_work);
+  }
   require_view(q, "q", limit);
   require_view(k, "k", limit);
   require_view(v, "v", limit);
@@ -243,12 +247,14 @@ Checked check_call(const ConstTensorView& q, const ConstTensorView& k, const Con
                  "set returnWeights or streaming, not both");
   }
   if (!options.streaming) {
-    detail::require_at_most(d.L * d.S, limit, "the score matrix of one (batch, head) slice");
+    detail::require_product_at_most({d.L, d.S}, limit,
+                                    "the score matrix of one (batch, head) slice");
   }
   if (options.return_weights) {
-    detail::require_at_most(d.B * d.Hq * d.L * d.S, limit, "the attention weights");
+    detail::require_product_at_most({d.B, d.Hq, d.L, d.S}, limit, "the attention weights");
   }
-  detail::require_at_most(d.B * d.Hq * d.L * d.Ev, limit, "the output");
+  detail::require_product_at_most({d.B, d.Hq, d.L, d.Ev}, limit, "the output");
+  detail::require_work(d.B * d.Hq, d.L, d.S, d.E, d.Ev, options.max_work);
   detail::InputBounds bounds;
   bounds.q = detail::require_finite(q.data, shape_numel(q.shape), "q", q.shape);
   bounds.k = detail::require_finite(k.data, shape_numel(k.shape), "k", k.shape);
@@ -392,6 +398,19 @@ void attend_exact(const detail::SliceProblem& p) {
 }  // namespace
 
 namespace detail {
+
+void require_work(std::int64_t slices, std::int64_t L, std::int64_t S, std::int64_t D,
+                  std::int64_t Dv, std::int64_t limit) {
+  const std::int64_t work = product_or_overflow({slices, L, S, D + Dv + kScoreWork});
+  if (work < 0 || work > limit) {
+    fail(ErrorCode::TOO_LARGE, "the call needs ",
+         static_cast<double>(slices) * static_cast<double>(L) * static_cast<double>(S) *
+             static_cast<double>(D + Dv + kScoreWork),
+         " multiply-adds (", slices, " slices x L ", L, " x S ", S, " x (E ", D, " + Ev ", Dv,
+         " + ", kScoreWork, " for the softmax)), over the limit maxWork = ", limit,
+         "; raise maxWork to run it");
+  }
+}
 
 // With u = 2^-24 and every bound below at most T = 2^124, the float32 schedules stay finite
 // (float32's largest value is about 2^128):

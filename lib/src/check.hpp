@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -75,6 +76,28 @@ inline void require_at_most(std::int64_t count, std::int64_t limit, const char* 
   if (count > limit) {
     fail(ErrorCode::TOO_LARGE, what, " needs ", count, " elements, over the limit of ", limit);
   }
+}
+
+// The product of non-negative factors, or -1 when it does not fit in int64.
+inline std::int64_t product_or_overflow(std::initializer_list<std::int64_t> factors) {
+  std::int64_t product = 1;
+  for (std::int64_t f : factors) {
+    if (f == 0) return 0;
+  }
+  for (std::int64_t f : factors) {
+    if (__builtin_mul_overflow(product, f, &product)) return -1;
+  }
+  return product;
+}
+
+// Throws TOO_LARGE when the product of non-negative `factors` is over `limit`, however large.
+inline void require_product_at_most(std::initializer_list<std::int64_t> factors, std::int64_t limit,
+                                    const char* what) {
+  const std::int64_t count = product_or_overflow(factors);
+  if (count < 0) {
+    fail(ErrorCode::TOO_LARGE, what, " needs more than 2^63 elements, over the limit of ", limit);
+  }
+  require_at_most(count, limit, what);
 }
 
 }  // namespace attnlens::detail

@@ -60,6 +60,12 @@ struct InputBounds {
 // Schedule::Exact, whose answer (a convex combination of value rows) always fits float32.
 bool fits_float32(const InputBounds& b);
 
+// Throws TOO_LARGE when `slices` slices of L queries and S keys (dot products of length D,
+// values of width Dv) are more work than `limit` multiply-adds, as attention.hpp's max_work
+// counts it: slices · L · S · (D + Dv + kScoreWork). Defined in attention.cpp.
+void require_work(std::int64_t slices, std::int64_t L, std::int64_t S, std::int64_t D,
+                  std::int64_t Dv, std::int64_t limit);
+
 // The slice routine behind attention(), attention_reference() and SelfAttention::forward():
 // softmax(rule(q kᵀ)) v for one slice by the given schedule. Defined in attention.cpp.
 void attend_slice(const SliceProblem& p, Schedule schedule);

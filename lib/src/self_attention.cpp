@@ -214,7 +214,8 @@ ForwardResult SelfAttention::forward(const ConstTensorView& x,
   }
   const std::int64_t numel = shape_numel(x.shape, "x");
   detail::require_at_most(numel, kDefaultMaxElements, "x");
-  detail::require_at_most(B * H * L * L, kDefaultMaxElements, "the attention weights");
+  detail::require_product_at_most({B, H, L, L}, kDefaultMaxElements, "the attention weights");
+  detail::require_work(B * H, L, L, d, d, kDefaultMaxWork);
   if (x.data == nullptr) detail::fail(ErrorCode::BAD_ARGUMENT, "x has no data");
   const double x_max = detail::require_finite(x.data, numel, "x", x.shape);
   const float scale = options.scale.value_or(1.0f / std::sqrt(static_cast<float>(d)));

@@ -121,6 +121,36 @@ TEST_CASE("TOO_LARGE: tensors over the limit, long sentences, huge text", "[erro
         attnlens::attention(view(a, {64, 8}), view(a, {64, 8}), view(a, {64, 8}), o);
       },
       ErrorCode::TOO_LARGE, {"score matrix", "4096", "1000"});
+  // Work: 64 x 64 scores x (8 + 8 + 32) = 196608 multiply-adds; streaming has no L x S limit,
+  // but the work limit holds for it too.
+  AttentionOptions w;
+  w.streaming = true;
+  w.max_work = 196608;
+  CHECK(
+      attnlens::attention(view(a, {64, 8}), view(a, {64, 8}), view(a, {64, 8}), w).output.numel() ==
+      64 * 8);
+  w.max_work = 196607;
+  require_error(
+      [&] {
+        attnlens::attention(view(a, {64, 8}), view(a, {64, 8}), view(a, {64, 8}), w);
+      },
+      ErrorCode::TOO_LARGE, {"196608 multiply-adds", "L 64 x S 64", "maxWork = 196607"});
+  // L = S = 65536 with E = 1 once ran for 9 s: now it needs maxWork raised.
+  const std::vector<float> one(65536, 0.5f);
+  AttentionOptions defaults;
+  defaults.streaming = true;
+  require_error(
+      [&] {
+        attnlens::attention(view(one, {65536, 1}), view(one, {65536, 1}), view(one, {65536, 1}),
+                            defaults);
+      },
+      ErrorCode::TOO_LARGE, {"maxWork = 68719476736"});
+  w.max_work = 0;
+  require_error(
+      [&] {
+        attnlens::attention(view(a, {64, 8}), view(a, {64, 8}), view(a, {64, 8}), w);
+      },
+      ErrorCode::BAD_ARGUMENT, {"maxWork must be at least 1"});
   attnlens::ExplainOptions eo;
   eo.max_tokens = 4;
   require_error([&] { attnlens::explain("one two three four five", eo); }, ErrorCode::TOO_LARGE,
@@ -195,6 +225,7 @@ TEST_CASE("OUT_OF_MEMORY: a raised limit and weights that cannot fit", "[errors]
   const std::vector<float> a(static_cast<std::size_t>(n), 0.0f);
   AttentionOptions o;
   o.max_elements = std::numeric_limits<std::int64_t>::max();
+  o.max_work = std::numeric_limits<std::int64_t>::max();
   o.return_weights = true;
   require_error(
       [&] {

@@ -36,6 +36,15 @@ namespace attnlens {
 // one (batch, head) slice: 2^26 floats = 256 MiB. Exceeding it is Error(TOO_LARGE).
 inline constexpr std::int64_t kDefaultMaxElements = std::int64_t{1} << 26;
 
+// What one call may cost, in multiply-adds: every score of every (batch, head) slice counts
+// E + Ev multiply-adds (its dot product and its share of weights · v) plus kScoreWork for its
+// softmax (exp, maximum and sum cost about as much as 24 to 36 multiply-adds in the kernels,
+// measured). Causal calls count every score too. Exceeding max_work is Error(TOO_LARGE).
+inline constexpr std::int64_t kScoreWork = 32;
+// Default cap on that work: 2^36, about 4 s in WebAssembly on a 2-core server (0.055 ns per
+// multiply-add measured), so a call cannot block for minutes unless asked to.
+inline constexpr std::int64_t kDefaultMaxWork = std::int64_t{1} << 36;
+
 // Where a causal mask's diagonal sits when L != S.
 enum class CausalAlign {
   TopLeft,      // query i sees keys j <= i (PyTorch's is_causal, tril(ones(L, S)))
@@ -59,6 +68,9 @@ struct AttentionOptions {
   bool streaming = false;
   // Size limit on each tensor involved; see kDefaultMaxElements.
   std::int64_t max_elements = kDefaultMaxElements;
+  // Limit on the call's work, B · Hq · L · S · (E + Ev + kScoreWork); see kDefaultMaxWork.
+  // It bounds streaming too, which has no L x S limit.
+  std::int64_t max_work = kDefaultMaxWork;
 };
 
 struct AttentionResult {
@@ -76,8 +88,8 @@ struct AttentionResult {
 //
 // Throws Error with SHAPE_MISMATCH (ranks or dimensions disagree), EMPTY_INPUT (a zero
 // dimension), NON_FINITE (NaN/inf in q, k, v, scale, or NaN/+inf in an additive mask; never
-// for finite inputs, see "Overflow" above),
-// TOO_LARGE (a tensor over options.max_elements), BAD_ARGUMENT (null data, or streaming with
+// for finite inputs, see "Overflow" above), TOO_LARGE (a tensor over options.max_elements, or
+// the work over options.max_work), BAD_ARGUMENT (null data, a limit below 1, or streaming with
 // return_weights), OUT_OF_MEMORY (results that cannot be allocated).
 //
 // Thread-safe. Each thread keeps scratch buffers between calls (packed keys and values, a block
