@@ -60,6 +60,19 @@ TEST_CASE("emoji stay whole, joiners included", "[text]") {
   CHECK(texts("👩‍💻 codes") == std::vector<std::string>{"👩‍💻", "codes"});
 }
 
+TEST_CASE("keycap emoji are one token, their # and * included", "[text]") {
+  // #️⃣ is # U+FE0F U+20E3; the # once split off as punctuation, leaving "️⃣".
+  CHECK(texts("#️⃣ and *️⃣, 1️⃣2️⃣") ==
+        std::vector<std::string>{"#️⃣", "and", "*️⃣", ",", "1️⃣2️⃣"});
+  CHECK(texts("#⃣") == std::vector<std::string>{"#⃣"});  // without U+FE0F
+  const auto tokens = attnlens::tokenize("go #️⃣!");
+  REQUIRE(tokens.size() == 3);
+  CHECK(tokens[1].begin == 3);
+  CHECK(tokens[1].end == 3 + 1 + 3 + 3);  // #, U+FE0F and U+20E3 (3 bytes each)
+  // A plain # or * is still punctuation.
+  CHECK(texts("#tag *star") == std::vector<std::string>{"#", "tag", "*", "star"});
+}
+
 TEST_CASE("empty and whitespace-only text give no tokens", "[text]") {
   CHECK(attnlens::tokenize("").empty());
   CHECK(attnlens::tokenize(" \t\n\r ").empty());
