@@ -207,6 +207,20 @@ TEST_CASE("INVALID_UTF8 reaches explain()", "[errors]") {
                 {"offset 9"});
 }
 
+TEST_CASE("choice names: one list per enum, parsed and printed the same way", "[errors]") {
+  for (std::string_view name : attnlens::kInitNames)
+    CHECK(attnlens::init_name(attnlens::parse_init(name)) == name);
+  for (std::string_view name : attnlens::kPositionalNames)
+    CHECK(attnlens::positional_name(attnlens::parse_positional(name)) == name);
+  for (std::string_view name : attnlens::kCausalAlignNames)
+    CHECK(attnlens::causal_align_name(attnlens::parse_causal_align(name)) == name);
+  CHECK(attnlens::init_name(attnlens::Init::Identity) == "identity");
+  require_error([] { attnlens::parse_positional("learned"); }, ErrorCode::BAD_ARGUMENT,
+                {"positional must be \"sinusoidal\" or \"none\"; got \"learned\""});
+  require_error([] { attnlens::parse_init("he"); }, ErrorCode::BAD_ARGUMENT,
+                {"init must be \"normal\", \"xavier\" or \"identity\"; got \"he\""});
+}
+
 TEST_CASE("UNKNOWN_OPTION names the option and the known ones", "[errors]") {
   attnlens::ExplainOptions opts;
   require_error([&] { attnlens::set_explain_option(opts, "heads", "4"); },
