@@ -1,4 +1,5 @@
 #include <attnlens/attention.hpp>
+#include <attnlens/random.hpp>
 
 #include "check.hpp"
 #include "kernels.hpp"
@@ -7,6 +8,7 @@
 #include <cmath>
 #include <limits>
 #include <new>
+#include <string>
 #include <vector>
 
 namespace attnlens {
@@ -372,11 +374,14 @@ void attend_exact(const detail::SliceProblem& p) {
     double max = -std::numeric_limits<double>::infinity();
     for (std::int64_t j = 0; j < visible; ++j)
       max = std::max(max, logits[static_cast<std::size_t>(j)]);
-    // Pass 2: exponentiate below the maximum (masked keys give exactly 0) and sum.
+    // Pass 2: exponentiate below the maximum and sum. Masked keys give exactly 0, and so do
+    // logits more than 700 below the maximum (e^-700 = 1e-304 next to the maximum's 1), which
+    // keeps detmath::exp in its domain; it gives the same bits on every platform.
     double sum = 0.0;
     for (std::int64_t j = 0; j < visible; ++j) {
       double& x = logits[static_cast<std::size_t>(j)];
-      x = x == -std::numeric_limits<double>::infinity() ? 0.0 : std::exp(x - max);
+      const double gap = x - max;  // <= 0; NaN when every key is masked (max = -inf)
+      x = gap >= -700.0 ? detmath::exp(gap) : 0.0;
       sum += x;
     }
     // Pass 3: normalise and sum the weighted values.
@@ -401,15 +406,13 @@ namespace detail {
 
 void require_work(std::int64_t slices, std::int64_t L, std::int64_t S, std::int64_t D,
                   std::int64_t Dv, std::int64_t limit) {
-  const std::int64_t work = product_or_overflow({slices, L, S, D + Dv + kScoreWork});
-  if (work < 0 || work > limit) {
-    fail(ErrorCode::TOO_LARGE, "the call needs ",
-         static_cast<double>(slices) * static_cast<double>(L) * static_cast<double>(S) *
-             static_cast<double>(D + Dv + kScoreWork),
-         " multiply-adds (", slices, " slices x L ", L, " x S ", S, " x (E ", D, " + Ev ", Dv,
-         " + ", kScoreWork, " for the softmax)), over the limit maxWork = ", limit,
-         "; raise maxWork to run it");
-  }
+  const std::int64_t per_score = D + Dv + kScoreWork;
+  const std::int64_t work = product_or_overflow({slices, L, S, per_score});
+  if (work >= 0 && work <= limit) return;
+  const std::string count = work >= 0 ? std::to_string(work) : "more than 2^63";
+  fail(ErrorCode::TOO_LARGE, "the call needs ", count, " multiply-adds (B*H ", slices, " x L ", L,
+       " x S ", S, " x (E ", D, " + Ev ", Dv, " + ", kScoreWork,
+       " for the softmax)), over the limit maxWork = ", limit, "; raise maxWork to run it");
 }
 
 // With u = 2^-24 and every bound below at most T = 2^124, the float32 schedules stay finite

@@ -9,6 +9,7 @@
 #include <limits>
 #include <new>
 #include <utility>
+#include <vector>
 
 namespace attnlens {
 namespace {
@@ -90,26 +91,39 @@ RowMatrixXf project(const Eigen::Ref<const RowMatrixXf>& x, double x_max, const 
     if (b.size() != 0) y.rowwise() += b.transpose();
     return y;
   }
-  RowMatrixXd exact = x.cast<double>() * w.cast<double>();
-  if (b.size() != 0) exact.rowwise() += b.cast<double>().transpose();
-  RowMatrixXf y(exact.rows(), exact.cols());
+  // Plain loops: this path is for extreme inputs only, and Eigen's float64 product would add
+  // its whole GEMM kernel to the WebAssembly module.
+  RowMatrixXf y(x.rows(), w.cols());
   for (Eigen::Index i = 0; i < y.rows(); ++i) {
-    for (Eigen::Index c = 0; c < y.cols(); ++c)
-      y(i, c) = to_float(exact(i, c), what, i, c);
+    for (Eigen::Index c = 0; c < y.cols(); ++c) {
+      double sum = b.size() != 0 ? static_cast<double>(b[c]) : 0.0;
+      for (Eigen::Index e = 0; e < x.cols(); ++e)
+        sum += static_cast<double>(x(i, e)) * static_cast<double>(w(e, c));
+      y(i, c) = to_float(sum, what, i, c);
+    }
   }
   return y;
 }
 
-// Copies a [rows, cols] block into slot `index` of a tensor of such blocks.
-template <typename Block>
-void store(Tensor& t, std::int64_t index, const Block& block) {
-  MutableMap(t.data.data() + index * block.rows() * block.cols(), block.rows(), block.cols()) =
-      block;
+// Copies the [rows, cols] block at `from` (rows `stride` floats apart), times `factor`, into slot
+// `index` of a tensor of such blocks. Plain loops rather than an Eigen expression per caller:
+// one copy of this code in the WebAssembly module instead of one per block type.
+void store(Tensor& t, std::int64_t index, const float* from, std::int64_t stride, std::int64_t rows,
+           std::int64_t cols, float factor = 1.0f) {
+  float* to = t.data.data() + index * rows * cols;
+  for (std::int64_t r = 0; r < rows; ++r) {
+    for (std::int64_t c = 0; c < cols; ++c)
+      to[r * cols + c] = from[r * stride + c] * factor;
+  }
 }
 
-Shape with_batch(bool batched, std::int64_t B, Shape inner) {
-  if (batched) inner.insert(inner.begin(), B);
-  return inner;
+void store(Tensor& t, std::int64_t index, const RowMatrixXf& m) {
+  store(t, index, m.data(), m.cols(), m.rows(), m.cols());
+}
+
+// [B, H, n, m] for a batched x, else [H, n, m].
+Shape per_head(bool batched, std::int64_t B, std::int64_t H, std::int64_t n, std::int64_t m) {
+  return batched ? Shape{B, H, n, m} : Shape{H, n, m};
 }
 
 // Fills slot `slot` of the trace's per-head stages for the head whose columns start at `col`:
@@ -121,16 +135,17 @@ void trace_head(Trace& t, std::int64_t slot, const detail::ScoreRule& rule, cons
                 const RowMatrixXf& k, const RowMatrixXf& v, const RowMatrixXf& concat,
                 std::int64_t col, std::int64_t d, bool exact) {
   const std::int64_t L = q.rows();
-  store(t.q, slot, q.middleCols(col, d));
-  store(t.k, slot, k.middleCols(col, d));
-  store(t.v, slot, v.middleCols(col, d));
-  store(t.head_outputs, slot, concat.middleCols(col, d));
+  const std::int64_t E = q.cols();
+  store(t.q, slot, q.data() + col, E, L, d);
+  store(t.k, slot, k.data() + col, E, L, d);
+  store(t.v, slot, v.data() + col, E, L, d);
+  store(t.head_outputs, slot, concat.data() + col, E, L, d);
   // scores, scaled and masked are (L, L).
   if (!exact) {
     RowMatrixXf scores(L, L);
     attention_scores(q.middleCols(col, d), k.middleCols(col, d), scores);
     store(t.scores, slot, scores);
-    store(t.scaled, slot, scores * rule.scale);
+    store(t.scaled, slot, scores.data(), L, L, L, rule.scale);
     for (std::int64_t i = 0; i < L; ++i) {
       float* row = scores.row(i).data();
       const std::int64_t visible = rule.causal_visible(i, 0, L);
@@ -140,23 +155,27 @@ void trace_head(Trace& t, std::int64_t slot, const detail::ScoreRule& rule, cons
     store(t.masked, slot, scores);
     return;
   }
-  const RowMatrixXd raw =
-      q.middleCols(col, d).cast<double>() * k.middleCols(col, d).cast<double>().transpose();
-  RowMatrixXd masked = raw;
-  for (std::int64_t i = 0; i < L; ++i) {
-    double* row = masked.row(i).data();
-    const std::int64_t visible = rule.causal_visible(i, 0, L);
-    detail::apply_score_rule(rule, row, i, 0, visible, true);
-    std::fill(row + visible, row + L, -std::numeric_limits<double>::infinity());
-  }
   float* scores = t.scores.data.data() + slot * L * L;
   float* scaled = t.scaled.data.data() + slot * L * L;
   float* logits = t.masked.data.data() + slot * L * L;
+  std::vector<double> raw(static_cast<std::size_t>(L));
+  std::vector<double> masked(static_cast<std::size_t>(L));
   for (std::int64_t i = 0; i < L; ++i) {
     for (std::int64_t j = 0; j < L; ++j) {
-      scores[i * L + j] = to_float(raw(i, j), "the trace's scores", i, j);
-      scaled[i * L + j] = to_float(raw(i, j) * rule.scale, "the trace's scaled scores", i, j);
-      logits[i * L + j] = to_float(masked(i, j), "the trace's masked scores", i, j);
+      double dot = 0.0;
+      for (std::int64_t e = 0; e < d; ++e)
+        dot += static_cast<double>(q(i, col + e)) * static_cast<double>(k(j, col + e));
+      raw[static_cast<std::size_t>(j)] = dot;
+    }
+    masked = raw;
+    const std::int64_t visible = rule.causal_visible(i, 0, L);
+    detail::apply_score_rule(rule, masked.data(), i, 0, visible, true);
+    std::fill(masked.begin() + visible, masked.end(), -std::numeric_limits<double>::infinity());
+    for (std::int64_t j = 0; j < L; ++j) {
+      const auto at = static_cast<std::size_t>(j);
+      scores[i * L + j] = to_float(raw[at], "the trace's scores", i, j);
+      scaled[i * L + j] = to_float(raw[at] * rule.scale, "the trace's scaled scores", i, j);
+      logits[i * L + j] = to_float(masked[at], "the trace's masked scores", i, j);
     }
   }
 }
@@ -229,15 +248,15 @@ ForwardResult SelfAttention::forward(const ConstTensorView& x,
   ForwardResult result;
   try {
     result.output = Tensor(x.shape);
-    result.weights = Tensor(with_batch(batched, B, {H, L, L}));
+    result.weights = Tensor(per_head(batched, B, H, L, L));
     if (options.trace) {
       Trace& t = result.trace.emplace();
       t.scale = scale;
       t.x = Tensor(x.shape, std::vector<float>(x.data, x.data + numel));
       for (Tensor* s : {&t.q, &t.k, &t.v, &t.head_outputs})
-        *s = Tensor(with_batch(batched, B, {H, L, d}));
+        *s = Tensor(per_head(batched, B, H, L, d));
       for (Tensor* s : {&t.scores, &t.scaled, &t.masked})
-        *s = Tensor(with_batch(batched, B, {H, L, L}));
+        *s = Tensor(per_head(batched, B, H, L, L));
       const RowMatrixXf mask =
           options.causal ? causal_mask(L, L) : RowMatrixXf(RowMatrixXf::Zero(L, L));
       t.mask = Tensor({L, L}, std::vector<float>(mask.data(), mask.data() + mask.size()));

@@ -105,6 +105,17 @@ TEST_CASE("overflow: a scale of 3e38 gives the same answer on every path", "[ove
   require_all(run_all(q, {1, 1}, k, {4, 1}, v, {4, 1}, o), {40.0}, {0.0, 0.0, 0.0, 1.0}, 0.0);
 }
 
+TEST_CASE("overflow: a fully masked row on the float64 path is zeros, not NaN", "[overflow]") {
+  // Scores of 1e40 send the call to the float64 path; row 0 masks both keys.
+  const std::vector<std::uint8_t> allow = {0, 0, 1, 1};
+  const std::vector<float> q = {1e20f, 1e20f}, k = {1e20f, 1e20f}, v = {2.0f, 6.0f};
+  AttentionOptions o;
+  o.scale = 1.0f;
+  o.mask = attnlens::MaskView::boolean(allow.data(), {2, 2});
+  // Row 1: equal scores, weights 1/2 each, output 4: exact in binary.
+  require_all(run_all(q, {2, 1}, k, {2, 1}, v, {2, 1}, o), {0.0, 4.0}, {0.0, 0.0, 0.5, 0.5}, 0.0);
+}
+
 TEST_CASE("overflow: a mask of -3.4e38 (PyTorch's finfo.min) masks without overflowing",
           "[overflow]") {
   // Row 0: key 1 is pushed to -3.4e38 and gets weight 0. Row 1: both keys are pushed down by the
