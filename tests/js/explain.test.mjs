@@ -122,3 +122,41 @@ test("trace: masked is scaled where the mask lets a key through and -Infinity el
   assert.deepEqual(t.masked.data, expected);
   assert.equal(t.weights, ex.weights);
 });
+
+test("explain: keycap emoji are one token (once: # split off)", () => {
+  assert.deepEqual(
+    lens.explain("#️⃣ and 1️⃣!").tokens.map((t) => t.text),
+    ["#️⃣", "and", "1️⃣", "!"],
+  );
+});
+
+test("explain: a sentence over the byte limit is refused before it reaches the wasm heap", () => {
+  // Once a 300 MB sentence grew the heap to 634 MB before TOO_LARGE. Every UTF-16 unit is at
+  // least one UTF-8 byte, so 40 M units are over the 1 MiB limit without encoding them.
+  lens.explain("warm up");
+  const before = lens.memory().heapBytes;
+  assert.throws(() => lens.explain("a".repeat(40_000_000)), { code: "TOO_LARGE", message: /40000000 UTF-16 code units/ });
+  assert.throws(() => lens.explain(new Uint8Array(lens.limits.maxTextBytes + 1)), { code: "TOO_LARGE", message: /1048577 bytes/ });
+  assert.equal(lens.memory().heapBytes, before);
+  // Just under the limit in units but over it in bytes: encoded, then refused by the library.
+  assert.throws(() => lens.explain("é".repeat(600_000)), { code: "TOO_LARGE", message: /1200000 bytes, over the limit of 1048576/ });
+});
+
+test("the .d.ts documents the library's defaults", () => {
+  const dts = readFileSync(new URL("../../dist/attnlens.d.ts", import.meta.url), "utf8");
+  for (const [iface, defaults] of [
+    ["ExplainOptions", lens.defaults.explain],
+    ["SelfAttentionConfig", lens.defaults.selfAttention],
+  ]) {
+    const body = dts.match(new RegExp(`export interface ${iface} \\{([\\s\\S]*?)\\n\\}`))[1];
+    for (const [name, value] of Object.entries(defaults)) {
+      const doc = body.match(new RegExp(`/\\*\\*([^/]*?)\\*/\\n\\s+${name}\\?:`));
+      assert.ok(doc, `${iface}.${name} is documented`);
+      assert.match(
+        doc[1],
+        new RegExp(`Default ${JSON.stringify(value).replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}[.,]`),
+        `${iface}.${name}: Default ${JSON.stringify(value)}`,
+      );
+    }
+  }
+});
