@@ -473,6 +473,14 @@ float finite_max_abs(const float* data, std::int64_t count) {
   return s == 0.0f ? m : std::numeric_limits<float>::quiet_NaN();
 }
 
+void matmul(const float* A, std::int64_t lda, const float* B, std::int64_t ldb, float* C,
+            std::int64_t ldc, std::int64_t M, std::int64_t K, std::int64_t N) {
+  // B is (K, N): packed as panels of columns, like the values of a slice with K keys.
+  float* packed = scratch(tl_values, panels(N) * K * P);
+  pack_values(B, ldb, K, N, packed);
+  gemm<false>(M, N, K, A, lda, packed, K * P, C, ldc);
+}
+
 void attend_blocked(const SliceProblem& p) {
   const std::int64_t L = p.L, S = p.S, D = p.D, Dv = p.Dv;
   const ScoreRule& rule = p.rule;

@@ -76,6 +76,11 @@ void attend_blocked(const SliceProblem& p);
 // The same result with an online softmax over key tiles; p.weights must be null.
 void attend_streaming(const SliceProblem& p);
 
+// C[M, N] = A[M, K] · B[K, N], row-major with row strides lda, ldb, ldc: the kernels' packed
+// product (B packed into panels once), for the projections of the forward pass.
+void matmul(const float* A, std::int64_t lda, const float* B, std::int64_t ldb, float* C,
+            std::int64_t ldc, std::int64_t M, std::int64_t K, std::int64_t N);
+
 // Frees this thread's scratch buffers that a large call grew past 512 KiB each; smaller ones
 // stay for the next call. Called at the end of every attention() call and forward pass.
 void release_scratch();

@@ -78,16 +78,18 @@ float to_float(double value, const char* what, std::int64_t row, std::int64_t co
   return f;
 }
 
-// y (L, E) = x (L, E) W (E, E) + b, with |x| <= x_max. In float32 when no partial sum can
-// overflow in any order (E x_max max|W| + max|b| <= 2^124, the bound fits_float32 uses for
-// scores); otherwise in float64, rounded once. Throws NON_FINITE naming `what` when a value of
-// y itself is beyond float32.
+// y (L, E) = x (L, E) W (E, E) + b, with |x| <= x_max. In float32 by the kernels' product when no
+// partial sum can overflow in any order (E x_max max|W| + max|b| <= 2^124, the bound fits_float32
+// uses for scores); otherwise in float64, rounded once. Throws NON_FINITE naming `what` when a
+// value of y itself is beyond float32.
 RowMatrixXf project(const Eigen::Ref<const RowMatrixXf>& x, double x_max, const RowMatrixXf& w,
                     const Eigen::VectorXf& b, const char* what) {
   const double w_max = detail::finite_max_abs(w.data(), w.size());
   const double b_max = detail::finite_max_abs(b.data(), b.size());
   if (static_cast<double>(x.cols()) * x_max * w_max + b_max <= std::ldexp(1.0, 124)) {
-    RowMatrixXf y = x * w;
+    RowMatrixXf y(x.rows(), w.cols());
+    detail::matmul(x.data(), x.outerStride(), w.data(), w.cols(), y.data(), y.cols(), x.rows(),
+                   x.cols(), w.cols());
     if (b.size() != 0) y.rowwise() += b.transpose();
     return y;
   }
