@@ -18,6 +18,7 @@
 
 #include <malloc.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -250,17 +251,18 @@ AttentionCall& attention_call() {
   return call;
 }
 
-// Returns the byte address of a staging area: the header and then `data_bytes` bytes for JS to
-// fill, or 0 when the heap cannot grow to hold it.
+// Returns the byte address of a staging area: a zeroed header and then `data_bytes` bytes for JS
+// to fill (not cleared: JS writes all of them), or 0 when the heap cannot grow to hold it.
 double attention_stage(double data_bytes) {
   AttentionCall& call = attention_call();
   const auto slots = slot::count + (static_cast<std::size_t>(data_bytes) + 7) / 8;
   try {
-    call.stage.assign(slots, 0.0);
+    call.stage.resize(slots);
   } catch (const std::bad_alloc&) {
     std::vector<double>().swap(call.stage);
     return 0;
   }
+  std::fill(call.stage.begin(), call.stage.begin() + slot::count, 0.0);
   return static_cast<double>(reinterpret_cast<std::uintptr_t>(call.stage.data()));
 }
 
