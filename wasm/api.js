@@ -326,7 +326,11 @@ export function createLens(core) {
     heap[base + at.rank] = shape.length;
     for (let i = 0; i < shape.length; i++) heap[base + at.shape + i] = shape[i];
   };
-  const resultShape = (heap, base, at) => Array.from(heap.subarray(base + at.shape, base + at.shape + heap[base + at.rank]));
+  const resultShape = (heap, base, at) => {
+    const shape = [];
+    for (let i = 0, rank = heap[base + at.rank]; i < rank; i++) shape.push(heap[base + at.shape + i]);
+    return shape;
+  };
 
   function runAttention(q, k, v, options, reference) {
     const o = typedOptions("options", options, ATTENTION_OPTIONS);

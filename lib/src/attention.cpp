@@ -331,7 +331,7 @@ AttentionResult run_slices(const ConstTensorView& q, const ConstTensorView& k,
 
 // The reference schedule: the three steps as written, with Eigen products and a separate
 // softmax. Scores [L, S] are formed in full (masked keys included), then the score rule.
-void attend_reference(const detail::SliceProblem& p) {
+[[gnu::noinline]] void attend_reference(const detail::SliceProblem& p) {
   using Strided = Eigen::Map<const RowMatrixXf, 0, Eigen::OuterStride<>>;
   using StridedOut = Eigen::Map<RowMatrixXf, 0, Eigen::OuterStride<>>;
   // q is (L, D), k is (S, D), v is (S, Dv); aligned copies, so that the last bit does not depend
@@ -356,7 +356,7 @@ void attend_reference(const detail::SliceProblem& p) {
 // mask), far inside float64's range (1.8e308); exp() of a logit minus its row maximum is in
 // (0, 1]; and the output, a convex combination of value rows, is at most max |v|: it rounds to
 // a finite float32. One row of S logits at a time: O(S) memory, like streaming.
-void attend_exact(const detail::SliceProblem& p) {
+[[gnu::noinline]] void attend_exact(const detail::SliceProblem& p) {
   std::vector<double> logits(static_cast<std::size_t>(p.S));
   std::vector<double> out(static_cast<std::size_t>(p.Dv));
   for (std::int64_t i = 0; i < p.L; ++i) {
@@ -438,6 +438,9 @@ bool fits_float32(const InputBounds& b) {
          static_cast<double>(b.S) < std::ldexp(1.0, 23);
 }
 
+// The schedules stay separate functions (noinline above): inlined here, the rarely used ones made
+// this dispatch a large function, and the blocked schedule's calls measurably slower (2 µs of
+// 50 at the page's shape in WebAssembly).
 void attend_slice(const SliceProblem& p, Schedule schedule) {
   switch (schedule) {
     case Schedule::Blocked:

@@ -82,6 +82,16 @@ inline vf vmax(vf a, vf b) {
 #endif
 }
 
+// max(a, b) of 32-bit integers, lane by lane (i32x4.max_s in WebAssembly).
+inline vi imax(vi a, vi b) {
+#if defined(__wasm_simd128__)
+  return reinterpret_cast<vi>(
+      wasm_i32x4_max(reinterpret_cast<v128_t>(a), reinterpret_cast<v128_t>(b)));
+#else
+  return a > b ? a : b;
+#endif
+}
+
 constexpr float kLog2e = 1.44269504088896341f;
 
 // 2^t for t <= 0 (or -inf), elementwise, about 2 ulp. t = n + f with n an integer and |f| <= 1/2
@@ -450,27 +460,30 @@ void release_scratch() {
 }
 
 float finite_max_abs(const float* data, std::int64_t count) {
-  // x · 0 is 0 for finite x and NaN for ±inf and NaN; NaN survives the sums. |x| is x with the
-  // sign bit cleared; vmax needs no NaN rule since NaN is reported through the sums.
+  // |x| read as an integer (the sign bit cleared) orders like |x| for finite x and infinity, and
+  // NaN sorts above infinity (0x7f800000): one integer maximum per value gives both the largest
+  // |x| and whether any value is not finite.
   const vi magnitude = vi{} + 0x7fffffff;
-  const auto abs = [&](vf x) { return reinterpret_cast<vf>(reinterpret_cast<vi>(x) & magnitude); };
-  vf s0{}, s1{}, m0{}, m1{};
+  const auto bits = [&](const float* p) { return reinterpret_cast<vi>(load(p)) & magnitude; };
+  vi m0{}, m1{};
   std::int64_t i = 0;
   for (; i + 2 * W <= count; i += 2 * W) {
-    const vf a = load(data + i);
-    const vf b = load(data + i + W);
-    s0 += a * splat(0.0f);
-    s1 += b * splat(0.0f);
-    m0 = vmax(m0, abs(a));
-    m1 = vmax(m1, abs(b));
+    m0 = imax(m0, bits(data + i));
+    m1 = imax(m1, bits(data + i + W));
   }
-  float s = hsum(s0 + s1);
-  float m = hmax(vmax(m0, m1));
+  const vi m = imax(m0, m1);
+  std::int32_t largest = 0;
+  for (int l = 0; l < W; ++l)
+    largest = std::max(largest, m[l]);
   for (; i < count; ++i) {
-    s += data[i] * 0.0f;
-    m = std::max(m, std::abs(data[i]));
+    std::int32_t b = 0;
+    std::memcpy(&b, data + i, sizeof b);
+    largest = std::max(largest, b & 0x7fffffff);
   }
-  return s == 0.0f ? m : std::numeric_limits<float>::quiet_NaN();
+  if (largest >= 0x7f800000) return std::numeric_limits<float>::quiet_NaN();
+  float max_abs = 0.0f;
+  std::memcpy(&max_abs, &largest, sizeof max_abs);
+  return max_abs;
 }
 
 void matmul(const float* A, std::int64_t lda, const float* B, std::int64_t ldb, float* C,
