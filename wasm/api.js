@@ -1,6 +1,9 @@
-// The JS facade over the Embind module: validates arguments, converts tensors, turns error
-// results into AttnLensError. Shared by the browser entry (attnlens.js) and the Node entry
-// (attnlens.node.js), which differ only in how they obtain the .wasm bytes.
+// The JS facade over the Embind module: checks what only JS can see (JS types, typed-array
+// kinds, data lengths against shapes, option names), converts tensors, and turns error results
+// into AttnLensError. Every other rule (shapes, ranges, limits, defaults, choice lists) is the
+// C++ library's: it checks them, and _description() tells this file what it needs to know.
+// Shared by the browser entry (attnlens.js) and the Node entry (attnlens.node.js), which differ
+// only in how they obtain the .wasm bytes.
 
 /** An error from attnlens: `code` is one of the library's error codes. */
 export class AttnLensError extends Error {
@@ -15,15 +18,42 @@ const fail = (code, message) => {
   throw new AttnLensError(code, message);
 };
 
+const FLOAT32_MAX = 3.4028234663852886e38; // for messages; Math.fround() decides
+
+// The intrinsic typed-array accessors: a subclass or a Proxy cannot change what they report.
+const TypedArray = Object.getPrototypeOf(Int8Array.prototype);
+const intrinsic = (name) => Object.getOwnPropertyDescriptor(TypedArray, name).get;
+const typedKindOf = intrinsic(Symbol.toStringTag);
+const typedLengthOf = intrinsic("length");
+const typedBufferOf = intrinsic("buffer");
+
+/** "Float32Array" etc. for a genuine typed array (subclasses included), else undefined. */
+const typedKind = (value) => (value !== null && typeof value === "object" ? typedKindOf.call(value) : undefined);
+
+function isDetached(buffer) {
+  try {
+    new Uint8Array(buffer, 0, 0);
+    return false;
+  } catch {
+    return true;
+  }
+}
+
 const describe = (value) => {
   if (value === null) return "null";
   if (Array.isArray(value)) return "an array";
-  if (ArrayBuffer.isView(value)) return `a ${value.constructor.name}`;
-  return typeof value === "object" ? "an object" : `${typeof value} ${String(value)}`;
+  const kind = typedKind(value);
+  if (kind) return `a ${kind}`;
+  if (typeof value === "bigint") return `bigint ${value}n`;
+  if (typeof value === "string") return `string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)}`;
+  if (typeof value === "object") return "an object";
+  if (typeof value === "function") return "a function";
+  return `${typeof value} ${String(value)}`;
 };
 
 const shapeText = (shape) => `[${shape.join(", ")}]`;
 
+/** Own enumerable option names of `options`, each one of `known`. */
 function checkOptions(name, options, known) {
   if (options === undefined) return {};
   if (options === null || typeof options !== "object" || Array.isArray(options)) {
@@ -37,29 +67,53 @@ function checkOptions(name, options, known) {
   return options;
 }
 
-function optionalBoolean(name, value, fallback) {
-  if (value === undefined) return fallback;
-  if (typeof value !== "boolean") fail("BAD_ARGUMENT", `${name} must be true or false; got ${describe(value)}`);
-  return value;
-}
-
-function optionalInteger(name, value, fallback, min, max) {
-  if (value === undefined) return fallback;
-  if (!Number.isInteger(value) || value < min || value > max) {
-    fail("BAD_ARGUMENT", `${name} must be an integer from ${min} to ${max}; got ${describe(value)}`);
+/**
+ * The given options as a plain object (undefined entries left out), each checked to be of its
+ * JS type: `types` maps each option name to "boolean", "number", "string" or "any" (checked
+ * elsewhere). Values are the library's to check.
+ */
+function typedOptions(name, options, types) {
+  const given = checkOptions(name, options, Object.keys(types));
+  const out = {};
+  for (const [key, type] of Object.entries(types)) {
+    const value = given[key];
+    if (value === undefined) continue;
+    if (type !== "any" && typeof value !== type) {
+      const what = type === "boolean" ? "true or false" : type === "number" ? "a number" : "a string";
+      fail("BAD_ARGUMENT", `${key} must be ${what}; got ${describe(value)}`);
+    }
+    out[key] = value;
   }
-  return value;
+  return out;
 }
 
-function optionalChoice(name, value, fallback, choices) {
-  if (value === undefined) return fallback;
-  if (!choices.includes(value)) {
-    fail("BAD_ARGUMENT", `${name} must be ${choices.map((c) => `"${c}"`).join(" or ")}; got ${describe(value)}`);
+// One element of a tensor as a float32 value: a JS number, finite in float32 unless it is NaN
+// or an infinity already (the library reports those, naming the flat index).
+function element(name, where, x, present) {
+  if (!present) fail("BAD_ARGUMENT", `${name}${where} must be a number; got an empty slot (a hole in a sparse array)`);
+  if (typeof x !== "number") fail("BAD_ARGUMENT", `${name}${where} must be a number; got ${describe(x)}`);
+  if (Number.isFinite(x) && !Number.isFinite(Math.fround(x))) {
+    fail("NON_FINITE", `${name}${where} is ${x}: finite in JS, but beyond float32's range (largest ${FLOAT32_MAX})`);
   }
-  return value;
+  return x;
 }
 
-// Walks a nested array, returning its shape and flat values; `leaf` checks each value.
+// A copy of a shape: a real array of non-negative safe integers, read once.
+function readShape(name, shape) {
+  if (!Array.isArray(shape)) fail("BAD_ARGUMENT", `${name}.shape must be an array of non-negative integers; got ${describe(shape)}`);
+  const out = [];
+  for (let i = 0, n = shape.length; i < n; i++) {
+    const d = shape[i];
+    if (!Number.isSafeInteger(d) || d < 0) {
+      fail("BAD_ARGUMENT", `${name}.shape[${i}] must be a non-negative integer; got ${describe(d)}`);
+    }
+    out.push(d);
+  }
+  return out;
+}
+
+// Walks a nested array of `leaf` values: returns its shape and flat values. Holes, ragged rows
+// and anything else are errors naming the path, e.g. q[0][1].
 function flattenNested(name, nested, leaf) {
   const shape = [];
   for (let level = nested; Array.isArray(level); level = level[0]) {
@@ -68,10 +122,6 @@ function flattenNested(name, nested, leaf) {
   }
   const values = [];
   const walk = (node, depth, path) => {
-    if (depth === shape.length) {
-      values.push(leaf(node, path));
-      return;
-    }
     if (!Array.isArray(node) || node.length !== shape[depth]) {
       const got = Array.isArray(node) ? `${node.length} entries` : describe(node);
       fail(
@@ -79,46 +129,87 @@ function flattenNested(name, nested, leaf) {
         `${name} is a ragged nested array: ${name}${path} has ${got} but ${shape[depth]} were expected from ${name}${"[0]".repeat(depth)}`,
       );
     }
-    node.forEach((child, i) => walk(child, depth + 1, `${path}[${i}]`));
+    for (let i = 0; i < shape[depth]; i++) {
+      const at = `${path}[${i}]`;
+      if (depth + 1 < shape.length) walk(node[i], depth + 1, at);
+      else values.push(leaf(node[i], at, i in node));
+    }
   };
   walk(nested, 0, "");
   return { shape, values };
 }
 
-function checkShape(name, shape, length) {
-  if (!Array.isArray(shape) || !shape.every((d) => Number.isInteger(d) && d >= 0)) {
-    fail("BAD_ARGUMENT", `${name}.shape must be an array of non-negative integers; got ${describe(shape)}`);
-  }
+// Checks that `length` values fill `shape`.
+function checkLength(name, shape, length) {
   const count = shape.reduce((a, b) => a * b, 1);
-  if (count !== length) {
-    fail("SHAPE_MISMATCH", `${name} has ${length} values but its shape ${shapeText(shape)} needs ${count}`);
-  }
+  if (count !== length) fail("SHAPE_MISMATCH", `${name} has ${length} values but its shape ${shapeText(shape)} needs ${count}`);
 }
 
-/** A tensor argument as { data: Float32Array, shape } (converting numbers and nested arrays). */
+// A typed array's values, checked: genuine (not a Proxy), buffer not detached, of an accepted
+// kind. Returns its intrinsic length.
+function typedLength(where, data, kinds) {
+  const kind = typedKind(data);
+  if (!kinds.includes(kind)) return undefined;
+  const length = typedLengthOf.call(data);
+  if (length === 0 && isDetached(typedBufferOf.call(data))) {
+    fail(
+      "BAD_ARGUMENT",
+      `${where}'s ArrayBuffer is detached (transferred, e.g. by structuredClone or postMessage); pass an array that still holds its data`,
+    );
+  }
+  return length;
+}
+
+const NUMBER_KINDS = [
+  "Float32Array",
+  "Float64Array",
+  "Int8Array",
+  "Uint8Array",
+  "Uint8ClampedArray",
+  "Int16Array",
+  "Uint16Array",
+  "Int32Array",
+  "Uint32Array",
+];
+
+/**
+ * A tensor argument as { data: Float32Array, shape } (the caller's Float32Array itself when it
+ * is a plain one; a copy otherwise). Accepts { data, shape } with data a typed array of numbers
+ * or an array of numbers, or nested arrays of numbers.
+ */
 function toTensor(name, value) {
   if (Array.isArray(value)) {
-    const { shape, values } = flattenNested(name, value, (x, path) => {
-      if (typeof x !== "number") fail("BAD_ARGUMENT", `${name}${path} must be a number; got ${describe(x)}`);
-      return x;
-    });
+    const { shape, values } = flattenNested(name, value, (x, at, present) => element(name, at, x, present));
     return { data: Float32Array.from(values), shape };
   }
-  if (value && typeof value === "object" && "data" in value && "shape" in value) {
-    const { data, shape } = value;
-    let array = data;
-    if (!(data instanceof Float32Array)) {
-      if (!(Array.isArray(data) || ArrayBuffer.isView(data)) || data instanceof BigInt64Array || data instanceof BigUint64Array) {
-        fail("BAD_ARGUMENT", `${name}.data must be a Float32Array (or an array of numbers); got ${describe(data)}`);
-      }
-      array = Float32Array.from(data);
+  if (value === null || typeof value !== "object" || !("data" in value) || !("shape" in value)) {
+    fail("BAD_ARGUMENT", `${name} must be { data: Float32Array, shape: number[] } or a nested array of numbers; got ${describe(value)}`);
+  }
+  const data = value.data;
+  const shape = readShape(name, value.shape);
+  const length = typedLength(`${name}.data`, data, NUMBER_KINDS);
+  if (length !== undefined) {
+    checkLength(name, shape, length);
+    if (typedKind(data) === "Float32Array") {
+      // A subclass may override what it reports (length, iteration): copy through the intrinsic.
+      return { data: Object.getPrototypeOf(data) === Float32Array.prototype ? data : new Float32Array(data), shape };
     }
-    checkShape(name, shape, array.length);
-    return { data: array, shape: [...shape] };
+    const copy = new Float32Array(data);
+    for (let i = 0; i < length; i++) {
+      if (!Number.isFinite(copy[i]) && Number.isFinite(Number(data[i]))) element(`${name}.data`, `[${i}]`, Number(data[i]), true);
+    }
+    return { data: copy, shape };
+  }
+  if (Array.isArray(data)) {
+    const length = data.length;
+    checkLength(name, shape, length);
+    const copy = new Float32Array(length);
+    for (let i = 0; i < length; i++) copy[i] = element(`${name}.data`, `[${i}]`, data[i], i in data);
+    return { data: copy, shape };
   }
   return fail(
     "BAD_ARGUMENT",
-    `${name} must be { data: Float32Array, shape: number[] } or a nested array of numbers; got ${describe(value)}`,
+    `${name}.data must be a Float32Array (or another typed array of numbers, or an array of numbers); got ${describe(data)}`,
   );
 }
 
@@ -126,72 +217,35 @@ function toTensor(name, value) {
 function toMask(value) {
   if (Array.isArray(value)) {
     let kind;
-    const { shape, values } = flattenNested("mask", value, (x, path) => {
-      const k = typeof x === "boolean" ? "bool" : typeof x === "number" ? "float" : undefined;
-      if (!k) fail("BAD_ARGUMENT", `mask${path} must be a boolean or a number; got ${describe(x)}`);
-      if (kind && k !== kind) fail("BAD_ARGUMENT", `mask mixes booleans and numbers (at mask${path})`);
+    const { shape, values } = flattenNested("mask", value, (x, at, present) => {
+      const k = !present ? undefined : typeof x === "boolean" ? "boolean" : typeof x === "number" ? "additive" : undefined;
+      if (!k)
+        fail(
+          "BAD_ARGUMENT",
+          `mask${at} must be a boolean or a number; got ${present ? describe(x) : "an empty slot (a hole in a sparse array)"}`,
+        );
+      if (kind && k !== kind) fail("BAD_ARGUMENT", `mask mixes booleans and numbers (at mask${at})`);
       kind = k;
-      return x;
+      return k === "additive" ? element("mask", at, x, true) : x;
     });
-    return kind === "bool"
+    return kind === "boolean"
       ? { kind, data: Uint8Array.from(values, (b) => (b ? 1 : 0)), shape }
-      : { kind: "float", data: Float32Array.from(values), shape };
+      : { kind: "additive", data: Float32Array.from(values), shape };
   }
-  if (value && typeof value === "object" && "data" in value && "shape" in value) {
-    const { data, shape } = value;
-    if (data instanceof Uint8Array) {
-      checkShape("mask", shape, data.length);
-      return { kind: "bool", data, shape: [...shape] };
-    }
-    if (data instanceof Float32Array) {
-      checkShape("mask", shape, data.length);
-      return { kind: "float", data, shape: [...shape] };
+  if (value !== null && typeof value === "object" && "data" in value && "shape" in value) {
+    const data = value.data;
+    const shape = readShape("mask", value.shape);
+    const kind = typedKind(data);
+    const length = typedLength("mask.data", data, ["Uint8Array", "Float32Array"]);
+    if (length !== undefined) {
+      checkLength("mask", shape, length);
+      const plain = Object.getPrototypeOf(data) === (kind === "Uint8Array" ? Uint8Array : Float32Array).prototype;
+      const copy = plain ? data : kind === "Uint8Array" ? new Uint8Array(data) : new Float32Array(data);
+      return { kind: kind === "Uint8Array" ? "boolean" : "additive", data: copy, shape };
     }
     fail("BAD_ARGUMENT", `mask.data must be a Uint8Array (1 = may attend) or a Float32Array (added to the scores); got ${describe(data)}`);
   }
   return fail("BAD_ARGUMENT", `mask must be { data: Uint8Array | Float32Array, shape } or a nested array; got ${describe(value)}`);
-}
-
-function checkAttentionShapes(q, k, v) {
-  const r = q.shape.length;
-  if (r < 2 || r > 4) fail("SHAPE_MISMATCH", `q must have rank 2 [L, E], 3 [B, L, E] or 4 [B, H, L, E]; got shape ${shapeText(q.shape)}`);
-  if (k.shape.length !== r || v.shape.length !== r) {
-    fail(
-      "SHAPE_MISMATCH",
-      `q, k and v must have the same rank; got q ${shapeText(q.shape)}, k ${shapeText(k.shape)}, v ${shapeText(v.shape)}`,
-    );
-  }
-  if (k.shape[r - 1] !== q.shape[r - 1]) {
-    fail(
-      "SHAPE_MISMATCH",
-      `k has last dimension ${k.shape[r - 1]} but q has ${q.shape[r - 1]} (q ${shapeText(q.shape)}, k ${shapeText(k.shape)})`,
-    );
-  }
-  if (v.shape[r - 2] !== k.shape[r - 2]) {
-    fail(
-      "SHAPE_MISMATCH",
-      `v has ${v.shape[r - 2]} rows (keys) but k has ${k.shape[r - 2]} (k ${shapeText(k.shape)}, v ${shapeText(v.shape)})`,
-    );
-  }
-  if (r >= 3 && (k.shape[0] !== q.shape[0] || v.shape[0] !== q.shape[0])) {
-    fail("SHAPE_MISMATCH", `batch sizes differ: q ${shapeText(q.shape)}, k ${shapeText(k.shape)}, v ${shapeText(v.shape)}`);
-  }
-  if (r === 4) {
-    if (v.shape[1] !== k.shape[1]) fail("SHAPE_MISMATCH", `k has ${k.shape[1]} heads but v has ${v.shape[1]}`);
-    if (k.shape[1] === 0 || q.shape[1] % k.shape[1] !== 0) {
-      fail(
-        "SHAPE_MISMATCH",
-        `q has ${q.shape[1]} heads, which is not a multiple of the ${k.shape[1]} heads of k and v (grouped-query attention needs Hq % Hkv == 0)`,
-      );
-    }
-  }
-  for (const [name, t] of [
-    ["q", q],
-    ["k", k],
-    ["v", v],
-  ]) {
-    if (t.shape.includes(0)) fail("EMPTY_INPUT", `${name} has shape ${shapeText(t.shape)}; every dimension must be at least 1`);
-  }
 }
 
 // Turns an error result of the raw bindings into an AttnLensError.
@@ -218,67 +272,141 @@ function utf16Offsets(text, tokens) {
   }
 }
 
-const ATTENTION_OPTIONS = ["causal", "causalAlign", "mask", "scale", "returnWeights", "maxElements", "streaming"];
-const SELF_ATTENTION_CONFIG = ["modelDim", "numHeads", "seed", "init", "weights", "bias"];
-const FORWARD_OPTIONS = ["causal", "trace"];
-const EXPLAIN_OPTIONS = ["causal", "modelDim", "numHeads", "seed", "init", "positional", "maxTokens", "truncate"];
+// Option names and their JS types; values, ranges and defaults are the library's.
+const ATTENTION_OPTIONS = {
+  mask: "any",
+  causal: "boolean",
+  causalAlign: "string",
+  scale: "number",
+  returnWeights: "boolean",
+  maxElements: "number",
+  maxWork: "number",
+  streaming: "boolean",
+};
+const SELF_ATTENTION_CONFIG = { modelDim: "number", numHeads: "number", seed: "number", init: "string", bias: "boolean" };
+const FORWARD_OPTIONS = { causal: "boolean", trace: "boolean" };
+const EXPLAIN_OPTIONS = {
+  causal: "boolean",
+  modelDim: "number",
+  numHeads: "number",
+  seed: "number",
+  init: "string",
+  positional: "string",
+  maxTokens: "number",
+  truncate: "boolean",
+};
 const WEIGHT_NAMES = ["wq", "wk", "wv", "wo", "bq", "bk", "bv", "bo"];
-const MAX_SEED = Number.MAX_SAFE_INTEGER;
+
+const copyTensor = (t) => ({ data: t.data.slice(), shape: [...t.shape] });
+const deepFreeze = (object) => {
+  for (const value of Object.values(object)) if (value && typeof value === "object") deepFreeze(value);
+  return Object.freeze(object);
+};
 
 /** Builds the public API object around an instantiated Embind module. */
 export function createLens(core) {
-  const limits = core._limits();
-  const errorCodes = core._errorCodes();
+  const described = JSON.parse(core._description());
+  const { limits, defaults, choices, errorCodes, traceStages, stage } = deepFreeze(described);
+  const slots = stage.slots;
+
+  // Each tensor's slots in the staging header: rank, shape (maxRank slots) and data offset (or,
+  // for results, heap address).
+  const slotsOf = (name, at) => ({ rank: slots[`${name}Rank`], shape: slots[`${name}Shape`], at: slots[`${name}${at}`] });
+  const staged = { q: slotsOf("q", "At"), k: slotsOf("k", "At"), v: slotsOf("v", "At"), mask: slotsOf("mask", "At") };
+  const results = { output: slotsOf("output", "Address"), weights: slotsOf("weights", "Address") };
+  const checkRank = (name, shape) => {
+    if (shape.length > stage.maxRank) {
+      fail(
+        "SHAPE_MISMATCH",
+        `${name} has shape ${shapeText(shape)}, more than the ${stage.maxRank} dimensions the WebAssembly interface passes`,
+      );
+    }
+  };
+  const stageShape = (heap, base, at, shape) => {
+    heap[base + at.rank] = shape.length;
+    for (let i = 0; i < shape.length; i++) heap[base + at.shape + i] = shape[i];
+  };
+  const resultShape = (heap, base, at) => {
+    const shape = [];
+    for (let i = 0, rank = heap[base + at.rank]; i < rank; i++) shape.push(heap[base + at.shape + i]);
+    return shape;
+  };
 
   function runAttention(q, k, v, options, reference) {
-    const o = checkOptions("options", options, ATTENTION_OPTIONS);
+    const o = typedOptions("options", options, ATTENTION_OPTIONS);
     const qt = toTensor("q", q);
     const kt = toTensor("k", k);
     const vt = toTensor("v", v);
-    checkAttentionShapes(qt, kt, vt);
-    if (o.scale !== undefined && (typeof o.scale !== "number" || !Number.isFinite(o.scale))) {
-      fail(typeof o.scale === "number" ? "NON_FINITE" : "BAD_ARGUMENT", `scale must be a finite number; got ${describe(o.scale)}`);
-    }
     const mask = o.mask === undefined || o.mask === null ? undefined : toMask(o.mask);
-    const causal = optionalBoolean("causal", o.causal, false);
-    const align = optionalChoice("causalAlign", o.causalAlign, "top-left", ["top-left", "bottom-right"]);
-    const returnWeights = optionalBoolean("returnWeights", o.returnWeights, false);
-    const maxElements = optionalInteger("maxElements", o.maxElements, limits.maxElements, 1, Number.MAX_SAFE_INTEGER);
-    const streaming = optionalBoolean("streaming", o.streaming, false);
-
-    // Stage the inputs in the wasm heap (bindings.cpp describes the layout): one copy in.
-    const shapes = [qt.shape, kt.shape, vt.shape, mask ? mask.shape : []];
-    const headerSlots = shapes.reduce((n, s) => n + 1 + s.length, 0);
-    const floats = qt.data.length + kt.data.length + vt.data.length + (mask?.kind === "float" ? mask.data.length : 0);
-    const base = core._attentionStage(headerSlots, floats, mask?.kind === "bool" ? mask.data.length : 0);
-    if (base === 0) fail("OUT_OF_MEMORY", `the WebAssembly heap could not grow to hold the inputs (${floats} floats)`);
-    const heap32 = core.HEAP32;
-    const heapF32 = core.HEAPF32;
-    let slot = base >> 2;
-    for (const shape of shapes) {
-      heap32[slot++] = shape.length;
-      for (const d of shape) heap32[slot++] = d;
+    // Reading k, v and the mask may have run the caller's code (getters), which could have
+    // detached q's buffer: check every array still holds what its shape needs.
+    for (const [name, t] of [
+      ["q", qt],
+      ["k", kt],
+      ["v", vt],
+      ["mask", mask],
+    ]) {
+      if (t) {
+        checkLength(name, t.shape, typedLength(`${name}.data`, t.data, [typedKind(t.data)]));
+        checkRank(name, t.shape);
+      }
     }
-    for (const data of [qt.data, kt.data, vt.data, mask?.kind === "float" ? mask.data : undefined]) {
+    const align = o.causalAlign ?? defaults.attention.causalAlign;
+    const alignIndex = choices.causalAlign.indexOf(align);
+    if (alignIndex < 0)
+      fail("BAD_ARGUMENT", `causalAlign must be ${choices.causalAlign.map((c) => `"${c}"`).join(" or ")}; got ${describe(align)}`);
+
+    // Stage the call in the wasm heap (bindings.cpp describes the layout): one copy in.
+    const floats = [qt.data, kt.data, vt.data];
+    if (mask?.kind === "additive") floats.push(mask.data);
+    const floatBytes = floats.reduce((n, a) => n + 4 * a.length, 0);
+    const dataBytes = floatBytes + (mask?.kind === "boolean" ? mask.data.length : 0);
+    const address = core._attentionStage(dataBytes);
+    if (address === 0) fail("OUT_OF_MEMORY", `the WebAssembly heap could not grow to hold the inputs (${dataBytes} bytes)`);
+    const header = core.HEAPF64;
+    const base = address / 8;
+    header[base + slots.causal] = (o.causal ?? defaults.attention.causal) ? 1 : 0;
+    header[base + slots.causalAlign] = alignIndex;
+    header[base + slots.returnWeights] = (o.returnWeights ?? defaults.attention.returnWeights) ? 1 : 0;
+    header[base + slots.streaming] = (o.streaming ?? defaults.attention.streaming) ? 1 : 0;
+    header[base + slots.reference] = reference ? 1 : 0;
+    header[base + slots.scale] = o.scale ?? NaN;
+    header[base + slots.maxElements] = o.maxElements ?? defaults.attention.maxElements;
+    header[base + slots.maxWork] = o.maxWork ?? defaults.attention.maxWork;
+    header[base + slots.maskKind] = stage.maskKinds[mask ? mask.kind : "none"];
+    stageShape(header, base, staged.q, qt.shape);
+    stageShape(header, base, staged.k, kt.shape);
+    stageShape(header, base, staged.v, vt.shape);
+    stageShape(header, base, staged.mask, mask ? mask.shape : []);
+    let at = stage.headerBytes;
+    for (const [name, data] of [
+      ["q", qt.data],
+      ["k", kt.data],
+      ["v", vt.data],
+      ["mask", mask?.kind === "additive" ? mask.data : undefined],
+    ]) {
       if (!data) continue;
-      heapF32.set(data, slot);
-      slot += data.length;
+      header[base + staged[name].at] = at;
+      core.HEAPF32.set(data, (address + at) / 4);
+      at += 4 * data.length;
     }
-    if (mask?.kind === "bool") core.HEAPU8.set(mask.data, slot << 2);
+    if (mask?.kind === "boolean") {
+      header[base + slots.maskAt] = at;
+      core.HEAPU8.set(mask.data, address + at);
+    }
 
-    const maskKind = mask ? (mask.kind === "bool" ? 1 : 2) : 0;
-    const scale = o.scale === undefined ? NaN : o.scale;
-    const code = core._attentionRun(causal, align === "bottom-right", scale, returnWeights, maxElements, streaming, maskKind, reference);
+    const code = core._attentionRun();
     try {
       if (code >= 0) throw new AttnLensError(errorCodes[code].name, core._attentionError());
       // One copy out; the heap may have grown during the call, so its views are taken afresh.
-      const copyOut = (which, shape) => {
-        const at = core._attentionResult(which) >> 2;
-        return { data: core.HEAPF32.slice(at, at + shape.reduce((a, b) => a * b, 1)), shape };
+      const heap = core.HEAPF64;
+      const copyOut = (at) => {
+        const shape = resultShape(heap, base, at);
+        const from = heap[base + at.at] / 4;
+        return { data: core.HEAPF32.slice(from, from + shape.reduce((a, b) => a * b, 1)), shape };
       };
-      const r = qt.shape.length;
-      const result = { output: copyOut(0, [...qt.shape.slice(0, r - 1), vt.shape[r - 1]]) };
-      if (returnWeights) result.weights = copyOut(1, [...qt.shape.slice(0, r - 1), kt.shape[r - 2]]);
+      const result = { output: copyOut(results.output) };
+      if (heap[base + results.weights.rank] > 0) result.weights = copyOut(results.weights);
       return result;
     } finally {
       core._attentionRelease();
@@ -288,96 +416,75 @@ export function createLens(core) {
   const attentionReference = (q, k, v, options) => runAttention(q, k, v, options, true);
 
   function selfAttention(config) {
-    const c = checkOptions("config", config, SELF_ATTENTION_CONFIG);
-    const modelDim = optionalInteger("modelDim", c.modelDim, 64, 1, limits.maxModelDim);
-    const numHeads = optionalInteger("numHeads", c.numHeads, 4, 1, limits.maxHeads);
-    if (modelDim % numHeads !== 0) {
-      fail("BAD_ARGUMENT", `modelDim ${modelDim} is not divisible by numHeads ${numHeads}; each head needs modelDim / numHeads columns`);
-    }
-    const seed = optionalInteger("seed", c.seed, 0, 0, MAX_SEED);
-    const init = optionalChoice("init", c.init, "xavier", ["xavier", "normal", "identity"]);
-    const bias = optionalBoolean("bias", c.bias, false);
-    let weights;
-    if (c.weights !== undefined) {
-      const given = checkOptions("weights", c.weights, WEIGHT_NAMES);
-      weights = {};
+    const { weights: givenWeights, ...given } = checkOptions("config", config, [...Object.keys(SELF_ATTENTION_CONFIG), "weights"]);
+    const c = typedOptions("config", given, SELF_ATTENTION_CONFIG);
+    if (givenWeights !== undefined) {
+      const w = checkOptions("weights", givenWeights, WEIGHT_NAMES);
+      c.weights = {};
       for (const name of WEIGHT_NAMES) {
-        if (given[name] === undefined) {
+        if (w[name] === undefined) {
           if (name.startsWith("w")) fail("BAD_ARGUMENT", `weights.${name} is missing; give all of wq, wk, wv, wo`);
           continue;
         }
-        const t = toTensor(`weights.${name}`, given[name]);
-        const want = name.startsWith("w") ? [modelDim, modelDim] : [modelDim];
-        if (t.shape.length !== want.length || t.shape.some((d, i) => d !== want[i])) {
-          fail("SHAPE_MISMATCH", `weights.${name} has shape ${shapeText(t.shape)} but must be ${shapeText(want)} (modelDim = ${modelDim})`);
-        }
-        weights[name] = t;
+        c.weights[name] = toTensor(`weights.${name}`, w[name]);
       }
-    } else {
-      weights = unwrap(core._selfAttentionInit(modelDim, numHeads, seed, init, bias));
     }
-    const rawWeights = Object.fromEntries(Object.entries(weights).map(([name, t]) => [name, t.data]));
-    return {
+    // The library validates and copies the weights; the layer keeps that copy, never the
+    // caller's arrays, and hands out copies of it.
+    const layer = unwrap(core._selfAttentionCreate(c));
+    const { modelDim, numHeads } = layer;
+    const weights = layer.weights;
+    return Object.freeze({
       modelDim,
       numHeads,
       headDim: modelDim / numHeads,
-      weights,
-      forward(x, options) {
-        const o = checkOptions("options", options, FORWARD_OPTIONS);
-        const xt = toTensor("x", x);
-        const r = xt.shape.length;
-        if (r !== 2 && r !== 3) fail("SHAPE_MISMATCH", `x must be [L, E] or [B, L, E]; got shape ${shapeText(xt.shape)}`);
-        if (xt.shape[r - 1] !== modelDim) {
-          fail(
-            "SHAPE_MISMATCH",
-            `x has last dimension ${xt.shape[r - 1]} but the model dimension is ${modelDim} (x ${shapeText(xt.shape)})`,
-          );
-        }
-        if (xt.shape.includes(0)) fail("EMPTY_INPUT", `x has shape ${shapeText(xt.shape)}; it needs at least one token`);
-        const causal = optionalBoolean("causal", o.causal, false);
-        const trace = optionalBoolean("trace", o.trace, false);
-        return unwrap(core._selfAttentionForward(modelDim, numHeads, rawWeights, xt.data, xt.shape, causal, trace));
+      /** A copy of the layer's weights: changing it does not change the layer. */
+      get weights() {
+        return Object.fromEntries(Object.entries(weights).map(([name, t]) => [name, copyTensor(t)]));
       },
-    };
+      forward(x, options) {
+        const o = typedOptions("options", options, FORWARD_OPTIONS);
+        const xt = toTensor("x", x);
+        return unwrap(core._selfAttentionForward(modelDim, numHeads, weights, xt, o));
+      },
+    });
   }
 
   function explain(sentence, options) {
-    const o = checkOptions("options", options, EXPLAIN_OPTIONS);
-    if (typeof sentence !== "string" && !(sentence instanceof Uint8Array)) {
+    const o = typedOptions("options", options, EXPLAIN_OPTIONS);
+    const isText = typeof sentence === "string";
+    const byteLength = isText ? undefined : typedLength("sentence", sentence, ["Uint8Array"]);
+    if (!isText && byteLength === undefined) {
       fail("BAD_ARGUMENT", `sentence must be a string (or UTF-8 bytes in a Uint8Array); got ${describe(sentence)}`);
     }
-    if (typeof sentence === "string") {
+    // Every UTF-16 unit takes at least one UTF-8 byte: a longer text is over the library's limit
+    // before it is encoded into (and grows) the wasm heap.
+    const units = isText ? sentence.length : byteLength;
+    if (units > limits.maxTextBytes) {
+      fail(
+        "TOO_LARGE",
+        `sentence has ${isText ? `${units} UTF-16 code units, so at least ${units} bytes of UTF-8` : `${units} bytes`}, over the limit of ${limits.maxTextBytes} bytes`,
+      );
+    }
+    if (isText) {
       const lone = sentence.search(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/);
       if (lone >= 0) {
         fail("INVALID_UTF8", `sentence holds a lone UTF-16 surrogate at index ${lone}, which has no UTF-8 encoding`);
       }
     }
-    const raw = {
-      causal: optionalBoolean("causal", o.causal, true),
-      modelDim: optionalInteger("modelDim", o.modelDim, 64, 1, limits.maxModelDim),
-      numHeads: optionalInteger("numHeads", o.numHeads, 4, 1, limits.maxHeads),
-      seed: optionalInteger("seed", o.seed, 7, 0, MAX_SEED),
-      init: optionalChoice("init", o.init, "xavier", ["xavier", "normal", "identity"]),
-      positional: optionalChoice("positional", o.positional, "sinusoidal", ["sinusoidal", "none"]),
-      maxTokens: optionalInteger("maxTokens", o.maxTokens, limits.defaultMaxTokens, 1, limits.maxTokens),
-      truncate: optionalBoolean("truncate", o.truncate, false),
-    };
-    if (raw.modelDim % raw.numHeads !== 0) {
-      fail(
-        "BAD_ARGUMENT",
-        `modelDim ${raw.modelDim} is not divisible by numHeads ${raw.numHeads}; each head needs modelDim / numHeads columns`,
-      );
-    }
-    const ex = unwrap(core._explain(sentence, raw));
-    if (typeof sentence === "string") utf16Offsets(sentence, ex.tokens);
-    ex.options = raw;
+    const text = isText || Object.getPrototypeOf(sentence) === Uint8Array.prototype ? sentence : new Uint8Array(sentence);
+    const ex = unwrap(core._explain(text, o));
+    if (isText) utf16Offsets(sentence, ex.tokens);
     return ex;
   }
 
   return Object.freeze({
     version: core._version,
-    limits: Object.freeze(limits),
-    errorCodes: Object.freeze(errorCodes),
+    limits,
+    defaults,
+    choices,
+    errorCodes,
+    traceStages,
     attention,
     attentionReference,
     selfAttention,
@@ -423,6 +530,16 @@ function checkLoadOptions(options) {
     );
   }
   return { ...o, simd };
+}
+
+/**
+ * Reads a .wasm over HTTP(S) with fetch(): the browser entry's and the web page's way to obtain
+ * the module's bytes.
+ */
+export async function fetchWasm(url) {
+  const response = await fetch(url);
+  if (!response.ok) throw new Error(`attnlens: could not load ${url} (HTTP ${response.status})`);
+  return response.arrayBuffer();
 }
 
 /**

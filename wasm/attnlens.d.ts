@@ -30,30 +30,64 @@ export interface Tensor {
 export type NestedNumbers = number | NestedNumbers[];
 export type NestedBooleans = boolean | NestedBooleans[];
 
-/** A tensor argument: a Tensor (data may also be any array of numbers) or nested arrays. */
-export type TensorInput = Tensor | { data: ArrayLike<number>; shape: number[] } | NestedNumbers[];
+/**
+ * The arrays a tensor's `data` may be. A Float32Array is read in place; the other typed arrays
+ * and plain arrays are converted to float32 (BigInt64Array and BigUint64Array are not
+ * accepted). Every entry must be a number that is finite in float32, or NaN or an infinity,
+ * which attention() reports as NON_FINITE: holes, null, strings, booleans and BigInts are
+ * BAD_ARGUMENT naming the index. Typed arrays are read through their real length (a subclass
+ * or Proxy cannot change it); a detached buffer is BAD_ARGUMENT.
+ */
+export type TensorData =
+  | Float32Array
+  | Float64Array
+  | Int8Array
+  | Uint8Array
+  | Uint8ClampedArray
+  | Int16Array
+  | Uint16Array
+  | Int32Array
+  | Uint32Array
+  | readonly number[];
+
+/**
+ * A tensor argument: `{ data, shape }` with `data.length` equal to the product of `shape` (an
+ * array of non-negative integers), or nested arrays of numbers (the same rules per entry, rows
+ * of equal length).
+ */
+export type TensorInput = Tensor | { data: TensorData; shape: readonly number[] } | NestedNumbers[];
 
 /**
  * A mask shaped [L, S] or broadcastable to the scores ([B, H, L, S] / [B, L, S]).
- * Boolean: Uint8Array or nested booleans, 1/true = may attend (as PyTorch's SDPA).
- * Additive: Float32Array or nested numbers, added to the scaled scores; -Infinity masks.
+ * Boolean: a Uint8Array or nested booleans, 1/true = may attend (as PyTorch's SDPA).
+ * Additive: a Float32Array or nested numbers, added to the scaled scores; -Infinity masks.
+ * The same entry rules as TensorData (no holes; numbers finite in float32 or -Infinity).
  */
 export type MaskInput =
-  { data: Uint8Array; shape: number[] } | { data: Float32Array; shape: number[] } | NestedBooleans[] | NestedNumbers[];
+  { data: Uint8Array; shape: readonly number[] } | { data: Float32Array; shape: readonly number[] } | NestedBooleans[] | NestedNumbers[];
 
 export interface AttentionOptions {
   /** Query i attends keys j <= i (see causalAlign). Default false. */
   causal?: boolean;
   /** "top-left" (default, PyTorch's is_causal) or "bottom-right" (j <= i + S - L, KV cache). */
-  causalAlign?: "top-left" | "bottom-right";
+  causalAlign?: CausalAlign;
   /** Combined with causal when both are given: a key must be allowed by both. */
   mask?: MaskInput | null;
-  /** Multiplies q·kᵀ. Default 1 / sqrt(E). */
+  /**
+   * Multiplies q·kᵀ. Default 1 / sqrt(E). Must be finite in float32: a JS number beyond
+   * ±3.4028234663852886e38 is NON_FINITE with a message saying so.
+   */
   scale?: number;
   /** Also return the weights [..., L, S]. Default false. */
   returnWeights?: boolean;
-  /** Size limit on each tensor and on one L x S score slice. Default limits.maxElements (2^26). */
+  /** Size limit on each tensor and on one L x S score slice; an integer >= 1. Default limits.maxElements (2^26). */
   maxElements?: number;
+  /**
+   * Limit on the call's work, B·H·L·S·(E + Ev + 32) multiply-adds (the 32 stands for each
+   * score's softmax); an integer >= 1. Default limits.maxWork (2^36, about 4 s of wasm time on a
+   * 2-core server). Over it: TOO_LARGE. It bounds streaming calls too.
+   */
+  maxWork?: number;
   /**
    * FlashAttention's schedule: key tiles with an online softmax, never holding the L x S
    * scores (memory O(L·D), no L x S limit). Cannot be combined with returnWeights. Default false.
@@ -61,6 +95,11 @@ export interface AttentionOptions {
   streaming?: boolean;
 }
 
+/**
+ * Overflow: finite inputs always give finite, right answers (within float32 rounding). Where
+ * float32 scores, logits or sums of weights times values could overflow, the call is computed in
+ * float64 instead (the same rule for attention(), attentionReference(), forward() and explain()).
+ */
 export interface AttentionResult {
   /** [..., L, Ev] */
   output: Tensor;
@@ -68,7 +107,9 @@ export interface AttentionResult {
   weights?: Tensor;
 }
 
-export type Init = "xavier" | "normal" | "identity";
+export type Init = "normal" | "xavier" | "identity";
+export type Positional = "sinusoidal" | "none";
+export type CausalAlign = "top-left" | "bottom-right";
 
 export interface SelfAttentionWeights {
   wq: Tensor;
@@ -96,28 +137,46 @@ export interface SelfAttentionConfig {
   weights?: { [K in keyof SelfAttentionWeights]?: TensorInput };
 }
 
-/** Every stage of a forward pass; shapes for x [L, E] (a batched x adds a leading B). */
+/**
+ * Every stage of a forward pass, in the order the data flows (lens.traceStages lists them from
+ * the C++ library). Shapes are for x [L, E] with H heads of width d = E / H; a batched x
+ * [B, L, E] adds a leading B to each, except `mask`.
+ */
 export interface Trace {
+  /** The factor applied to the raw scores (1 / sqrt(d) unless given). */
   scale: number;
+  /** [L, E] the input */
   x: Tensor;
-  /** [H, L, d] per head, d = E / H */
+  /** [H, L, d] per-head queries: columns h*d .. h*d + d - 1 of x W_Q + b_Q */
   q: Tensor;
+  /** [H, L, d] per-head keys: x W_K + b_K, split the same way */
   k: Tensor;
+  /** [H, L, d] per-head values: x W_V + b_V, split the same way */
   v: Tensor;
-  /** [H, L, L] Q·Kᵀ */
+  /** [H, L, L] Q_h K_h^T */
   scores: Tensor;
-  /** [H, L, L] scores · scale */
+  /** [H, L, L] scores * scale */
   scaled: Tensor;
-  /** [L, L] additive: 0 or -Infinity */
+  /** [L, L] the additive causal mask: 0, or -Infinity where a key is hidden */
   mask: Tensor;
-  /** [H, L, L] softmax(scaled + mask) */
+  /** [H, L, L] the logits softmax reads: scaled + mask, -Infinity where masked */
+  masked: Tensor;
+  /** [H, L, L] softmax(masked): the same numbers as the result's weights */
   weights: Tensor;
-  /** [H, L, d] weights · V */
+  /** [H, L, d] weights_h V_h */
   headOutputs: Tensor;
-  /** [L, E] */
+  /** [L, E] the heads' outputs side by side */
   concat: Tensor;
-  /** [L, E] concat · W_O */
+  /** [L, E] concat W_O + b_O: the same numbers as the result's output */
   output: Tensor;
+}
+
+/** One stage of a Trace, as the C++ library describes it. */
+export interface TraceStage {
+  name: Exclude<keyof Trace, "scale">;
+  /** e.g. "[H, L, L]" */
+  shape: string;
+  meaning: string;
 }
 
 export interface ForwardOptions {
@@ -136,6 +195,10 @@ export interface SelfAttention {
   readonly modelDim: number;
   readonly numHeads: number;
   readonly headDim: number;
+  /**
+   * A copy of the layer's weights, made on each read. The layer keeps its own copy of given
+   * weights too: changing either the arrays passed in or these changes nothing.
+   */
   readonly weights: SelfAttentionWeights;
   /** x: [L, E] or [B, L, E] */
   forward(x: TensorInput, options?: ForwardOptions): ForwardResult;
@@ -153,7 +216,7 @@ export interface ExplainOptions {
   /** Default "xavier". */
   init?: Init;
   /** Default "sinusoidal". */
-  positional?: "sinusoidal" | "none";
+  positional?: Positional;
   /** Default 256, at most 1024. */
   maxTokens?: number;
   /** Over maxTokens: explain the first maxTokens instead of throwing TOO_LARGE. Default false. */
@@ -221,6 +284,7 @@ export interface Explanation {
 
 export interface Limits {
   maxElements: number;
+  maxWork: number;
   maxModelDim: number;
   maxHeads: number;
   maxTokens: number;
@@ -228,10 +292,29 @@ export interface Limits {
   maxTextBytes: number;
 }
 
+export interface Defaults {
+  attention: Readonly<Required<Omit<AttentionOptions, "mask" | "scale">>>;
+  selfAttention: Readonly<Required<Omit<SelfAttentionConfig, "weights">>>;
+  forward: Readonly<Required<ForwardOptions>>;
+  explain: Readonly<Required<ExplainOptions>>;
+}
+
+export interface Choices {
+  init: readonly Init[];
+  positional: readonly Positional[];
+  causalAlign: readonly CausalAlign[];
+}
+
 export interface AttnLens {
   readonly version: string;
   readonly limits: Readonly<Limits>;
   readonly errorCodes: ReadonlyArray<{ name: AttnLensErrorCode; description: string }>;
+  /** The stages of a Trace in data-flow order, from the C++ library's one list. */
+  readonly traceStages: ReadonlyArray<Readonly<TraceStage>>;
+  /** The library's defaults for each call's options (what an omitted option means). */
+  readonly defaults: Readonly<Defaults>;
+  /** The accepted values of each option that takes a name. */
+  readonly choices: Readonly<Choices>;
   attention(q: TensorInput, k: TensorInput, v: TensorInput, options?: AttentionOptions): AttentionResult;
   /** The same contract computed the plain way (three Eigen steps); slower, for checking. */
   attentionReference(q: TensorInput, k: TensorInput, v: TensorInput, options?: AttentionOptions): AttentionResult;

@@ -2,15 +2,9 @@
 // located with new URL(..., import.meta.url), which Vite and webpack recognise and bundle as
 // assets without configuration; only the one makeLoader picks is fetched.
 import createAttnLensCore from "./attnlens_core.js";
-import { makeLoader } from "./api.js";
+import { fetchWasm, makeLoader } from "./api.js";
 
 export { AttnLensError, relaxedSimdSupported } from "./api.js";
-
-async function fetchWasm(url) {
-  const response = await fetch(url);
-  if (!response.ok) throw new Error(`attnlens: could not load ${url} (HTTP ${response.status})`);
-  return response.arrayBuffer();
-}
 
 export const loadAttnLens = makeLoader(createAttnLensCore, fetchWasm, {
   baseline: new URL("./attnlens.wasm", import.meta.url),

@@ -3,15 +3,9 @@
 // dist/attnlens.wasm; the demo site copies it beside its own bundle). The URL is built from a
 // variable on purpose: a literal would make Vite inline the module into the bundle as base64.
 import createAttnLensCore from "../dist/attnlens_core.js";
-import { makeLoader } from "../dist/api.js";
+import { fetchWasm, makeLoader } from "../dist/api.js";
 
 const WASM_FILE = "./attnlens.wasm";
-
-async function fetchWasm(url) {
-  const response = await fetch(url);
-  if (!response.ok) throw new Error(`attnlens: could not load ${url} (HTTP ${response.status})`);
-  return response.arrayBuffer();
-}
 
 export const loadLens = makeLoader(createAttnLensCore, fetchWasm, new URL(WASM_FILE, import.meta.url));
 

@@ -1,4 +1,5 @@
 #include <attnlens/attention.hpp>
+#include <attnlens/random.hpp>
 
 #include "check.hpp"
 #include "kernels.hpp"
@@ -7,6 +8,8 @@
 #include <cmath>
 #include <limits>
 #include <new>
+#include <string>
+#include <vector>
 
 namespace attnlens {
 namespace {
@@ -92,10 +95,13 @@ Dims check_shapes(const ConstTensorView& q, const ConstTensorView& k, const Cons
   return d;
 }
 
-// Where each (batch, head) slice of a broadcast mask starts.
+// Where each (batch, head) slice of a broadcast mask starts, and the range of its finite
+// additive values (for the float32 bounds).
 struct MaskLayout {
   std::int64_t stride_b = 0;
   std::int64_t stride_h = 0;
+  double above = 0.0;  // largest finite value, if positive
+  double below = 0.0;  // largest magnitude of a negative finite value
   std::int64_t offset(std::int64_t b, std::int64_t h) const { return b * stride_b + h * stride_h; }
 };
 
@@ -143,6 +149,10 @@ MaskLayout check_mask(const MaskView& mask, const Dims& d, std::int64_t limit) {
                      shape_to_string(ms),
                      "); an additive mask may hold finite values and -inf only");
       }
+      if (x != kNegInf) {
+        layout.above = std::max(layout.above, static_cast<double>(x));
+        layout.below = std::max(layout.below, -static_cast<double>(x));
+      }
     }
   }
   // Strides of the mask's batch and head dimensions; 0 where it broadcasts.
@@ -159,29 +169,6 @@ MaskLayout check_mask(const MaskView& mask, const Dims& d, std::int64_t limit) {
   return layout;
 }
 
-// Applies the boolean/additive mask slice and the causal limit to scaled scores [L, S].
-void apply_masks(Eigen::Ref<RowMatrixXf> scores, const MaskView& mask, std::int64_t mask_offset,
-                 bool causal, std::int64_t causal_shift) {
-  const std::int64_t L = scores.rows();
-  const std::int64_t S = scores.cols();
-  if (mask.kind == MaskKind::Boolean) {
-    const std::uint8_t* m = mask.bool_data + mask_offset;
-    for (std::int64_t i = 0; i < L; ++i) {
-      for (std::int64_t j = 0; j < S; ++j) {
-        if (m[i * S + j] == 0) scores(i, j) = kNegInf;
-      }
-    }
-  } else if (mask.kind == MaskKind::Additive) {
-    scores.array() += ConstMap(mask.float_data + mask_offset, L, S).array();
-  }
-  if (causal) {
-    for (std::int64_t i = 0; i < L; ++i) {
-      const std::int64_t visible = std::clamp<std::int64_t>(i + causal_shift + 1, 0, S);
-      scores.row(i).tail(S - visible).setConstant(kNegInf);
-    }
-  }
-}
-
 }  // namespace
 
 void attention_scores(const Eigen::Ref<const RowMatrixXf>& q,
@@ -194,10 +181,12 @@ RowMatrixXf causal_mask(std::int64_t L, std::int64_t S, CausalAlign align) {
     detail::fail(ErrorCode::BAD_ARGUMENT, "causal_mask needs L >= 0 and S >= 0; got L = ", L,
                  ", S = ", S);
   }
+  detail::ScoreRule rule;
+  rule.causal = true;
+  rule.causal_shift = align == CausalAlign::BottomRight ? S - L : 0;
   RowMatrixXf mask = RowMatrixXf::Zero(L, S);
-  const std::int64_t shift = align == CausalAlign::BottomRight ? S - L : 0;
   for (std::int64_t i = 0; i < L; ++i) {
-    const std::int64_t visible = std::clamp<std::int64_t>(i + shift + 1, 0, S);
+    const std::int64_t visible = rule.causal_visible(i, 0, S);
     mask.row(i).tail(S - visible).setConstant(kNegInf);
   }
   return mask;
@@ -234,8 +223,8 @@ namespace {
 struct Checked {
   Dims d;
   MaskLayout mask_layout;
-  float scale = 1.0f;
-  std::int64_t causal_shift = 0;
+  detail::ScoreRule rule;  // scale and causal; each slice adds its mask slice
+  bool exact = false;      // float32 intermediates could overflow: Schedule::Exact
   Shape out_shape;
   Shape weights_shape;
 };
@@ -243,6 +232,10 @@ struct Checked {
 Checked check_call(const ConstTensorView& q, const ConstTensorView& k, const ConstTensorView& v,
                    const AttentionOptions& options) {
   const std::int64_t limit = options.max_elements;
+  if (limit < 1 || options.max_work < 1) {
+    detail::fail(ErrorCode::BAD_ARGUMENT, "maxElements and maxWork must be at least 1; got ", limit,
+                 " and ", options.max_work);
+  }
   require_view(q, "q", limit);
   require_view(k, "k", limit);
   require_view(v, "v", limit);
@@ -256,20 +249,30 @@ Checked check_call(const ConstTensorView& q, const ConstTensorView& k, const Con
                  "set returnWeights or streaming, not both");
   }
   if (!options.streaming) {
-    detail::require_at_most(d.L * d.S, limit, "the score matrix of one (batch, head) slice");
+    detail::require_product_at_most({d.L, d.S}, limit,
+                                    "the score matrix of one (batch, head) slice");
   }
   if (options.return_weights) {
-    detail::require_at_most(d.B * d.Hq * d.L * d.S, limit, "the attention weights");
+    detail::require_product_at_most({d.B, d.Hq, d.L, d.S}, limit, "the attention weights");
   }
-  detail::require_at_most(d.B * d.Hq * d.L * d.Ev, limit, "the output");
-  detail::require_finite(q.data, shape_numel(q.shape), "q", q.shape);
-  detail::require_finite(k.data, shape_numel(k.shape), "k", k.shape);
-  detail::require_finite(v.data, shape_numel(v.shape), "v", v.shape);
-  c.scale = options.scale.value_or(1.0f / std::sqrt(static_cast<float>(d.E)));
-  if (!std::isfinite(c.scale)) {
-    detail::fail(ErrorCode::NON_FINITE, "scale is ", c.scale, "; it must be a finite number");
+  detail::require_product_at_most({d.B, d.Hq, d.L, d.Ev}, limit, "the output");
+  detail::require_work(d.B * d.Hq, d.L, d.S, d.E, d.Ev, options.max_work);
+  detail::InputBounds bounds;
+  bounds.q = detail::require_finite(q.data, shape_numel(q.shape), "q", q.shape);
+  bounds.k = detail::require_finite(k.data, shape_numel(k.shape), "k", k.shape);
+  bounds.v = detail::require_finite(v.data, shape_numel(v.shape), "v", v.shape);
+  c.rule.scale = options.scale.value_or(1.0f / std::sqrt(static_cast<float>(d.E)));
+  if (!std::isfinite(c.rule.scale)) {
+    detail::fail(ErrorCode::NON_FINITE, "scale is ", c.rule.scale, "; it must be a finite number");
   }
-  c.causal_shift = options.causal_align == CausalAlign::BottomRight ? d.S - d.L : 0;
+  c.rule.causal = options.causal;
+  c.rule.causal_shift = options.causal_align == CausalAlign::BottomRight ? d.S - d.L : 0;
+  bounds.D = d.E;
+  bounds.S = d.S;
+  bounds.scale = c.rule.scale;
+  bounds.mask_above = c.mask_layout.above;
+  bounds.mask_below = c.mask_layout.below;
+  c.exact = !detail::fits_float32(bounds);
   c.out_shape = q.shape;
   c.out_shape.back() = d.Ev;
   c.weights_shape = q.shape;
@@ -277,14 +280,23 @@ Checked check_call(const ConstTensorView& q, const ConstTensorView& k, const Con
   return c;
 }
 
-// Checks a call, allocates its results, and runs `slice(c, result, b, h, qh, kvh)` for every
-// (batch, query head): qh indexes q's slices, kvh the key/value slice that head reads (GQA).
-template <typename Slice>
-AttentionResult for_each_slice(const ConstTensorView& q, const ConstTensorView& k,
-                               const ConstTensorView& v, const AttentionOptions& options,
-                               Slice&& slice) {
+// Checks a call, allocates its results and runs every (batch, query head) slice through the
+// slice routine by `schedule`. Query head h reads key/value head h / (Hq / Hkv) (GQA).
+AttentionResult run_slices(const ConstTensorView& q, const ConstTensorView& k,
+                           const ConstTensorView& v, const AttentionOptions& options,
+                           detail::Schedule schedule) {
   const Checked c = check_call(q, k, v, options);
   const Dims& d = c.d;
+  if (c.exact) schedule = detail::Schedule::Exact;
+  detail::SliceProblem p;
+  p.L = d.L;
+  p.S = d.S;
+  p.D = d.E;
+  p.Dv = d.Ev;
+  p.ldq = p.ldk = d.E;
+  p.ldv = p.ldo = d.Ev;
+  p.rule = c.rule;
+  p.rule.mask_stride = d.S;
   AttentionResult result;
   try {
     result.output = Tensor(c.out_shape);
@@ -292,7 +304,21 @@ AttentionResult for_each_slice(const ConstTensorView& q, const ConstTensorView& 
     const std::int64_t group = d.Hq / d.Hkv;
     for (std::int64_t b = 0; b < d.B; ++b) {
       for (std::int64_t h = 0; h < d.Hq; ++h) {
-        slice(c, result, b, h, b * d.Hq + h, b * d.Hkv + h / group);
+        const std::int64_t qh = b * d.Hq + h;
+        const std::int64_t kvh = b * d.Hkv + h / group;
+        p.q = q.data + qh * d.L * d.E;
+        p.k = k.data + kvh * d.S * d.E;
+        p.v = v.data + kvh * d.S * d.Ev;
+        p.out = result.output.data.data() + qh * d.L * d.Ev;
+        p.weights = options.return_weights ? result.weights.data.data() + qh * d.L * d.S : nullptr;
+        const std::int64_t offset = c.mask_layout.offset(b, h);
+        if (options.mask.kind == MaskKind::Boolean) {
+          p.rule.bool_mask = options.mask.bool_data + offset;
+        }
+        if (options.mask.kind == MaskKind::Additive) {
+          p.rule.add_mask = options.mask.float_data + offset;
+        }
+        detail::attend_slice(p, schedule);
       }
     }
   } catch (const std::bad_alloc&) {
@@ -303,66 +329,149 @@ AttentionResult for_each_slice(const ConstTensorView& q, const ConstTensorView& 
   return result;
 }
 
+// The reference schedule: the three steps as written, with Eigen products and a separate
+// softmax. Scores [L, S] are formed in full (masked keys included), then the score rule.
+[[gnu::noinline]] void attend_reference(const detail::SliceProblem& p) {
+  using Strided = Eigen::Map<const RowMatrixXf, 0, Eigen::OuterStride<>>;
+  using StridedOut = Eigen::Map<RowMatrixXf, 0, Eigen::OuterStride<>>;
+  // q is (L, D), k is (S, D), v is (S, Dv); aligned copies, so that the last bit does not depend
+  // on where the caller's memory sits.
+  const RowMatrixXf q_lD = Strided(p.q, p.L, p.D, Eigen::OuterStride<>(p.ldq));
+  const RowMatrixXf k_sD = Strided(p.k, p.S, p.D, Eigen::OuterStride<>(p.ldk));
+  const RowMatrixXf v_sDv = Strided(p.v, p.S, p.Dv, Eigen::OuterStride<>(p.ldv));
+  RowMatrixXf w_lS = q_lD * k_sD.transpose();
+  for (std::int64_t i = 0; i < p.L; ++i) {
+    float* row = w_lS.row(i).data();
+    const std::int64_t visible = p.rule.causal_visible(i, 0, p.S);
+    detail::apply_score_rule(p.rule, row, i, 0, visible, true);
+    std::fill(row + visible, row + p.S, kNegInf);
+  }
+  softmax_rows(w_lS);
+  StridedOut(p.out, p.L, p.Dv, Eigen::OuterStride<>(p.ldo)).noalias() = w_lS * v_sDv;
+  if (p.weights) MutableMap(p.weights, p.L, p.S) = w_lS;
+}
+
+// The float64 schedule, for inputs where float32 intermediates could overflow. Finite float32
+// inputs give scores of at most D · (3.4e38)^2 and logits of at most that times 3.4e38 (plus a
+// mask), far inside float64's range (1.8e308); exp() of a logit minus its row maximum is in
+// (0, 1]; and the output, a convex combination of value rows, is at most max |v|: it rounds to
+// a finite float32. One row of S logits at a time: O(S) memory, like streaming.
+[[gnu::noinline]] void attend_exact(const detail::SliceProblem& p) {
+  std::vector<double> logits(static_cast<std::size_t>(p.S));
+  std::vector<double> out(static_cast<std::size_t>(p.Dv));
+  for (std::int64_t i = 0; i < p.L; ++i) {
+    const float* q = p.q + i * p.ldq;
+    const std::int64_t visible = p.rule.causal_visible(i, 0, p.S);
+    for (std::int64_t j = 0; j < visible; ++j) {
+      const float* k = p.k + j * p.ldk;
+      double dot = 0.0;
+      for (std::int64_t e = 0; e < p.D; ++e)
+        dot += static_cast<double>(q[e]) * static_cast<double>(k[e]);
+      logits[static_cast<std::size_t>(j)] = dot;
+    }
+    detail::apply_score_rule(p.rule, logits.data(), i, 0, visible, true);
+    // Pass 1: the row maximum; -inf when every key is masked (zero weights and output).
+    double max = -std::numeric_limits<double>::infinity();
+    for (std::int64_t j = 0; j < visible; ++j)
+      max = std::max(max, logits[static_cast<std::size_t>(j)]);
+    // Pass 2: exponentiate below the maximum and sum. Masked keys give exactly 0, and so do
+    // logits more than 700 below the maximum (e^-700 = 1e-304 next to the maximum's 1), which
+    // keeps detmath::exp in its domain; it gives the same bits on every platform.
+    double sum = 0.0;
+    for (std::int64_t j = 0; j < visible; ++j) {
+      double& x = logits[static_cast<std::size_t>(j)];
+      const double gap = x - max;  // <= 0; NaN when every key is masked (max = -inf)
+      x = gap >= -700.0 ? detmath::exp(gap) : 0.0;
+      sum += x;
+    }
+    // Pass 3: normalise and sum the weighted values.
+    const double inv = sum > 0.0 ? 1.0 / sum : 0.0;
+    std::fill(out.begin(), out.end(), 0.0);
+    for (std::int64_t j = 0; j < visible; ++j) {
+      const double w = logits[static_cast<std::size_t>(j)] * inv;
+      const float* v = p.v + j * p.ldv;
+      for (std::int64_t e = 0; e < p.Dv; ++e)
+        out[static_cast<std::size_t>(e)] += w * static_cast<double>(v[e]);
+      if (p.weights) p.weights[i * p.S + j] = static_cast<float>(w);
+    }
+    if (p.weights) std::fill(p.weights + i * p.S + visible, p.weights + (i + 1) * p.S, 0.0f);
+    for (std::int64_t e = 0; e < p.Dv; ++e)
+      p.out[i * p.ldo + e] = static_cast<float>(out[static_cast<std::size_t>(e)]);
+  }
+}
+
 }  // namespace
+
+namespace detail {
+
+void require_work(std::int64_t slices, std::int64_t L, std::int64_t S, std::int64_t D,
+                  std::int64_t Dv, std::int64_t limit) {
+  const std::int64_t per_score = D + Dv + kScoreWork;
+  const std::int64_t work = product_or_overflow({slices, L, S, per_score});
+  if (work >= 0 && work <= limit) return;
+  const std::string count = work >= 0 ? std::to_string(work) : "more than 2^63";
+  fail(ErrorCode::TOO_LARGE, "the call needs ", count, " multiply-adds (B*H ", slices, " x L ", L,
+       " x S ", S, " x (E ", D, " + Ev ", Dv, " + ", kScoreWork,
+       " for the softmax)), over the limit maxWork = ", limit, "; raise maxWork to run it");
+}
+
+// With u = 2^-24 and every bound below at most T = 2^124, the float32 schedules stay finite
+// (float32's largest value is about 2^128):
+//   - a score is a sum of D products, each at most q k: its magnitude, in any order and with or
+//     without fused multiply-adds, is at most D q k (1 + D u) < 2 T while D u < 1 (D < 2^24);
+//   - a logit adds |scale| times that and a mask value: at most 2 T + T;
+//   - a logit minus its row maximum is then at most about 8 T < 2^128, and exp() of it is in
+//     [0, 1], also with the scale folded into exp();
+//   - a very negative mask value m (such as -3.4e38, PyTorch's finfo.min) must not push a
+//     visible logit past -3.4e38 into -inf: |scale| D q k + |m| <= 3.4e38 + 2^102 ensures it
+//     (the sum then rounds to at least -3.4e38);
+//   - weights · v, normalised or not (unnormalised weights are at most 1), sums S terms of at
+//     most |v|: at most S v (1 + S u) < 2 T.
+bool fits_float32(const InputBounds& b) {
+  const double T = std::ldexp(1.0, 124);
+  const double score = static_cast<double>(b.D) * b.q * b.k;
+  const double logit = std::abs(b.scale) * score;
+  const double largest = static_cast<double>(std::numeric_limits<float>::max());
+  return score <= T && logit + b.mask_above <= T &&
+         logit + b.mask_below <= largest + std::ldexp(1.0, 102) &&
+         static_cast<double>(b.S) * b.v <= T && static_cast<double>(b.D) < std::ldexp(1.0, 23) &&
+         static_cast<double>(b.S) < std::ldexp(1.0, 23);
+}
+
+// The schedules stay separate functions (noinline above): inlined here, the rarely used ones made
+// this dispatch a large function, and the blocked schedule's calls measurably slower (2 µs of
+// 50 at the page's shape in WebAssembly).
+void attend_slice(const SliceProblem& p, Schedule schedule) {
+  switch (schedule) {
+    case Schedule::Blocked:
+      attend_blocked(p);
+      return;
+    case Schedule::Streaming:
+      attend_streaming(p);
+      return;
+    case Schedule::Reference:
+      attend_reference(p);
+      return;
+    case Schedule::Exact:
+      attend_exact(p);
+      return;
+  }
+}
+
+}  // namespace detail
 
 AttentionResult attention(const ConstTensorView& q, const ConstTensorView& k,
                           const ConstTensorView& v, const AttentionOptions& options) {
   struct ReleaseScratch {
     ~ReleaseScratch() { detail::release_scratch(); }
   } release_on_exit;  // also when a check throws
-  return for_each_slice(
-      q, k, v, options,
-      [&](const Checked& c, AttentionResult& result, std::int64_t b, std::int64_t h,
-          std::int64_t qh, std::int64_t kvh) {
-        const Dims& d = c.d;
-        detail::SliceProblem p;
-        p.q = q.data + qh * d.L * d.E;
-        p.k = k.data + kvh * d.S * d.E;
-        p.v = v.data + kvh * d.S * d.Ev;
-        p.out = result.output.data.data() + qh * d.L * d.Ev;
-        p.weights = options.return_weights ? result.weights.data.data() + qh * d.L * d.S : nullptr;
-        p.L = d.L;
-        p.S = d.S;
-        p.D = d.E;
-        p.Dv = d.Ev;
-        p.scale = c.scale;
-        p.causal = options.causal;
-        p.causal_shift = c.causal_shift;
-        const std::int64_t offset = c.mask_layout.offset(b, h);
-        if (options.mask.kind == MaskKind::Boolean) {
-          p.bool_mask = options.mask.bool_data + offset;
-        }
-        if (options.mask.kind == MaskKind::Additive) {
-          p.add_mask = options.mask.float_data + offset;
-        }
-        if (options.streaming) {
-          detail::attend_streaming(p);
-        } else {
-          detail::attend_blocked(p);
-        }
-      });
+  return run_slices(q, k, v, options,
+                    options.streaming ? detail::Schedule::Streaming : detail::Schedule::Blocked);
 }
 
 AttentionResult attention_reference(const ConstTensorView& q, const ConstTensorView& k,
                                     const ConstTensorView& v, const AttentionOptions& options) {
-  RowMatrixXf w_lS;
-  return for_each_slice(
-      q, k, v, options,
-      [&](const Checked& c, AttentionResult& result, std::int64_t b, std::int64_t h,
-          std::int64_t qh, std::int64_t kvh) {
-        const Dims& d = c.d;
-        const RowMatrixXf q_lE = ConstMap(q.data + qh * d.L * d.E, d.L, d.E);
-        const RowMatrixXf k_sE = ConstMap(k.data + kvh * d.S * d.E, d.S, d.E);
-        const RowMatrixXf v_sEv = ConstMap(v.data + kvh * d.S * d.Ev, d.S, d.Ev);
-        // The three steps, as written: scores, masked softmax, weighted sum of values.
-        w_lS.noalias() = c.scale * (q_lE * k_sE.transpose());
-        apply_masks(w_lS, options.mask, c.mask_layout.offset(b, h), options.causal, c.causal_shift);
-        softmax_rows(w_lS);
-        MutableMap(result.output.data.data() + qh * d.L * d.Ev, d.L, d.Ev) = w_lS * v_sEv;
-        if (options.return_weights) {
-          MutableMap(result.weights.data.data() + qh * d.L * d.S, d.L, d.S) = w_lS;
-        }
-      });
+  return run_slices(q, k, v, options, detail::Schedule::Reference);
 }
 
 }  // namespace attnlens

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -51,19 +52,23 @@ template <typename... Parts>
   throw_error(code, std::move(message));
 }
 
-// True when every one of data[0, count) is finite; vectorised, with no early exit (kernels.cpp).
-bool all_finite(const float* data, std::int64_t count);
+// The largest |x| of data[0, count) when all are finite (0 for none), otherwise NaN or
+// infinity; vectorised, one pass with no early exit (kernels.cpp).
+float finite_max_abs(const float* data, std::int64_t count);
 
-// Throws NON_FINITE naming the first non-finite element of `data` (if any).
-inline void require_finite(const float* data, std::int64_t count, const char* name,
-                           const Shape& shape) {
-  if (all_finite(data, count)) return;
+// Throws NON_FINITE naming the first non-finite element of `data` (if any). Returns the largest
+// |x| (for the float32 bounds of kernels.hpp).
+inline float require_finite(const float* data, std::int64_t count, const char* name,
+                            const Shape& shape) {
+  const float max_abs = finite_max_abs(data, count);
+  if (std::isfinite(max_abs)) return max_abs;
   for (std::int64_t i = 0; i < count; ++i) {
     if (!std::isfinite(data[i])) {
       fail(ErrorCode::NON_FINITE, name, " holds ", data[i], " at flat index ", i, " (shape ",
            shape_to_string(shape), "); only finite values are allowed");
     }
   }
+  return max_abs;
 }
 
 // Throws TOO_LARGE when `count` is over `limit`.
@@ -71,6 +76,28 @@ inline void require_at_most(std::int64_t count, std::int64_t limit, const char* 
   if (count > limit) {
     fail(ErrorCode::TOO_LARGE, what, " needs ", count, " elements, over the limit of ", limit);
   }
+}
+
+// The product of non-negative factors, or -1 when it does not fit in int64.
+inline std::int64_t product_or_overflow(std::initializer_list<std::int64_t> factors) {
+  std::int64_t product = 1;
+  for (std::int64_t f : factors) {
+    if (f == 0) return 0;
+  }
+  for (std::int64_t f : factors) {
+    if (__builtin_mul_overflow(product, f, &product)) return -1;
+  }
+  return product;
+}
+
+// Throws TOO_LARGE when the product of non-negative `factors` is over `limit`, however large.
+inline void require_product_at_most(std::initializer_list<std::int64_t> factors, std::int64_t limit,
+                                    const char* what) {
+  const std::int64_t count = product_or_overflow(factors);
+  if (count < 0) {
+    fail(ErrorCode::TOO_LARGE, what, " needs more than 2^63 elements, over the limit of ", limit);
+  }
+  require_at_most(count, limit, what);
 }
 
 }  // namespace attnlens::detail

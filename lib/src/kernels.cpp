@@ -82,6 +82,16 @@ inline vf vmax(vf a, vf b) {
 #endif
 }
 
+// max(a, b) of 32-bit integers, lane by lane (i32x4.max_s in WebAssembly).
+inline vi imax(vi a, vi b) {
+#if defined(__wasm_simd128__)
+  return reinterpret_cast<vi>(
+      wasm_i32x4_max(reinterpret_cast<v128_t>(a), reinterpret_cast<v128_t>(b)));
+#else
+  return a > b ? a : b;
+#endif
+}
+
 constexpr float kLog2e = 1.44269504088896341f;
 
 // 2^t for t <= 0 (or -inf), elementwise, about 2 ulp. t = n + f with n an integer and |f| <= 1/2
@@ -286,10 +296,11 @@ template <bool Accumulate, Cut cut = Cut::None>
     std::copy(c + r * N, c + r * N + written, C + (i + r) * ldc);
 }
 
-// Kᵀ as panels of keys: out[p][d][c] = k[(p·P + c)·D + d], zero past S. Panel stride D·P.
+// Kᵀ as panels of keys: out[p][d][c] = k[(p·P + c)·ldk + d], zero past S. Panel stride D·P.
 // Four keys by four dimensions at a time: four loads, a 4 x 4 transpose in registers and four
 // contiguous stores, instead of scattered scalar stores.
-[[gnu::noinline]] void pack_keys(const float* k, std::int64_t S, std::int64_t D, float* out) {
+[[gnu::noinline]] void pack_keys(const float* k, std::int64_t ldk, std::int64_t S, std::int64_t D,
+                                 float* out) {
   const std::int64_t D4 = D / 4 * 4;
   for (std::int64_t p = 0; p < panels(S); ++p) {
     float* panel = out + p * D * P;
@@ -298,7 +309,7 @@ template <bool Accumulate, Cut cut = Cut::None>
       int valid = 0;
       for (int r = 0; r < 4; ++r) {
         const std::int64_t j = p * P + c + r;
-        rows[r] = j < S ? k + j * D : nullptr;
+        rows[r] = j < S ? k + j * ldk : nullptr;
         valid += j < S;
       }
       if (valid == 4) {
@@ -330,13 +341,14 @@ template <bool Accumulate, Cut cut = Cut::None>
   }
 }
 
-// V as panels of columns: out[p][j][c] = v[j·Dv + p·P + c], zero past Dv. Panel stride S·P.
-[[gnu::noinline]] void pack_values(const float* v, std::int64_t S, std::int64_t Dv, float* out) {
+// V as panels of columns: out[p][j][c] = v[j·ldv + p·P + c], zero past Dv. Panel stride S·P.
+[[gnu::noinline]] void pack_values(const float* v, std::int64_t ldv, std::int64_t S,
+                                   std::int64_t Dv, float* out) {
   for (std::int64_t p = 0; p < panels(Dv); ++p) {
     float* panel = out + p * S * P;
     const std::int64_t cols = std::min(P, Dv - p * P);
     for (std::int64_t j = 0; j < S; ++j) {
-      const float* row = v + j * Dv + p * P;
+      const float* row = v + j * ldv + p * P;
       float* dst = panel + j * P;
       if (cols == P) {
         store(dst, load(row));
@@ -347,13 +359,6 @@ template <bool Accumulate, Cut cut = Cut::None>
       }
     }
   }
-}
-
-// True when the scale can be applied inside exp(): softmax(s · scale) = exp((s − max) · scale)
-// / sum for scale > 0, which saves a pass over the scores. An additive mask must be added to
-// scaled scores, so it needs the explicit pass.
-bool scale_folded(const SliceProblem& p) {
-  return p.scale > 0.0f && p.add_mask == nullptr;
 }
 
 // out[c] = row[c] · factor for c < n.
@@ -370,31 +375,12 @@ void scale_row(float* row, std::int64_t n, float factor) {
   scale_into(row, row, n, factor);
 }
 
-// row[c] += add[c] for c < n.
-void add_row(float* row, const float* add, std::int64_t n) {
-  std::int64_t c = 0;
-  for (; c + W <= n; c += W)
-    store(row + c, load(row + c) + load(add + c));
-  for (; c < n; ++c)
-    row[c] += add[c];
-}
-
-// True when scores may hold −inf inside the visible keys (a boolean or additive mask).
-bool masked(const SliceProblem& p) {
-  return p.bool_mask != nullptr || p.add_mask != nullptr;
-}
-
-// Applies the masks of query `i` to row[0, visible) (keys j0 .. j0 + visible − 1) and, unless
-// folded, the scale. Returns the maximum over row[0, visible) (−inf when nothing is visible).
+// Applies the score rule to row[0, visible) (query i, keys j0 .. j0 + visible − 1) with the
+// scale left to exp() when it folds. Returns the maximum over row[0, visible) (−inf when
+// nothing is visible).
 float mask_row(float* row, std::int64_t visible, const SliceProblem& p, std::int64_t i,
                std::int64_t j0) {
-  if (!scale_folded(p)) scale_row(row, visible, p.scale);
-  if (p.add_mask) add_row(row, p.add_mask + i * p.S + j0, visible);
-  if (p.bool_mask) {
-    const std::uint8_t* m = p.bool_mask + i * p.S + j0;
-    for (std::int64_t c = 0; c < visible; ++c)
-      row[c] = m[c] ? row[c] : kNegInf;
-  }
+  apply_score_rule(p.rule, row, i, j0, visible, !p.rule.scale_foldable());
   float max = kNegInf;
   std::int64_t c = 0;
   if (visible >= W) {
@@ -405,10 +391,6 @@ float mask_row(float* row, std::int64_t visible, const SliceProblem& p, std::int
   }
   for (; c < visible; ++c)
     max = std::max(max, row[c]);
-  if (max == std::numeric_limits<float>::infinity()) {
-    fail(ErrorCode::NON_FINITE, "attention scores overflowed float32 (query row ", i,
-         "); scale the inputs down");
-  }
   return max;
 }
 
@@ -448,17 +430,6 @@ float exp_and_sum(float* row, std::int64_t n, float max, float factor, bool exac
                     : exp_and_sum<false>(row, n, max, factor);
 }
 
-// Keys query block [i0, i0 + rows) can see at all: causal blocks stop at the diagonal.
-std::int64_t block_key_end(const SliceProblem& p, std::int64_t i0, std::int64_t rows) {
-  if (!p.causal) return p.S;
-  return std::clamp<std::int64_t>(i0 + rows + p.causal_shift, 0, p.S);
-}
-
-std::int64_t row_visible(const SliceProblem& p, std::int64_t i, std::int64_t j0, std::int64_t n) {
-  if (!p.causal) return n;
-  return std::clamp<std::int64_t>(i + p.causal_shift + 1 - j0, 0, n);
-}
-
 // The keys and values of a slice, packed once into panels: O(S·D) memory, like the inputs.
 // Only keys some query can see are packed (causal slices stop at the last query's diagonal).
 struct PackedSlice {
@@ -468,11 +439,11 @@ struct PackedSlice {
 };
 
 PackedSlice pack_slice(const SliceProblem& p) {
-  const std::int64_t key_end = block_key_end(p, 0, p.L);
+  const std::int64_t key_end = p.rule.key_end(0, p.L, p.S);
   float* keys = scratch(tl_keys, panels(key_end) * p.D * P);
   float* values = scratch(tl_values, panels(p.Dv) * key_end * P);
-  pack_keys(p.k, key_end, p.D, keys);
-  pack_values(p.v, key_end, p.Dv, values);
+  pack_keys(p.k, p.ldk, key_end, p.D, keys);
+  pack_values(p.v, p.ldv, key_end, p.Dv, values);
   return {key_end, keys, values};
 }
 
@@ -487,7 +458,7 @@ float softmax_row(float* row, std::int64_t visible, std::int64_t zero_end, const
     std::fill(row, row + visible, 0.0f);
     return 0.0f;
   }
-  return 1.0f / exp_and_sum(row, visible, max, factor, masked(p));
+  return 1.0f / exp_and_sum(row, visible, max, factor, p.rule.masks_inside());
 }
 
 }  // namespace
@@ -499,41 +470,64 @@ void release_scratch() {
   }
 }
 
-bool all_finite(const float* data, std::int64_t count) {
-  // x · 0 is 0 for finite x and NaN for ±inf and NaN; NaN survives the sums.
-  vf s0{}, s1{};
+float finite_max_abs(const float* data, std::int64_t count) {
+  // |x| read as an integer (the sign bit cleared) orders like |x| for finite x and infinity, and
+  // NaN sorts above infinity (0x7f800000): one integer maximum per value gives both the largest
+  // |x| and whether any value is not finite.
+  const vi magnitude = vi{} + 0x7fffffff;
+  const auto bits = [&](const float* p) { return reinterpret_cast<vi>(load(p)) & magnitude; };
+  vi m0{}, m1{};
   std::int64_t i = 0;
   for (; i + 2 * W <= count; i += 2 * W) {
-    s0 += load(data + i) * splat(0.0f);
-    s1 += load(data + i + W) * splat(0.0f);
+    m0 = imax(m0, bits(data + i));
+    m1 = imax(m1, bits(data + i + W));
   }
-  float s = hsum(s0 + s1);
-  for (; i < count; ++i)
-    s += data[i] * 0.0f;
-  return s == 0.0f;
+  const vi m = imax(m0, m1);
+  std::int32_t largest = 0;
+  for (int l = 0; l < W; ++l)
+    largest = std::max(largest, m[l]);
+  for (; i < count; ++i) {
+    std::int32_t b = 0;
+    std::memcpy(&b, data + i, sizeof b);
+    largest = std::max(largest, b & 0x7fffffff);
+  }
+  if (largest >= 0x7f800000) return std::numeric_limits<float>::quiet_NaN();
+  float max_abs = 0.0f;
+  std::memcpy(&max_abs, &largest, sizeof max_abs);
+  return max_abs;
+}
+
+void matmul(const float* A, std::int64_t lda, const float* B, std::int64_t ldb, float* C,
+            std::int64_t ldc, std::int64_t M, std::int64_t K, std::int64_t N) {
+  // B is (K, N): packed as panels of columns, like the values of a slice with K keys.
+  float* packed = scratch(tl_values, panels(N) * K * P);
+  pack_values(B, ldb, K, N, packed);
+  gemm<false>(M, N, K, A, lda, packed, K * P, C, ldc);
 }
 
 void attend_blocked(const SliceProblem& p) {
   const std::int64_t L = p.L, S = p.S, D = p.D, Dv = p.Dv;
+  const ScoreRule& rule = p.rule;
   float* scores = scratch(tl_scores, kBlockRows * S);
   float* inv_sum = scratch(tl_stats, kBlockRows);
-  const float factor = scale_folded(p) ? p.scale : 1.0f;
+  const float factor = rule.scale_foldable() ? rule.scale : 1.0f;
   const auto [key_end, keys, values] = pack_slice(p);
   for (std::int64_t i0 = 0; i0 < L; i0 += kBlockRows) {
     const std::int64_t rows = std::min(kBlockRows, L - i0);
-    const std::int64_t kend = block_key_end(p, i0, rows);
-    float* out = p.out + i0 * Dv;
+    const std::int64_t kend = rule.key_end(i0, rows, S);
+    float* out = p.out + i0 * p.ldo;
+    const float* q = p.q + i0 * p.ldq;
     // Causal row groups stop at their diagonal in both products (keys < row + 1 + shift).
-    const std::int64_t diag = i0 + p.causal_shift;
-    if (p.causal) {
-      gemm<false, Cut::Cols>(rows, kend, D, p.q + i0 * D, D, keys, D * P, scores, S, diag);
+    const std::int64_t diag = i0 + rule.causal_shift;
+    if (rule.causal) {
+      gemm<false, Cut::Cols>(rows, kend, D, q, p.ldq, keys, D * P, scores, S, diag);
     } else {
-      gemm<false>(rows, kend, D, p.q + i0 * D, D, keys, D * P, scores, S);
+      gemm<false>(rows, kend, D, q, p.ldq, keys, D * P, scores, S);
     }
     for (std::int64_t r = 0; r < rows; ++r) {
       const std::int64_t i = i0 + r;
       float* row = scores + r * S;
-      const std::int64_t visible = row_visible(p, i, 0, kend);
+      const std::int64_t visible = rule.causal_visible(i, 0, kend);
       inv_sum[r] = softmax_row(row, visible, std::min(kend, visible + kRows), p, i, factor);
       // Weights are written while the row is still in cache; the product below uses the
       // unnormalised row, so the output is the same to the bit with or without weights.
@@ -544,13 +538,13 @@ void attend_blocked(const SliceProblem& p) {
       }
     }
     // The output rows are divided by the sum after the product: Dv values per row, not kend.
-    if (p.causal) {
-      gemm<false, Cut::Depth>(rows, Dv, kend, scores, S, values, key_end * P, out, Dv, diag);
+    if (rule.causal) {
+      gemm<false, Cut::Depth>(rows, Dv, kend, scores, S, values, key_end * P, out, p.ldo, diag);
     } else {
-      gemm<false>(rows, Dv, kend, scores, S, values, key_end * P, out, Dv);
+      gemm<false>(rows, Dv, kend, scores, S, values, key_end * P, out, p.ldo);
     }
     for (std::int64_t r = 0; r < rows; ++r)
-      scale_row(out + r * Dv, Dv, inv_sum[r]);
+      scale_row(out + r * p.ldo, Dv, inv_sum[r]);
   }
 }
 
@@ -562,29 +556,30 @@ void attend_streaming(const SliceProblem& p) {
   float* stats = scratch(tl_stats, 2 * kBlockRows);
   float* row_max = stats;
   float* row_sum = stats + kBlockRows;
-  const float factor = scale_folded(p) ? p.scale : 1.0f;
+  const ScoreRule& rule = p.rule;
+  const float factor = rule.scale_foldable() ? rule.scale : 1.0f;
   const auto [key_end, keys, values] = pack_slice(p);
   for (std::int64_t i0 = 0; i0 < L; i0 += kBlockRows) {
     const std::int64_t rows = std::min(kBlockRows, L - i0);
-    const std::int64_t kend = block_key_end(p, i0, rows);
+    const std::int64_t kend = rule.key_end(i0, rows, p.S);
+    const float* q = p.q + i0 * p.ldq;
     std::fill(acc, acc + rows * Dv, 0.0f);
     std::fill(row_max, row_max + rows, kNegInf);
     std::fill(row_sum, row_sum + rows, 0.0f);
     for (std::int64_t j0 = 0; j0 < kend; j0 += kTileCols) {
       const std::int64_t cols = std::min(kTileCols, kend - j0);
-      const std::int64_t diag = i0 + p.causal_shift - j0;
+      const std::int64_t diag = i0 + rule.causal_shift - j0;
       // Tiles start at multiples of kTileCols, a multiple of the panel width P.
       const float* tile_keys = keys + (j0 / P) * D * P;
-      if (p.causal) {
-        gemm<false, Cut::Cols>(rows, cols, D, p.q + i0 * D, D, tile_keys, D * P, scores, kTileCols,
-                               diag);
+      if (rule.causal) {
+        gemm<false, Cut::Cols>(rows, cols, D, q, p.ldq, tile_keys, D * P, scores, kTileCols, diag);
       } else {
-        gemm<false>(rows, cols, D, p.q + i0 * D, D, tile_keys, D * P, scores, kTileCols);
+        gemm<false>(rows, cols, D, q, p.ldq, tile_keys, D * P, scores, kTileCols);
       }
       for (std::int64_t r = 0; r < rows; ++r) {
         const std::int64_t i = i0 + r;
         float* row = scores + r * kTileCols;
-        const std::int64_t visible = row_visible(p, i, j0, cols);
+        const std::int64_t visible = rule.causal_visible(i, j0, cols);
         const float tile_max = mask_row(row, visible, p, i, j0);
         std::fill(row + visible, row + std::min(cols, visible + kRows), 0.0f);
         const float new_max = std::max(row_max[r], tile_max);
@@ -596,13 +591,13 @@ void attend_streaming(const SliceProblem& p) {
         const float correction = row_max[r] == kNegInf
                                      ? 0.0f
                                      : exp2_nonpositive((row_max[r] - new_max) * factor * kLog2e);
-        row_sum[r] =
-            row_sum[r] * correction + exp_and_sum(row, visible, new_max, factor, masked(p));
+        row_sum[r] = row_sum[r] * correction +
+                     exp_and_sum(row, visible, new_max, factor, rule.masks_inside());
         if (correction != 1.0f) scale_row(acc + r * Dv, Dv, correction);
         row_max[r] = new_max;
       }
       const float* tile_values = values + j0 * P;
-      if (p.causal) {
+      if (rule.causal) {
         gemm<true, Cut::Depth>(rows, Dv, cols, scores, kTileCols, tile_values, key_end * P, acc, Dv,
                                diag);
       } else {
@@ -610,7 +605,7 @@ void attend_streaming(const SliceProblem& p) {
       }
     }
     for (std::int64_t r = 0; r < rows; ++r) {
-      float* out = p.out + (i0 + r) * Dv;
+      float* out = p.out + (i0 + r) * p.ldo;
       const float inv = row_sum[r] > 0.0f ? 1.0f / row_sum[r] : 0.0f;
       for (std::int64_t e = 0; e < Dv; ++e)
         out[e] = acc[r * Dv + e] * inv;

@@ -27,28 +27,47 @@ bool parse_bool(std::string_view key, std::string_view value) {
   detail::fail(ErrorCode::BAD_ARGUMENT, key, " must be true or false; got \"", value, "\"");
 }
 
+// The index of `value` in `names`; BAD_ARGUMENT listing them otherwise, e.g.
+// init must be "normal", "xavier" or "identity"; got "kaiming".
+template <std::size_t N>
+std::size_t parse_choice(std::string_view key, const std::array<std::string_view, N>& names,
+                         std::string_view value) {
+  for (std::size_t i = 0; i < N; ++i) {
+    if (names[i] == value) return i;
+  }
+  std::string list;
+  for (std::size_t i = 0; i < N; ++i) {
+    list += i == 0 ? "\"" : (i + 1 == N ? " or \"" : ", \"");
+    list += names[i];
+    list += '"';
+  }
+  detail::fail(ErrorCode::BAD_ARGUMENT, key, " must be ", list, "; got \"", value, "\"");
+}
+
 }  // namespace
 
+std::string_view init_name(Init init) noexcept {
+  return kInitNames[static_cast<std::size_t>(init)];
+}
+
+std::string_view positional_name(Positional positional) noexcept {
+  return kPositionalNames[static_cast<std::size_t>(positional)];
+}
+
+std::string_view causal_align_name(CausalAlign align) noexcept {
+  return kCausalAlignNames[static_cast<std::size_t>(align)];
+}
+
 Init parse_init(std::string_view name) {
-  if (name == "xavier") return Init::Xavier;
-  if (name == "normal") return Init::Normal;
-  if (name == "identity") return Init::Identity;
-  detail::fail(ErrorCode::BAD_ARGUMENT,
-               "init must be \"xavier\", \"normal\" or \"identity\"; got \"", name, "\"");
+  return static_cast<Init>(parse_choice("init", kInitNames, name));
 }
 
 Positional parse_positional(std::string_view name) {
-  if (name == "sinusoidal") return Positional::Sinusoidal;
-  if (name == "none") return Positional::None;
-  detail::fail(ErrorCode::BAD_ARGUMENT, "positional must be \"sinusoidal\" or \"none\"; got \"",
-               name, "\"");
+  return static_cast<Positional>(parse_choice("positional", kPositionalNames, name));
 }
 
 CausalAlign parse_causal_align(std::string_view name) {
-  if (name == "top-left") return CausalAlign::TopLeft;
-  if (name == "bottom-right") return CausalAlign::BottomRight;
-  detail::fail(ErrorCode::BAD_ARGUMENT,
-               "causalAlign must be \"top-left\" or \"bottom-right\"; got \"", name, "\"");
+  return static_cast<CausalAlign>(parse_choice("causalAlign", kCausalAlignNames, name));
 }
 
 void set_explain_option(ExplainOptions& options, std::string_view key, std::string_view value) {

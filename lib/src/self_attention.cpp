@@ -2,10 +2,14 @@
 #include <attnlens/self_attention.hpp>
 
 #include "check.hpp"
+#include "kernels.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <new>
 #include <utility>
+#include <vector>
 
 namespace attnlens {
 namespace {
@@ -62,24 +66,120 @@ void check_bias(const Eigen::VectorXf& b, int dim, const char* name) {
   detail::require_finite(b.data(), b.size(), name, {b.size()});
 }
 
-// y = x W (+ b)
-RowMatrixXf project(const Eigen::Ref<const RowMatrixXf>& x, const RowMatrixXf& w,
-                    const Eigen::VectorXf& b) {
-  RowMatrixXf y = x * w;
-  if (b.size() != 0) y.rowwise() += b.transpose();
+// A float64 value rounded to float32; NON_FINITE naming `what` and where when it is beyond
+// float32's range (the trace and the projections hold float32 values only).
+float to_float(double value, const char* what, std::int64_t row, std::int64_t col) {
+  const auto f = static_cast<float>(value);
+  if (std::isinf(f) && std::isfinite(value)) {
+    detail::fail(ErrorCode::NON_FINITE, what, " is ", value, " at row ", row, ", column ", col,
+                 ", beyond float32's range (largest ", std::numeric_limits<float>::max(),
+                 "); scale the input or the weights down");
+  }
+  return f;
+}
+
+// y (L, E) = x (L, E) W (E, E) + b, with |x| <= x_max. In float32 by the kernels' product when no
+// partial sum can overflow in any order (E x_max max|W| + max|b| <= 2^124, the bound fits_float32
+// uses for scores); otherwise in float64, rounded once. Throws NON_FINITE naming `what` when a
+// value of y itself is beyond float32.
+RowMatrixXf project(const Eigen::Ref<const RowMatrixXf>& x, double x_max, const RowMatrixXf& w,
+                    const Eigen::VectorXf& b, const char* what) {
+  const double w_max = detail::finite_max_abs(w.data(), w.size());
+  const double b_max = detail::finite_max_abs(b.data(), b.size());
+  if (static_cast<double>(x.cols()) * x_max * w_max + b_max <= std::ldexp(1.0, 124)) {
+    RowMatrixXf y(x.rows(), w.cols());
+    detail::matmul(x.data(), x.outerStride(), w.data(), w.cols(), y.data(), y.cols(), x.rows(),
+                   x.cols(), w.cols());
+    if (b.size() != 0) y.rowwise() += b.transpose();
+    return y;
+  }
+  // Plain loops: this path is for extreme inputs only, and Eigen's float64 product would add
+  // its whole GEMM kernel to the WebAssembly module.
+  RowMatrixXf y(x.rows(), w.cols());
+  for (Eigen::Index i = 0; i < y.rows(); ++i) {
+    for (Eigen::Index c = 0; c < y.cols(); ++c) {
+      double sum = b.size() != 0 ? static_cast<double>(b[c]) : 0.0;
+      for (Eigen::Index e = 0; e < x.cols(); ++e)
+        sum += static_cast<double>(x(i, e)) * static_cast<double>(w(e, c));
+      y(i, c) = to_float(sum, what, i, c);
+    }
+  }
   return y;
 }
 
-// Copies a [rows, cols] block into slot `index` of a tensor of such blocks.
-template <typename Block>
-void store(Tensor& t, std::int64_t index, const Block& block) {
-  MutableMap(t.data.data() + index * block.rows() * block.cols(), block.rows(), block.cols()) =
-      block;
+// Copies the [rows, cols] block at `from` (rows `stride` floats apart), times `factor`, into slot
+// `index` of a tensor of such blocks. Plain loops rather than an Eigen expression per caller:
+// one copy of this code in the WebAssembly module instead of one per block type.
+void store(Tensor& t, std::int64_t index, const float* from, std::int64_t stride, std::int64_t rows,
+           std::int64_t cols, float factor = 1.0f) {
+  float* to = t.data.data() + index * rows * cols;
+  for (std::int64_t r = 0; r < rows; ++r) {
+    for (std::int64_t c = 0; c < cols; ++c)
+      to[r * cols + c] = from[r * stride + c] * factor;
+  }
 }
 
-Shape with_batch(bool batched, std::int64_t B, Shape inner) {
-  if (batched) inner.insert(inner.begin(), B);
-  return inner;
+void store(Tensor& t, std::int64_t index, const RowMatrixXf& m) {
+  store(t, index, m.data(), m.cols(), m.rows(), m.cols());
+}
+
+// [B, H, n, m] for a batched x, else [H, n, m].
+Shape per_head(bool batched, std::int64_t B, std::int64_t H, std::int64_t n, std::int64_t m) {
+  return batched ? Shape{B, H, n, m} : Shape{H, n, m};
+}
+
+// Fills slot `slot` of the trace's per-head stages for the head whose columns start at `col`:
+// its projections, its raw scores, their scaled and masked forms by the same score rule the
+// slice routine applied, and its output (already in `concat`). With `exact` (the slice took
+// Schedule::Exact) the score stages are computed in float64 and rounded once, and a value
+// beyond float32 is NON_FINITE.
+void trace_head(Trace& t, std::int64_t slot, const detail::ScoreRule& rule, const RowMatrixXf& q,
+                const RowMatrixXf& k, const RowMatrixXf& v, const RowMatrixXf& concat,
+                std::int64_t col, std::int64_t d, bool exact) {
+  const std::int64_t L = q.rows();
+  const std::int64_t E = q.cols();
+  store(t.q, slot, q.data() + col, E, L, d);
+  store(t.k, slot, k.data() + col, E, L, d);
+  store(t.v, slot, v.data() + col, E, L, d);
+  store(t.head_outputs, slot, concat.data() + col, E, L, d);
+  // scores, scaled and masked are (L, L).
+  if (!exact) {
+    RowMatrixXf scores(L, L);
+    attention_scores(q.middleCols(col, d), k.middleCols(col, d), scores);
+    store(t.scores, slot, scores);
+    store(t.scaled, slot, scores.data(), L, L, L, rule.scale);
+    for (std::int64_t i = 0; i < L; ++i) {
+      float* row = scores.row(i).data();
+      const std::int64_t visible = rule.causal_visible(i, 0, L);
+      detail::apply_score_rule(rule, row, i, 0, visible, true);
+      std::fill(row + visible, row + L, -std::numeric_limits<float>::infinity());
+    }
+    store(t.masked, slot, scores);
+    return;
+  }
+  float* scores = t.scores.data.data() + slot * L * L;
+  float* scaled = t.scaled.data.data() + slot * L * L;
+  float* logits = t.masked.data.data() + slot * L * L;
+  std::vector<double> raw(static_cast<std::size_t>(L));
+  std::vector<double> masked(static_cast<std::size_t>(L));
+  for (std::int64_t i = 0; i < L; ++i) {
+    for (std::int64_t j = 0; j < L; ++j) {
+      double dot = 0.0;
+      for (std::int64_t e = 0; e < d; ++e)
+        dot += static_cast<double>(q(i, col + e)) * static_cast<double>(k(j, col + e));
+      raw[static_cast<std::size_t>(j)] = dot;
+    }
+    masked = raw;
+    const std::int64_t visible = rule.causal_visible(i, 0, L);
+    detail::apply_score_rule(rule, masked.data(), i, 0, visible, true);
+    std::fill(masked.begin() + visible, masked.end(), -std::numeric_limits<double>::infinity());
+    for (std::int64_t j = 0; j < L; ++j) {
+      const auto at = static_cast<std::size_t>(j);
+      scores[i * L + j] = to_float(raw[at], "the trace's scores", i, j);
+      scaled[i * L + j] = to_float(raw[at] * rule.scale, "the trace's scaled scores", i, j);
+      logits[i * L + j] = to_float(masked[at], "the trace's masked scores", i, j);
+    }
+  }
 }
 
 }  // namespace
@@ -135,69 +235,79 @@ ForwardResult SelfAttention::forward(const ConstTensorView& x,
   }
   const std::int64_t numel = shape_numel(x.shape, "x");
   detail::require_at_most(numel, kDefaultMaxElements, "x");
-  detail::require_at_most(B * H * L * L, kDefaultMaxElements, "the attention weights");
+  detail::require_product_at_most({B, H, L, L}, kDefaultMaxElements, "the attention weights");
+  detail::require_work(B * H, L, L, d, d, kDefaultMaxWork);
   if (x.data == nullptr) detail::fail(ErrorCode::BAD_ARGUMENT, "x has no data");
-  detail::require_finite(x.data, numel, "x", x.shape);
+  const double x_max = detail::require_finite(x.data, numel, "x", x.shape);
   const float scale = options.scale.value_or(1.0f / std::sqrt(static_cast<float>(d)));
   if (!std::isfinite(scale)) {
     detail::fail(ErrorCode::NON_FINITE, "scale is ", scale, "; it must be a finite number");
   }
 
+  struct ReleaseScratch {
+    ~ReleaseScratch() { detail::release_scratch(); }
+  } release_on_exit;
   ForwardResult result;
   try {
     result.output = Tensor(x.shape);
-    result.weights = Tensor(with_batch(batched, B, {H, L, L}));
-    const RowMatrixXf mask = options.causal ? causal_mask(L, L) : RowMatrixXf::Zero(L, L);
+    result.weights = Tensor(per_head(batched, B, H, L, L));
     if (options.trace) {
-      Trace t;
+      Trace& t = result.trace.emplace();
       t.scale = scale;
       t.x = Tensor(x.shape, std::vector<float>(x.data, x.data + numel));
       for (Tensor* s : {&t.q, &t.k, &t.v, &t.head_outputs})
-        *s = Tensor(with_batch(batched, B, {H, L, d}));
-      for (Tensor* s : {&t.scores, &t.scaled})
-        *s = Tensor(with_batch(batched, B, {H, L, L}));
+        *s = Tensor(per_head(batched, B, H, L, d));
+      for (Tensor* s : {&t.scores, &t.scaled, &t.masked})
+        *s = Tensor(per_head(batched, B, H, L, L));
+      const RowMatrixXf mask =
+          options.causal ? causal_mask(L, L) : RowMatrixXf(RowMatrixXf::Zero(L, L));
       t.mask = Tensor({L, L}, std::vector<float>(mask.data(), mask.data() + mask.size()));
       t.concat = Tensor(x.shape);
-      result.trace = std::move(t);
     }
-    RowMatrixXf scores(L, L);
-    RowMatrixXf w_ll(L, L);
+    // Each head is a slice of the projections: columns h*d .. h*d + d - 1, rows E apart.
+    detail::SliceProblem p;
+    p.L = p.S = L;
+    p.D = p.Dv = d;
+    p.ldq = p.ldk = p.ldv = p.ldo = E;
+    p.rule.scale = scale;
+    p.rule.causal = options.causal;
     RowMatrixXf concat(L, E);
-    RowMatrixXf out_lE(L, E);
     for (std::int64_t b = 0; b < B; ++b) {
-      // An aligned copy, so results do not depend on where the caller's memory sits.
+      // x_b is (L, E); an aligned copy, so results do not depend on where the caller's memory sits.
       const RowMatrixXf x_lE = ConstMap(x.data + b * L * E, L, E);
-      const RowMatrixXf q = project(x_lE, weights_.wq, weights_.bq);
-      const RowMatrixXf k = project(x_lE, weights_.wk, weights_.bk);
-      const RowMatrixXf v = project(x_lE, weights_.wv, weights_.bv);
+      // q, k, v are (L, E): H heads of d columns each.
+      const RowMatrixXf q = project(x_lE, x_max, weights_.wq, weights_.bq, "x W_Q + b_Q");
+      const RowMatrixXf k = project(x_lE, x_max, weights_.wk, weights_.bk, "x W_K + b_K");
+      const RowMatrixXf v = project(x_lE, x_max, weights_.wv, weights_.bv, "x W_V + b_V");
+      // The same overflow rule as attention(): float64 slices when float32 could overflow.
+      detail::InputBounds bounds;
+      bounds.D = d;
+      bounds.S = L;
+      bounds.q = detail::finite_max_abs(q.data(), q.size());
+      bounds.k = detail::finite_max_abs(k.data(), k.size());
+      bounds.v = detail::finite_max_abs(v.data(), v.size());
+      bounds.scale = scale;
+      const bool exact = !detail::fits_float32(bounds);
+      const auto schedule = exact ? detail::Schedule::Exact : detail::Schedule::Blocked;
       for (std::int64_t h = 0; h < H; ++h) {
         const std::int64_t slot = b * H + h;
-        const auto q_h = q.middleCols(h * d, d);
-        const auto k_h = k.middleCols(h * d, d);
-        const auto v_h = v.middleCols(h * d, d);
-        attention_scores(q_h, k_h, scores);
-        w_ll = scores * scale;
-        if (result.trace) {
-          Trace& t = *result.trace;
-          store(t.q, slot, q_h);
-          store(t.k, slot, k_h);
-          store(t.v, slot, v_h);
-          store(t.scores, slot, scores);
-          store(t.scaled, slot, w_ll);
-        }
-        w_ll += mask;
-        softmax_rows(w_ll);
-        store(result.weights, slot, w_ll);
-        concat.middleCols(h * d, d).noalias() = w_ll * v_h;
-        if (result.trace) store(result.trace->head_outputs, slot, concat.middleCols(h * d, d));
+        p.q = q.data() + h * d;
+        p.k = k.data() + h * d;
+        p.v = v.data() + h * d;
+        p.out = concat.data() + h * d;
+        p.weights = result.weights.data.data() + slot * L * L;
+        detail::attend_slice(p, schedule);
+        if (result.trace) trace_head(*result.trace, slot, p.rule, q, k, v, concat, h * d, d, exact);
       }
-      out_lE.noalias() = concat * weights_.wo;
-      if (weights_.bo.size() != 0) out_lE.rowwise() += weights_.bo.transpose();
-      store(result.output, b, out_lE);
+      // Each row of concat is a convex combination of rows of v: at most max |v|.
+      store(result.output, b,
+            project(concat, bounds.v, weights_.wo, weights_.bo, "concat W_O + b_O"));
       if (result.trace) store(result.trace->concat, b, concat);
     }
-    if (result.trace) result.trace->output = result.output;
-    if (result.trace) result.trace->weights = result.weights;
+    if (result.trace) {
+      result.trace->weights = result.weights;
+      result.trace->output = result.output;
+    }
   } catch (const std::bad_alloc&) {
     detail::fail(ErrorCode::OUT_OF_MEMORY, "the forward pass on x ", shape_to_string(x.shape),
                  " could not allocate its results");

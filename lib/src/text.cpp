@@ -165,6 +165,20 @@ std::vector<Token> tokenize(std::string_view text) {
 
   std::vector<Token> tokens;
   const auto is_word = [](char32_t c) { return !is_space(c) && !is_punctuation(c); };
+  // The characters of a keycap emoji starting at chars[at] (#, * or a digit, an optional
+  // U+FE0F, then U+20E3: "#️⃣", "1️⃣"), or 0. Its # or * must not split off as punctuation.
+  const auto keycap = [&](std::size_t at) -> std::size_t {
+    const char32_t c = chars[at].cp;
+    if (c != U'#' && c != U'*' && (c < U'0' || c > U'9')) return 0;
+    std::size_t n = 1;
+    if (at + n < chars.size() && chars[at + n].cp == 0xFE0F) ++n;
+    return at + n < chars.size() && chars[at + n].cp == 0x20E3 ? n + 1 : 0;
+  };
+  // How many characters at chars[at] belong to a word: a keycap, one word character, or 0.
+  const auto word_unit = [&](std::size_t at) -> std::size_t {
+    if (const std::size_t n = keycap(at)) return n;
+    return is_word(chars[at].cp) ? 1 : 0;
+  };
   std::size_t i = 0;
   while (i < chars.size()) {
     const Char& c = chars[i];
@@ -174,14 +188,14 @@ std::vector<Token> tokenize(std::string_view text) {
     }
     Token token;
     token.begin = c.begin;
-    if (is_punctuation(c.cp)) {
-      ++i;
+    if (word_unit(i) == 0) {
+      ++i;  // punctuation: a token of its own
     } else {
-      // A word runs over word characters; an apostrophe between two word characters stays
-      // inside it ("don't", "cat's").
+      // A word runs over word characters and keycaps; an apostrophe between two word
+      // characters stays inside it ("don't", "cat's").
       while (i < chars.size()) {
-        if (is_word(chars[i].cp)) {
-          ++i;
+        if (const std::size_t n = word_unit(i)) {
+          i += n;
         } else if (is_apostrophe(chars[i].cp) && i > 0 && i + 1 < chars.size() &&
                    is_word(chars[i - 1].cp) && is_word(chars[i + 1].cp)) {
           ++i;

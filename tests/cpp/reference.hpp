@@ -4,6 +4,7 @@
 
 #include <attnlens/tensor.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -116,14 +117,91 @@ inline std::vector<float> random_vector(std::size_t n, std::mt19937& gen, float 
   return out;
 }
 
-// Largest |a - b| over two equally long sequences.
-template <typename A, typename B>
-double max_abs_diff(const A& a, const B& b) {
-  double worst = 0.0;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    worst = std::max(worst, std::abs(static_cast<double>(a[i]) - static_cast<double>(b[i])));
+// Largest |x| over some values (for the error bounds below); NaN if any value is NaN, so that a
+// bound built from it fails every comparison.
+template <typename Values>
+double max_abs(const Values& values) {
+  double m = 0.0;
+  for (const auto x : values) {
+    const double a = std::abs(static_cast<double>(x));
+    if (std::isnan(a)) return a;
+    m = std::max(m, a);
   }
-  return worst;
+  return m;
+}
+
+// How far float32 attention, computed in any order (blocked, streaming, the Eigen reference),
+// may be from the exact answer: worst-case bounds from the arithmetic, no fitting.
+struct Tolerance {
+  double weights;  // on each weight
+  double output;   // on each output value
+};
+
+// Inputs bounded by |q| <= q_max, |k| <= k_max, |v| <= v_max, head dimension E, S keys, the
+// given scale and additive mask values bounded by mask_max. With u = 2^-24 (float32 rounding)
+// and gamma(n) = n u / (1 - n u) (the error of an n-term sum or dot product, in any order):
+//   - a score q·k is off by at most gamma(E) · E q_max k_max, so a logit (scale, mask, minus the
+//     row maximum: three more roundings of values up to 2 |logit|) by
+//       d = |scale| gamma(E) E q_max k_max + 6 u (|scale| E q_max k_max + mask_max);
+//   - softmax turns logit errors up to d into relative weight errors up to e^(2d) - 1 ~ 2d,
+//     and adds exp() (a few ulp; 8 u allowed), the sum over S keys and the division:
+//     every weight is off by at most 2d + gamma(S + 10) (+ 2d for e^(2d) - 1 above 2d);
+//   - output = weights · v adds at most v_max times the total weight error of a row (the
+//     same bound: relative errors of weights that sum to 1) plus gamma(S) v_max.
+// `logit_error` adds to d when the inputs themselves carry errors (e.g. projected q and k).
+inline Tolerance attention_tolerance(std::int64_t E, std::int64_t S, double q_max, double k_max,
+                                     double v_max, double scale, double mask_max = 0.0,
+                                     double logit_error = 0.0) {
+  const double u = std::ldexp(1.0, -24);
+  const auto gamma = [u](double n) { return n * u / (1.0 - n * u); };
+  const double e = static_cast<double>(E);
+  const double s = static_cast<double>(S);
+  const double raw = e * q_max * k_max;
+  const double d =
+      std::abs(scale) * gamma(e) * raw + 6 * u * (std::abs(scale) * raw + mask_max) + logit_error;
+  const double weights = std::expm1(2 * d) + 2 * d + gamma(s + 10);
+  return {weights, v_max * (weights + gamma(s))};
+}
+
+// attention_tolerance() for these very inputs.
+inline Tolerance attention_tolerance(const std::vector<float>& q, const std::vector<float>& k,
+                                     const std::vector<float>& v, std::int64_t E, std::int64_t S,
+                                     double scale, double mask_max = 0.0) {
+  return attention_tolerance(E, S, max_abs(q), max_abs(k), max_abs(v), scale, mask_max);
+}
+
+// Worst-case float32 error of a multi-head self-attention layer's output (E = model dimension,
+// H heads of width d = E / H, L tokens, scale 1/sqrt(d)), with |x| <= x_max, weights and biases
+// bounded by w_max and b_max, projected values |Q|, |K|, |V| <= projected_max and the heads'
+// concatenation bounded by concat_max. Stage by stage:
+//  - a projection x W + b sums E + 1 terms of size <= x_max w_max (and b_max): off by
+//    p = gamma(E + 1) (E x_max w_max + b_max) (+ extra_projection_error, e.g. a reference that
+//    rounds its float64 projections to float);
+//  - a projection error p moves a score (d products) by <= d (2 P p + p^2), P = projected_max
+//    + p, i.e. a logit by scale times that: attention_tolerance() takes it as extra logit error
+//    and bounds the head outputs; V's own error adds p;
+//  - the output projection multiplies E such errors by |W_O| and rounds E + 1 terms more.
+// Returns the bound on each head's weights and on the layer's output.
+inline Tolerance mha_tolerance(std::int64_t E, std::int64_t H, std::int64_t L, double x_max,
+                               double w_max, double b_max, double projected_max, double concat_max,
+                               double extra_projection_error = 0.0) {
+  const double u = std::ldexp(1.0, -24);
+  const auto gamma = [u](double n) { return n * u / (1.0 - n * u); };
+  const double e = static_cast<double>(E);
+  const std::int64_t d = E / H;
+  const double p = gamma(e + 1) * (e * x_max * w_max + b_max) + extra_projection_error;
+  const double big = projected_max + p;
+  const double scale = 1 / std::sqrt(static_cast<double>(d));
+  const double logit_error = scale * static_cast<double>(d) * (2 * big * p + p * p);
+  const auto head = attention_tolerance(d, L, big, big, big, scale, 0.0, logit_error);
+  const double concat_error = head.output + p;
+  return {head.weights, e * w_max * concat_error +
+                            gamma(e + 1) * (e * (concat_max + concat_error) * w_max + b_max)};
+}
+
+// The same bounds for two float32 computations compared with each other.
+inline Tolerance twice(Tolerance t) {
+  return {2 * t.weights, 2 * t.output};
 }
 
 }  // namespace ref

@@ -109,15 +109,7 @@ TEST_CASE("NON_FINITE names the tensor and the position", "[errors]") {
         attnlens::attention(view(a, {2, 3}), view(a, {2, 3}), view(a, {2, 3}), s);
       },
       ErrorCode::NON_FINITE, {"scale"});
-  // Finite inputs whose product overflows float32 are reported, not turned into NaN.
-  const std::vector<float> huge(2 * 3, 3e19f);
-  AttentionOptions one;
-  one.scale = 1.0f;
-  require_error(
-      [&] {
-        attnlens::attention(view(huge, {2, 3}), view(huge, {2, 3}), view(a, {2, 3}), one);
-      },
-      ErrorCode::NON_FINITE, {"overflowed"});
+  // (Finite inputs whose scores overflow float32 are computed, not reported: test_overflow.cpp.)
 }
 
 TEST_CASE("TOO_LARGE: tensors over the limit, long sentences, huge text", "[errors]") {
@@ -129,6 +121,36 @@ TEST_CASE("TOO_LARGE: tensors over the limit, long sentences, huge text", "[erro
         attnlens::attention(view(a, {64, 8}), view(a, {64, 8}), view(a, {64, 8}), o);
       },
       ErrorCode::TOO_LARGE, {"score matrix", "4096", "1000"});
+  // Work: 64 x 64 scores x (8 + 8 + 32) = 196608 multiply-adds; streaming has no L x S limit,
+  // but the work limit holds for it too.
+  AttentionOptions w;
+  w.streaming = true;
+  w.max_work = 196608;
+  CHECK(
+      attnlens::attention(view(a, {64, 8}), view(a, {64, 8}), view(a, {64, 8}), w).output.numel() ==
+      64 * 8);
+  w.max_work = 196607;
+  require_error(
+      [&] {
+        attnlens::attention(view(a, {64, 8}), view(a, {64, 8}), view(a, {64, 8}), w);
+      },
+      ErrorCode::TOO_LARGE, {"196608 multiply-adds", "L 64 x S 64", "maxWork = 196607"});
+  // L = S = 65536 with E = 1 once ran for 9 s: now it needs maxWork raised.
+  const std::vector<float> one(65536, 0.5f);
+  AttentionOptions defaults;
+  defaults.streaming = true;
+  require_error(
+      [&] {
+        attnlens::attention(view(one, {65536, 1}), view(one, {65536, 1}), view(one, {65536, 1}),
+                            defaults);
+      },
+      ErrorCode::TOO_LARGE, {"maxWork = 68719476736"});
+  w.max_work = 0;
+  require_error(
+      [&] {
+        attnlens::attention(view(a, {64, 8}), view(a, {64, 8}), view(a, {64, 8}), w);
+      },
+      ErrorCode::BAD_ARGUMENT, {"maxWork must be at least 1"});
   attnlens::ExplainOptions eo;
   eo.max_tokens = 4;
   require_error([&] { attnlens::explain("one two three four five", eo); }, ErrorCode::TOO_LARGE,
@@ -185,6 +207,20 @@ TEST_CASE("INVALID_UTF8 reaches explain()", "[errors]") {
                 {"offset 9"});
 }
 
+TEST_CASE("choice names: one list per enum, parsed and printed the same way", "[errors]") {
+  for (std::string_view name : attnlens::kInitNames)
+    CHECK(attnlens::init_name(attnlens::parse_init(name)) == name);
+  for (std::string_view name : attnlens::kPositionalNames)
+    CHECK(attnlens::positional_name(attnlens::parse_positional(name)) == name);
+  for (std::string_view name : attnlens::kCausalAlignNames)
+    CHECK(attnlens::causal_align_name(attnlens::parse_causal_align(name)) == name);
+  CHECK(attnlens::init_name(attnlens::Init::Identity) == "identity");
+  require_error([] { attnlens::parse_positional("learned"); }, ErrorCode::BAD_ARGUMENT,
+                {"positional must be \"sinusoidal\" or \"none\"; got \"learned\""});
+  require_error([] { attnlens::parse_init("he"); }, ErrorCode::BAD_ARGUMENT,
+                {"init must be \"normal\", \"xavier\" or \"identity\"; got \"he\""});
+}
+
 TEST_CASE("UNKNOWN_OPTION names the option and the known ones", "[errors]") {
   attnlens::ExplainOptions opts;
   require_error([&] { attnlens::set_explain_option(opts, "heads", "4"); },
@@ -203,6 +239,7 @@ TEST_CASE("OUT_OF_MEMORY: a raised limit and weights that cannot fit", "[errors]
   const std::vector<float> a(static_cast<std::size_t>(n), 0.0f);
   AttentionOptions o;
   o.max_elements = std::numeric_limits<std::int64_t>::max();
+  o.max_work = std::numeric_limits<std::int64_t>::max();
   o.return_weights = true;
   require_error(
       [&] {

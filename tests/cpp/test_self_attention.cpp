@@ -1,4 +1,5 @@
 // Multi-head self-attention: known answers against a float64 reference, the trace, init.
+#include "compare.hpp"
 #include "helpers.hpp"
 #include "reference.hpp"
 
@@ -21,9 +22,11 @@ RowMatrixXf random_matrix(int rows, int cols, std::mt19937& gen) {
 }
 
 // Multi-head self-attention in float64 from the definition: project, split columns into
-// heads, attend per head (reference attention), concatenate, project.
+// heads, attend per head (reference attention), concatenate, project. `tolerance` is set to
+// ref::mha_tolerance() for these inputs: the float32 layer's worst-case error.
 std::vector<double> reference_mha(const std::vector<float>& x, int L, int E, int H,
-                                  const SelfAttentionWeights& w, bool causal) {
+                                  const SelfAttentionWeights& w, bool causal,
+                                  double* tolerance = nullptr) {
   const int d = E / H;
   auto project = [&](const RowMatrixXf& m, const Eigen::VectorXf& b) {
     std::vector<double> y(static_cast<std::size_t>(L * E), 0.0);
@@ -66,6 +69,17 @@ std::vector<double> reference_mha(const std::vector<float>& x, int L, int E, int
       out[static_cast<std::size_t>(i * E + o)] = s;
     }
   }
+  if (tolerance) {
+    const double w_max = std::max({ref::max_abs(w.wq.reshaped()), ref::max_abs(w.wk.reshaped()),
+                                   ref::max_abs(w.wv.reshaped()), ref::max_abs(w.wo.reshaped())});
+    const double b_max =
+        std::max({ref::max_abs(w.bq), ref::max_abs(w.bk), ref::max_abs(w.bv), ref::max_abs(w.bo)});
+    const double projected = std::max({ref::max_abs(q), ref::max_abs(k), ref::max_abs(v)});
+    // This reference rounds q, k and v to float before attending: u |value| more.
+    *tolerance = ref::mha_tolerance(E, H, L, ref::max_abs(x), w_max, b_max, projected,
+                                    ref::max_abs(concat), std::ldexp(projected, -24))
+                     .output;
+  }
   return out;
 }
 
@@ -100,7 +114,9 @@ TEST_CASE("one head with identity weights is attention(x, x, x)", "[self_attenti
   attnlens::AttentionOptions ao;
   ao.causal = true;
   const auto expected = attnlens::attention(view(x, {5, 4}), view(x, {5, 4}), view(x, {5, 4}), ao);
-  CHECK(ref::max_abs_diff(r.output.data, expected.output.data) < 1e-6);
+  // With W = I every projection is exact, so both compute attention(x, x, x) in float32.
+  const auto tol = ref::twice(ref::attention_tolerance(x, x, x, 4, 5, 0.5));
+  CHECK(testing::close(r.output.data, expected.output.data, tol.output, {5, 4}));
   CHECK(r.weights.shape == Shape{1, 5, 5});
 }
 
@@ -116,7 +132,9 @@ TEST_CASE("multi-head known answer with and without biases", "[self_attention][k
       fo.causal = causal;
       const auto r = layer.forward(view(x, {L, E}), fo);
       INFO("bias " << bias << " causal " << causal);
-      CHECK(ref::max_abs_diff(r.output.data, reference_mha(x, L, E, H, w, causal)) < 1e-5);
+      double tol = 0.0;
+      const auto expected = reference_mha(x, L, E, H, w, causal, &tol);
+      CHECK(testing::close(r.output.data, expected, tol, {L, E}));
     }
   }
 }
@@ -132,7 +150,9 @@ TEST_CASE("without the output projection (W_O = I): the head concatenation",
   ForwardOptions fo;
   fo.trace = true;
   const auto r = layer.forward(view(x, {L, E}), fo);
-  CHECK(ref::max_abs_diff(r.output.data, reference_mha(x, L, E, H, w, false)) < 1e-5);
+  double tol = 0.0;
+  const auto expected = reference_mha(x, L, E, H, w, false, &tol);
+  CHECK(testing::close(r.output.data, expected, tol, {L, E}));
   CHECK(r.output.data == r.trace->concat.data);
 }
 
@@ -151,48 +171,68 @@ TEST_CASE("the trace holds every stage, consistently", "[self_attention][trace]"
   const auto r = layer.forward(view(x, {L, E}), fo);
   REQUIRE(r.trace);
   const attnlens::Trace& t = *r.trace;
-  CHECK(t.scale == Approx(0.5f));
+  CHECK(t.scale == 0.5f);  // 1 / sqrt(4), exact
   CHECK(t.x.data == x);
   CHECK(t.q.shape == Shape{H, L, d});
   CHECK(t.scores.shape == Shape{H, L, L});
   CHECK(t.mask.shape == Shape{L, L});
   CHECK(t.weights.data == r.weights.data);
   CHECK(t.output.data == r.output.data);
-  // Q = x W_Q, head h = columns h*d .. h*d + d - 1.
+  const double u = std::ldexp(1.0, -24);
+  // Q = x W_Q, head h = columns h*d .. h*d + d - 1. Two float32 products of E terms: each within
+  // gamma(E) E max|x| max|W| of the exact value (gamma(n) = n u / (1 - n u)).
   const Eigen::Map<const RowMatrixXf> xm(x.data(), L, E);
   const RowMatrixXf q = xm * layer.weights().wq;
+  std::vector<float> q_heads;
   for (int h = 0; h < H; ++h) {
     for (int i = 0; i < L; ++i) {
       for (int c = 0; c < d; ++c)
-        CHECK(t.q.data[static_cast<std::size_t>((h * L + i) * d + c)] ==
-              Approx(q(i, h * d + c)).margin(1e-6));
+        q_heads.push_back(q(i, h * d + c));
     }
   }
+  const double gamma_e = E * u / (1 - E * u);
+  CHECK(testing::close(
+      t.q.data, q_heads,
+      2 * gamma_e * E * ref::max_abs(x) * ref::max_abs(layer.weights().wq.reshaped()), t.q.shape));
   for (std::size_t i = 0; i < t.scores.data.size(); ++i) {
     CHECK(t.scaled.data[i] == t.scores.data[i] * t.scale);
   }
-  for (int i = 0; i < L; ++i) {
-    for (int j = 0; j < L; ++j) {
-      CHECK(t.mask.data[static_cast<std::size_t>(i * L + j)] == (j > i ? -INFINITY : 0.0f));
+  // The masked stage is the scaled scores where causal lets a key through (the same
+  // multiplication, so the same bits) and -inf elsewhere, as the mask says.
+  REQUIRE(t.masked.shape == Shape{H, L, L});
+  std::vector<float> expected_masked;
+  for (int h = 0; h < H; ++h) {
+    for (int i = 0; i < L; ++i) {
+      for (int j = 0; j < L; ++j) {
+        CHECK(t.mask.data[static_cast<std::size_t>(i * L + j)] == (j > i ? -INFINITY : 0.0f));
+        expected_masked.push_back(
+            j > i ? -INFINITY : t.scaled.data[static_cast<std::size_t>((h * L + i) * L + j)]);
+      }
     }
   }
-  // weights = softmax(scaled + mask), head output = weights V, concat = heads side by side.
+  CHECK(testing::close(t.masked.data, expected_masked, 0.0, t.masked.shape));
+  // weights = softmax(masked), head output = weights V, concat = heads side by side.
+  const auto attend = ref::twice(ref::attention_tolerance(t.q.data, t.k.data, t.v.data, d, L, 0.5));
+  const Eigen::Map<const RowMatrixXf> concat(t.concat.data.data(), L, E);
   for (int h = 0; h < H; ++h) {
-    RowMatrixXf logits = Eigen::Map<const RowMatrixXf>(t.scaled.data.data() + h * L * L, L, L) +
-                         Eigen::Map<const RowMatrixXf>(t.mask.data.data(), L, L);
+    RowMatrixXf logits = Eigen::Map<const RowMatrixXf>(t.masked.data.data() + h * L * L, L, L);
     attnlens::softmax_rows(logits);
     const Eigen::Map<const RowMatrixXf> w(t.weights.data.data() + h * L * L, L, L);
-    CHECK((logits - w).cwiseAbs().maxCoeff() < 1e-7);
+    CHECK(testing::close(w, logits, attend.weights, {L, L}));
     const Eigen::Map<const RowMatrixXf> v(t.v.data.data() + h * L * d, L, d);
     const Eigen::Map<const RowMatrixXf> o(t.head_outputs.data.data() + h * L * d, L, d);
-    CHECK(((w * v) - o).cwiseAbs().maxCoeff() < 1e-6);
-    const Eigen::Map<const RowMatrixXf> concat(t.concat.data.data(), L, E);
-    CHECK((concat.middleCols(h * d, d) - o).cwiseAbs().maxCoeff() == 0.0f);
+    // The head output from the unnormalised weights, divided after the product, against the
+    // normalised weights times V: each a sum of L terms (<= 1 times max|v|), rounded
+    // differently, plus the division: within 2 gamma(L + 1) max|v|.
+    const double gamma_l = (L + 1) * u / (1 - (L + 1) * u);
+    CHECK(testing::close(o, RowMatrixXf(w * v), 2 * gamma_l * ref::max_abs(t.v.data), {L, d}));
+    CHECK(testing::close(concat.middleCols(h * d, d), o, 0.0, {L, d}));
   }
-  const Eigen::Map<const RowMatrixXf> concat(t.concat.data.data(), L, E);
   const RowMatrixXf out = concat * layer.weights().wo;
-  CHECK((out - Eigen::Map<const RowMatrixXf>(r.output.data.data(), L, E)).cwiseAbs().maxCoeff() <
-        1e-6);
+  CHECK(testing::close(
+      r.output.data, out,
+      2 * gamma_e * E * ref::max_abs(t.concat.data) * ref::max_abs(layer.weights().wo.reshaped()),
+      {L, E}));
 }
 
 TEST_CASE("a batch gives the same answers as one sequence at a time", "[self_attention]") {
@@ -210,7 +250,8 @@ TEST_CASE("a batch gives the same answers as one sequence at a time", "[self_att
     const auto single = layer.forward(view(xb, {L, E}));
     const std::vector<float> part(batched.output.data.begin() + b * L * E,
                                   batched.output.data.begin() + (b + 1) * L * E);
-    CHECK(ref::max_abs_diff(part, single.output.data) < 1e-6);
+    // The same slices through the same code, which does not depend on addresses: exact.
+    CHECK(part == single.output.data);
   }
 }
 
@@ -248,12 +289,16 @@ TEST_CASE("initialisations have the documented distributions", "[self_attention]
   config.init = Init::Xavier;
   const SelfAttention xavier(config);
   const double bound = std::sqrt(6.0 / 256.0);
-  CHECK(xavier.weights().wq.cwiseAbs().maxCoeff() <= bound);
-  CHECK(xavier.weights().wq.cwiseAbs().maxCoeff() > 0.95 * bound);
+  const double largest = ref::max_abs(xavier.weights().wq.reshaped());  // NaN if any is NaN
+  CHECK(largest <= bound);
+  // 16384 uniform draws all below 0.95 of the bound: probability 0.975^16384, about 1e-180.
+  CHECK(largest > 0.95 * bound);
   config.init = Init::Normal;
   const SelfAttention normal(config);
   const auto& w = normal.weights().wk;
   const double var = w.cast<double>().array().square().mean();
+  // The mean of n = 16384 squared N(0, s^2) draws has standard deviation s^2 sqrt(2 / n), under
+  // 1.2 % of s^2: 5 % is more than four standard deviations (and fails on NaN).
   CHECK(var == Approx(1.0 / 128.0).epsilon(0.05));
   config.init = Init::Identity;
   config.bias = true;

@@ -60,6 +60,19 @@ TEST_CASE("emoji stay whole, joiners included", "[text]") {
   CHECK(texts("👩‍💻 codes") == std::vector<std::string>{"👩‍💻", "codes"});
 }
 
+TEST_CASE("keycap emoji are one token, their # and * included", "[text]") {
+  // #️⃣ is # U+FE0F U+20E3; the # once split off as punctuation, leaving "️⃣".
+  CHECK(texts("#️⃣ and *️⃣, 1️⃣2️⃣") ==
+        std::vector<std::string>{"#️⃣", "and", "*️⃣", ",", "1️⃣2️⃣"});
+  CHECK(texts("#⃣") == std::vector<std::string>{"#⃣"});  // without U+FE0F
+  const auto tokens = attnlens::tokenize("go #️⃣!");
+  REQUIRE(tokens.size() == 3);
+  CHECK(tokens[1].begin == 3);
+  CHECK(tokens[1].end == 3 + 1 + 3 + 3);  // #, U+FE0F and U+20E3 (3 bytes each)
+  // A plain # or * is still punctuation.
+  CHECK(texts("#tag *star") == std::vector<std::string>{"#", "tag", "*", "star"});
+}
+
 TEST_CASE("empty and whitespace-only text give no tokens", "[text]") {
   CHECK(attnlens::tokenize("").empty());
   CHECK(attnlens::tokenize(" \t\n\r ").empty());
@@ -99,7 +112,8 @@ TEST_CASE("hashed embeddings: any token, stable, seeded", "[text][determinism]")
   // A word keeps its vector whatever sentence it appears in.
   const auto in_one = attnlens::token_embeddings(attnlens::tokenize("one flibbertigibbet"), 32, 1);
   CHECK(in_one.row(1) == a.transpose());
-  // Entries are roughly standard normal.
+  // Entries are roughly standard normal: the mean of 4096 squared N(0, 1) draws has standard
+  // deviation sqrt(2 / 4096) = 0.022, so 0.1 is four and a half of them (and fails on NaN).
   const auto big = attnlens::token_embedding("variance", 4096, 3);
   CHECK(big.cast<double>().array().square().mean() == Approx(1.0).epsilon(0.1));
 }
@@ -110,6 +124,8 @@ TEST_CASE("sinusoidal positions match the formula", "[text]") {
   REQUIRE(pe.cols() == 6);
   for (int c = 0; c < 6; ++c)
     CHECK(pe(0, c) == (c % 2 == 0 ? 0.0f : 1.0f));
+  // Computed in float64 to about 1e-15 and rounded once to float32: within u = 6e-8 of values
+  // of size <= 1; 1e-6 also covers std::pow's last bits in this check.
   for (int pos : {1, 7, 49}) {
     for (int i = 0; i < 6; i += 2) {
       const double angle = pos / std::pow(10000.0, static_cast<double>(i) / 6.0);

@@ -55,10 +55,24 @@ test("NON_FINITE names the tensor and where", () => {
   );
 });
 
-test("TOO_LARGE: score slices over the limit, long sentences", () => {
+test("TOO_LARGE: score slices over the limit, long sentences, work over maxWork", () => {
   const long = { data: new Float32Array(16384), shape: [16384, 1] };
   assertAttnLensError(() => lens.attention(long, long, long), "TOO_LARGE", /score matrix/, /268435456/);
   assertAttnLensError(() => lens.explain("one two three four five", { maxTokens: 4 }), "TOO_LARGE", /5 tokens, over the limit of 4/);
+  // Streaming once had no bound: L = S = 65536 with E = 1 ran for 9 s. Now it is refused by the
+  // checks, before any computing.
+  const huge = { data: new Float32Array(65536), shape: [65536, 1] };
+  assertAttnLensError(
+    () => lens.attention(huge, huge, huge, { streaming: true }),
+    "TOO_LARGE",
+    /146028888064 multiply-adds/,
+    /maxWork = 68719476736/,
+  );
+  assertAttnLensError(
+    () => lens.attention([[1]], [[1]], [[1]], { maxWork: 0.5 }),
+    "BAD_ARGUMENT",
+    /maxWork must be an integer of at least 1; got 0.5/,
+  );
 });
 
 test("BAD_ARGUMENT: wrong types and values", () => {
@@ -96,7 +110,7 @@ test("UNKNOWN_OPTION names the option and the known ones", () => {
 test("OUT_OF_MEMORY: a raised limit and weights that cannot fit", () => {
   const q = { data: new Float32Array(1 << 16), shape: [1 << 16, 1] };
   assertAttnLensError(
-    () => lens.attention(q, q, q, { returnWeights: true, maxElements: 2 ** 40 }),
+    () => lens.attention(q, q, q, { returnWeights: true, maxElements: 2 ** 40, maxWork: 2 ** 53 }),
     "OUT_OF_MEMORY",
     /weights \[65536, 65536\]/,
   );

@@ -1,8 +1,9 @@
 // explain() and selfAttention() through the package.
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { loadAttnLens } from "attnlens";
-import { assertClose, randomGenerator, randomTensor } from "./helpers.mjs";
+import { assertClose, attentionToleranceFor, randomGenerator, randomTensor, twice } from "./helpers.mjs";
 
 const lens = await loadAttnLens();
 
@@ -38,8 +39,15 @@ test("explain: same seed gives identical results, another seed differs, full dif
 
 test("explain: the scaled score variance is the raw one divided by d", () => {
   const ex = lens.explain("the cat sat on the mat and the dog sat on the log", { modelDim: 64, numHeads: 4 });
+  const L = ex.tokens.length;
+  assert.equal(ex.stats.rawScoreVariance.length, 4);
   ex.stats.rawScoreVariance.forEach((raw, h) => {
-    assert.ok(Math.abs(ex.stats.scaledScoreVariance[h] - raw / 16) < 1e-3 * raw);
+    // The scaled scores are rounded to float32 (each moves by u |s|, u = 2^-24), which moves
+    // their variance by at most 2 std(s) u max|s| + (u max|s|)^2.
+    const scores = ex.trace.scores.data.subarray(h * L * L, (h + 1) * L * L);
+    const sMax = scores.reduce((m, x) => Math.max(m, Math.abs(x)), 0) / 4;
+    const tol = 2 * Math.sqrt(raw / 16) * 2 ** -24 * sMax + (2 ** -24 * sMax) ** 2;
+    assertClose([ex.stats.scaledScoreVariance[h]], [raw / 16], tol, `head ${h} scaled variance`);
   });
 });
 
@@ -56,7 +64,8 @@ test("selfAttention: identity init with one head is attention(x, x, x)", () => {
   const layer = lens.selfAttention({ modelDim: 4, numHeads: 1, init: "identity" });
   const r = layer.forward(x, { causal: true });
   const expected = lens.attention(x, x, x, { causal: true });
-  assertClose(r.output.data, expected.output.data, 1e-6, "output");
+  // With W = I every projection is exact, so both compute attention(x, x, x) in float32.
+  assertClose(r.output.data, expected.output.data, twice(attentionToleranceFor(x, x, x)).output, "output", [5, 4]);
   assert.deepEqual(r.weights.shape, [1, 5, 5]);
 });
 
@@ -74,7 +83,8 @@ test("selfAttention: given weights, trace stages are consistent, batches work", 
   assert.equal(t.mask.data[1], -Infinity);
   const batched = layer.forward({ data: Float32Array.of(...x.data, ...x.data), shape: [2, 4, E] });
   assert.deepEqual(batched.weights.shape, [2, 3, 4, 4]);
-  assertClose(batched.output.data.slice(0, 4 * E), layer.forward(x).output.data, 1e-6, "batch item 0");
+  // The same slices through the same code, which does not depend on addresses: exact.
+  assert.deepEqual(batched.output.data.slice(0, 4 * E), layer.forward(x).output.data);
 });
 
 test("selfAttention: the same seed gives the same weights", () => {
@@ -83,4 +93,70 @@ test("selfAttention: the same seed gives the same weights", () => {
   const c = lens.selfAttention({ modelDim: 8, numHeads: 2, seed: 6 });
   assert.deepEqual(a.weights.wq.data, b.weights.wq.data);
   assert.notDeepEqual(a.weights.wq.data, c.weights.wq.data);
+});
+
+test("trace: the stages are the C++ list, in order, and the .d.ts declares exactly those", () => {
+  const names = lens.traceStages.map((s) => s.name);
+  assert.ok(names.includes("masked"));
+  const layer = lens.selfAttention({ modelDim: 8, numHeads: 2, seed: 3 });
+  const r = layer.forward(randomTensor([3, 8], randomGenerator(13)), { trace: true });
+  assert.deepEqual(Object.keys(r.trace), ["scale", ...names]);
+  const dts = readFileSync(new URL("../../dist/attnlens.d.ts", import.meta.url), "utf8");
+  const body = dts.match(/export interface Trace \{([\s\S]*?)\n\}/)[1];
+  const fields = [...body.matchAll(/\/\*\* ([^\n]*?) \*\/\n\s+(\w+): /g)].map(([, doc, name]) => ({ doc, name }));
+  assert.deepEqual(
+    fields.map((f) => f.name),
+    ["scale", ...names],
+  );
+  // Each stage's comment starts with the shape the C++ list gives it.
+  for (const stage of lens.traceStages) assert.ok(fields.find((f) => f.name === stage.name).doc.startsWith(stage.shape), stage.name);
+});
+
+test("trace: masked is scaled where the mask lets a key through and -Infinity elsewhere", () => {
+  const ex = lens.explain("the cat sat on the mat", { modelDim: 16, numHeads: 2 });
+  const t = ex.trace;
+  const L = ex.tokens.length;
+  assert.deepEqual(t.masked.shape, [2, L, L]);
+  // The same multiplication by the same rule: the same bits.
+  const expected = t.scaled.data.map((s, i) => (t.mask.data[i % (L * L)] === -Infinity ? -Infinity : s));
+  assert.deepEqual(t.masked.data, expected);
+  assert.equal(t.weights, ex.weights);
+});
+
+test("explain: keycap emoji are one token (once: # split off)", () => {
+  assert.deepEqual(
+    lens.explain("#️⃣ and 1️⃣!").tokens.map((t) => t.text),
+    ["#️⃣", "and", "1️⃣", "!"],
+  );
+});
+
+test("explain: a sentence over the byte limit is refused before it reaches the wasm heap", () => {
+  // Once a 300 MB sentence grew the heap to 634 MB before TOO_LARGE. Every UTF-16 unit is at
+  // least one UTF-8 byte, so 40 M units are over the 1 MiB limit without encoding them.
+  lens.explain("warm up");
+  const before = lens.memory().heapBytes;
+  assert.throws(() => lens.explain("a".repeat(40_000_000)), { code: "TOO_LARGE", message: /40000000 UTF-16 code units/ });
+  assert.throws(() => lens.explain(new Uint8Array(lens.limits.maxTextBytes + 1)), { code: "TOO_LARGE", message: /1048577 bytes/ });
+  assert.equal(lens.memory().heapBytes, before);
+  // Just under the limit in units but over it in bytes: encoded, then refused by the library.
+  assert.throws(() => lens.explain("é".repeat(600_000)), { code: "TOO_LARGE", message: /1200000 bytes, over the limit of 1048576/ });
+});
+
+test("the .d.ts documents the library's defaults", () => {
+  const dts = readFileSync(new URL("../../dist/attnlens.d.ts", import.meta.url), "utf8");
+  for (const [iface, defaults] of [
+    ["ExplainOptions", lens.defaults.explain],
+    ["SelfAttentionConfig", lens.defaults.selfAttention],
+  ]) {
+    const body = dts.match(new RegExp(`export interface ${iface} \\{([\\s\\S]*?)\\n\\}`))[1];
+    for (const [name, value] of Object.entries(defaults)) {
+      const doc = body.match(new RegExp(`/\\*\\*([^/]*?)\\*/\\n\\s+${name}\\?:`));
+      assert.ok(doc, `${iface}.${name} is documented`);
+      assert.match(
+        doc[1],
+        new RegExp(`Default ${JSON.stringify(value).replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}[.,]`),
+        `${iface}.${name}: Default ${JSON.stringify(value)}`,
+      );
+    }
+  }
 });

@@ -68,16 +68,116 @@ export function referenceAttention(q, k, v, { causal = false, bottomRight = fals
   return { output, weights };
 }
 
-export function maxAbsDiff(a, b) {
-  assert.equal(a.length, b.length, "lengths differ");
-  let worst = 0;
-  for (let i = 0; i < a.length; i++) worst = Math.max(worst, Math.abs(a[i] - b[i]));
-  return worst;
+/** Largest |x| over an array-like of numbers; NaN if any is NaN (a bound built on it then fails). */
+export function maxAbs(values) {
+  let m = 0;
+  for (let i = 0; i < values.length; i++) {
+    const a = Math.abs(values[i]);
+    if (Number.isNaN(a)) return NaN;
+    if (a > m) m = a;
+  }
+  return m;
 }
 
-export function assertClose(actual, expected, tolerance, label = "values") {
-  const diff = maxAbsDiff(actual, expected);
-  assert.ok(diff <= tolerance, `${label}: max |difference| ${diff.toExponential(2)} > ${tolerance}`);
+const where = (flat, shape) => {
+  if (!shape) return `index ${flat}`;
+  const index = [];
+  let rest = flat;
+  for (let d = shape.length - 1; d >= 0; d--) {
+    index[d] = rest % shape[d];
+    rest = Math.floor(rest / shape[d]);
+  }
+  return `index ${flat} [${index.join(", ")}]`;
+};
+
+/**
+ * Compares two array-likes of numbers: |actual - expected| <= tolerance everywhere, equal lengths
+ * (and the product of `shape`, when given). Identical values differ by 0 (equal infinities
+ * included); any other non-finite difference fails, as do a NaN or negative tolerance.
+ * Returns { ok, report }; the report names the worst difference, where it is and both values.
+ */
+export function compareClose(actual, expected, tolerance, shape) {
+  if (!(tolerance >= 0)) return { ok: false, report: `the tolerance is ${tolerance}, not a number >= 0` };
+  if (actual.length !== expected.length) {
+    return { ok: false, report: `size mismatch: actual has ${actual.length} values, expected has ${expected.length}` };
+  }
+  if (shape) {
+    const count = shape.reduce((a, b) => a * b, 1);
+    if (count !== actual.length)
+      return { ok: false, report: `shape [${shape.join(", ")}] holds ${count} values but ${actual.length} were given` };
+  }
+  let worst = 0;
+  let worstAt = 0;
+  let over = 0;
+  for (let i = 0; i < actual.length; i++) {
+    const [a, e] = [actual[i], expected[i]];
+    const diff = a === e ? 0 : Math.abs(a - e);
+    if (!Number.isFinite(diff)) return { ok: false, report: `non-finite difference at ${where(i, shape)}: actual ${a}, expected ${e}` };
+    if (diff > tolerance) over++;
+    if (diff > worst) [worst, worstAt] = [diff, i];
+  }
+  const worstText =
+    actual.length === 0
+      ? "no values"
+      : `max |actual - expected| = ${worst.toPrecision(3)} at ${where(worstAt, shape)}: actual ${actual[worstAt]}, expected ${expected[worstAt]}`;
+  const ok = over === 0;
+  return { ok, report: `${worstText} (${ok ? "within" : "over"} ${tolerance}; ${over} of ${actual.length} values over)` };
+}
+
+/** Asserts compareClose(); `label` says what is compared. */
+export function assertClose(actual, expected, tolerance, label = "values", shape = undefined) {
+  const { ok, report } = compareClose(actual, expected, tolerance, shape);
+  assert.ok(ok, `${label}: ${report}`);
+}
+
+const U = 2 ** -24; // float32 rounding, relative
+const gamma = (n) => (n * U) / (1 - n * U); // error of an n-term float32 sum or dot product
+
+/**
+ * Worst-case float32 error of attention against the exact answer, computed in any order (the
+ * same bound as tests/cpp/reference.hpp's attention_tolerance, which derives it): inputs bounded
+ * by qMax, kMax, vMax, head dimension E, S keys, the scale, additive mask values bounded by
+ * maskMax and extra logit error (for inputs that carry errors). Returns { weights, output }.
+ */
+export function attentionTolerance({ E, S, qMax, kMax, vMax, scale, maskMax = 0, logitError = 0 }) {
+  const raw = E * qMax * kMax;
+  const d = Math.abs(scale) * gamma(E) * raw + 6 * U * (Math.abs(scale) * raw + maskMax) + logitError;
+  const weights = Math.expm1(2 * d) + 2 * d + gamma(S + 10);
+  return { weights, output: vMax * (weights + gamma(S)) };
+}
+
+/** attentionTolerance() for these tensors ({ data, shape }, last dimension E, S keys). */
+export function attentionToleranceFor(q, k, v, { scale, maskMax = 0 } = {}) {
+  const r = q.shape.length;
+  const E = q.shape[r - 1];
+  return attentionTolerance({
+    E,
+    S: k.shape[r - 2],
+    qMax: maxAbs(q.data),
+    kMax: maxAbs(k.data),
+    vMax: maxAbs(v.data),
+    scale: scale ?? 1 / Math.sqrt(E),
+    maskMax,
+  });
+}
+
+/** The same bounds for two float32 computations compared with each other. */
+export const twice = (t) => ({ weights: 2 * t.weights, output: 2 * t.output });
+
+/**
+ * Worst-case float32 error of a self-attention layer's output (tests/cpp/reference.hpp's
+ * mha_tolerance): model dimension E, H heads, L tokens, |x| <= xMax, weights <= wMax, biases
+ * <= bMax, projected values <= projectedMax, head concatenation <= concatMax.
+ * Returns { weights, output }: the bound on each head's weights and on the layer's output.
+ */
+export function mhaTolerance({ E, H, L, xMax, wMax, bMax = 0, projectedMax, concatMax }) {
+  const d = E / H;
+  const p = gamma(E + 1) * (E * xMax * wMax + bMax);
+  const big = projectedMax + p;
+  const scale = 1 / Math.sqrt(d);
+  const head = attentionTolerance({ E: d, S: L, qMax: big, kMax: big, vMax: big, scale, logitError: scale * d * (2 * big * p + p * p) });
+  const concatError = head.output + p;
+  return { weights: head.weights, output: E * wMax * concatError + gamma(E + 1) * (E * (concatMax + concatError) * wMax + bMax) };
 }
 
 /** Requires `fn` to throw an AttnLensError with `code` and a message matching each pattern. */

@@ -1,7 +1,7 @@
 // Type-checked with `tsc --noEmit --strict` (tests/types/tsconfig.json): the declarations must
 // describe the package as a TypeScript user would use it.
 import { AttnLensError, loadAttnLens, relaxedSimdSupported } from "attnlens";
-import type { AttnLens, AttnLensErrorCode, Explanation, ForwardResult, SimdChoice, Tensor } from "attnlens";
+import type { AttnLens, AttnLensErrorCode, Explanation, ForwardResult, Init, SimdChoice, Tensor } from "attnlens";
 
 async function main(): Promise<void> {
   const lens: AttnLens = await loadAttnLens();
@@ -16,11 +16,17 @@ async function main(): Promise<void> {
   });
   const first: number = output.data[0];
   const maybe: Tensor | undefined = weights;
-  lens.attention([[1, 2]], [[1, 2]], [[3]], { mask: [[true]], scale: 0.5 });
+  lens.attention([[1, 2]], [[1, 2]], [[3]], { mask: [[true]], scale: 0.5, maxWork: 2 ** 40 });
+  lens.attention({ data: Float64Array.of(1, 2), shape: [1, 2] }, { data: [1, 2], shape: [1, 2] }, [[3]]);
+  const maxWork: number = lens.limits.maxWork;
+  const inits: readonly Init[] = lens.choices.init;
+  const defaultSeed: number = lens.defaults.explain.seed;
+  const stages: string[] = lens.traceStages.map((s) => `${s.name} ${s.shape}`);
 
   const layer = lens.selfAttention({ modelDim: 8, numHeads: 2, seed: 1, init: "xavier" });
   const r: ForwardResult = layer.forward([[1, 2, 3, 4, 5, 6, 7, 8]], { causal: true, trace: true });
   const scale: number | undefined = r.trace?.scale;
+  const masked: Tensor | undefined = r.trace?.masked;
 
   const ex: Explanation = lens.explain("The cat sat on the mat", { causal: false, positional: "none" });
   const start: number | undefined = ex.tokens[0].start;
@@ -34,7 +40,8 @@ async function main(): Promise<void> {
       console.log(code, error.message);
     }
   }
-  console.log(first, maybe, scale, start, explained, lens.version, lens.memory().usedBytes);
+  console.log(first, maybe, scale, masked, start, explained, lens.version, lens.memory().usedBytes);
+  console.log(maxWork, inits, defaultSeed, stages);
 }
 
 void main();

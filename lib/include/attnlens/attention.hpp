@@ -10,6 +10,16 @@
 //   - `causal` and an explicit mask may be combined: a key is attended only if both allow it.
 //   - a query row whose keys are all masked gets all-zero weights and an all-zero output
 //     (as FlashAttention does) instead of NaN.
+//
+// Overflow: finite inputs always give finite, right answers (within float32 rounding), on every
+// path. The output is a weighted mean of value rows, so it always fits float32, even when
+// scores (q kᵀ up to E · 3.4e38²), logits (times a scale up to 3.4e38) or running sums of
+// weights times values would not. Before computing, each call bounds those intermediates from
+// the largest |q|, |k|, |v| and mask values; when float32 could overflow anywhere, in any order
+// of operations, the call is computed in float64 (a slower, exact-enough path) and rounded
+// once. Results are the same rule's on attention(), attention_reference() and
+// SelfAttention::forward(), natively and in WebAssembly. What cannot be represented is an
+// error: NaN or infinity in an input (NON_FINITE).
 #pragma once
 
 #include <attnlens/status.hpp>
@@ -25,6 +35,15 @@ namespace attnlens {
 // Default cap on the elements of any input or output tensor, and of the L x S score matrix of
 // one (batch, head) slice: 2^26 floats = 256 MiB. Exceeding it is Error(TOO_LARGE).
 inline constexpr std::int64_t kDefaultMaxElements = std::int64_t{1} << 26;
+
+// What one call may cost, in multiply-adds: every score of every (batch, head) slice counts
+// E + Ev multiply-adds (its dot product and its share of weights · v) plus kScoreWork for its
+// softmax (exp, maximum and sum cost about as much as 24 to 36 multiply-adds in the kernels,
+// measured). Causal calls count every score too. Exceeding max_work is Error(TOO_LARGE).
+inline constexpr std::int64_t kScoreWork = 32;
+// Default cap on that work: 2^36, about 4 s in WebAssembly on a 2-core server (0.055 ns per
+// multiply-add measured), so a call cannot block for minutes unless asked to.
+inline constexpr std::int64_t kDefaultMaxWork = std::int64_t{1} << 36;
 
 // Where a causal mask's diagonal sits when L != S.
 enum class CausalAlign {
@@ -49,6 +68,9 @@ struct AttentionOptions {
   bool streaming = false;
   // Size limit on each tensor involved; see kDefaultMaxElements.
   std::int64_t max_elements = kDefaultMaxElements;
+  // Limit on the call's work, B · Hq · L · S · (E + Ev + kScoreWork); see kDefaultMaxWork.
+  // It bounds streaming too, which has no L x S limit.
+  std::int64_t max_work = kDefaultMaxWork;
 };
 
 struct AttentionResult {
@@ -65,8 +87,9 @@ struct AttentionResult {
 // attention: query head h reads key/value head h / (Hq / Hkv)).
 //
 // Throws Error with SHAPE_MISMATCH (ranks or dimensions disagree), EMPTY_INPUT (a zero
-// dimension), NON_FINITE (NaN/inf in q, k, v, scale, or NaN/+inf in an additive mask),
-// TOO_LARGE (a tensor over options.max_elements), BAD_ARGUMENT (null data, or streaming with
+// dimension), NON_FINITE (NaN/inf in q, k, v, scale, or NaN/+inf in an additive mask; never
+// for finite inputs, see "Overflow" above), TOO_LARGE (a tensor over options.max_elements, or
+// the work over options.max_work), BAD_ARGUMENT (null data, a limit below 1, or streaming with
 // return_weights), OUT_OF_MEMORY (results that cannot be allocated).
 //
 // Thread-safe. Each thread keeps scratch buffers between calls (packed keys and values, a block

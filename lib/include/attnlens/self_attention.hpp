@@ -46,19 +46,31 @@ struct ForwardOptions {
   bool trace = false;          // fill ForwardResult::trace
 };
 
-// Every stage of one forward pass. Shapes are for x [L, E]; a batched x [B, L, E] adds a
-// leading B to each (except `mask`, which is shared).
+// The stages of a traced forward pass in the order the data flows through them, one list for
+// the Trace struct below, the WebAssembly bindings' export and the JS declarations (a test
+// checks that attnlens.d.ts names exactly these): X(member, "jsName", "shape", "meaning").
+// Shapes are for x [L, E] with H heads of width d; a batched x [B, L, E] adds a leading B to
+// each (except `mask`, which is shared).
+#define ATTNLENS_TRACE_STAGES(X)                                                                  \
+  X(x, "x", "[L, E]", "the input")                                                                \
+  X(q, "q", "[H, L, d]", "per-head queries: columns h*d .. h*d + d - 1 of x W_Q + b_Q")           \
+  X(k, "k", "[H, L, d]", "per-head keys: x W_K + b_K, split the same way")                        \
+  X(v, "v", "[H, L, d]", "per-head values: x W_V + b_V, split the same way")                      \
+  X(scores, "scores", "[H, L, L]", "Q_h K_h^T")                                                   \
+  X(scaled, "scaled", "[H, L, L]", "scores * scale")                                              \
+  X(mask, "mask", "[L, L]", "the additive causal mask: 0, or -inf where a key is hidden")         \
+  X(masked, "masked", "[H, L, L]", "the logits softmax reads: scaled + mask, -inf where masked")  \
+  X(weights, "weights", "[H, L, L]", "softmax(masked): the same numbers as the result's weights") \
+  X(head_outputs, "headOutputs", "[H, L, d]", "weights_h V_h")                                    \
+  X(concat, "concat", "[L, E]", "the heads' outputs side by side")                                \
+  X(output, "output", "[L, E]", "concat W_O + b_O: the same numbers as the result's output")
+
+// Every stage of one forward pass; see ATTNLENS_TRACE_STAGES for each tensor.
 struct Trace {
-  float scale = 0.0f;   // the factor applied to the raw scores
-  Tensor x;             // [L, E]      the input
-  Tensor q, k, v;       // [H, L, d]   per-head projections (biases included)
-  Tensor scores;        // [H, L, L]   Q_h K_hᵀ
-  Tensor scaled;        // [H, L, L]   scores · scale
-  Tensor mask;          // [L, L]      the additive mask applied: 0 or -inf
-  Tensor weights;       // [H, L, L]   softmax(scaled + mask)
-  Tensor head_outputs;  // [H, L, d]   weights_h · V_h
-  Tensor concat;        // [L, E]      heads side by side
-  Tensor output;        // [L, E]      concat · W_O + b_O
+  float scale = 0.0f;  // the factor applied to the raw scores
+#define ATTNLENS_TRACE_MEMBER(member, name, shape, meaning) Tensor member;
+  ATTNLENS_TRACE_STAGES(ATTNLENS_TRACE_MEMBER)
+#undef ATTNLENS_TRACE_MEMBER
 };
 
 struct ForwardResult {
@@ -82,8 +94,12 @@ class SelfAttention {
   int head_dim() const noexcept { return model_dim_ / num_heads_; }
   const SelfAttentionWeights& weights() const noexcept { return weights_; }
 
-  // x: [L, E] or [B, L, E], finite. Throws SHAPE_MISMATCH, EMPTY_INPUT (L = 0 or B = 0),
-  // NON_FINITE, TOO_LARGE (any tensor over kDefaultMaxElements).
+  // x: [L, E] or [B, L, E], finite. Each head runs through attention()'s kernels and its
+  // overflow rule (attention.hpp): scores beyond float32 are computed in float64. Throws
+  // SHAPE_MISMATCH, EMPTY_INPUT (L = 0 or B = 0), TOO_LARGE (any tensor over
+  // kDefaultMaxElements), NON_FINITE for NaN or infinity in x, and for float32 values the pass
+  // must hold that do not fit float32: a projection (x W + b, concat W_O + b_O) or, with
+  // options.trace, a score stage; the message names which and where.
   ForwardResult forward(const ConstTensorView& x, const ForwardOptions& options = {}) const;
 
  private:
