@@ -432,7 +432,7 @@ void SafetensorsView::read_f32_into(const SafetensorsEntry& entry, float* out) c
       fail_file(file_name_, "tensor ", Quoted{entry.name}, " has dtype ", dtype_name(entry.dtype),
                 "; attnlens reads F32, F16 and BF16 tensors as float32 (use raw_bytes for others)");
   }
-  if (!detail::all_finite(out, entry.numel)) {
+  if (!std::isfinite(detail::finite_max_abs(out, entry.numel))) {
     for (std::size_t i = 0; i < n; ++i) {
       if (!std::isfinite(out[i])) {
         fail_file(file_name_, "tensor ", Quoted{entry.name}, " (", dtype_name(entry.dtype), " ",
@@ -550,7 +550,7 @@ std::vector<std::uint8_t> write_safetensors(const TensorList& tensors,
       const auto& [name, tensor] = tensors[t];
       const std::size_t n = tensor.data.size();
       const float* src = tensor.data.data();
-      if (!detail::all_finite(src, static_cast<std::int64_t>(n))) {
+      if (!std::isfinite(detail::finite_max_abs(src, static_cast<std::int64_t>(n)))) {
         for (std::size_t i = 0; i < n; ++i) {
           if (!std::isfinite(src[i])) {
             fail_file(file_name, "tensor ", Quoted{name}, " holds ", src[i], " at flat index ", i,
