@@ -518,7 +518,11 @@ function checkLoadOptions(options) {
   if (o.wasmUrl !== undefined && typeof o.wasmUrl !== "string" && !(o.wasmUrl instanceof URL)) {
     fail("BAD_ARGUMENT", `wasmUrl must be a string or a URL; got ${describe(o.wasmUrl)}`);
   }
-  const simd = optionalChoice("simd", o.simd, "auto", SIMD_CHOICES);
+  // simd is the JS loader's own option (which file to fetch): its choices live here.
+  const simd = o.simd ?? "auto";
+  if (!SIMD_CHOICES.includes(simd)) {
+    fail("BAD_ARGUMENT", `simd must be ${SIMD_CHOICES.map((c) => `"${c}"`).join(" or ")}; got ${describe(o.simd)}`);
+  }
   if (o.simd !== undefined && (o.wasmBinary !== undefined || o.wasmUrl !== undefined)) {
     fail("BAD_ARGUMENT", "simd picks one of the package's modules; it cannot be combined with wasmBinary or wasmUrl");
   }
