@@ -95,6 +95,24 @@ const tooLarge = (name, size) =>
     `${name} is ${(size / 2 ** 20).toFixed(0)} MB; at most ${MAX_FILE_BYTES / 2 ** 20} MB is read (save fewer layers, fewer tokens, or u8/f16 weights)`,
   );
 
+const isTokensFile = (file) => /\.txt$/i.test(file.name) || /tokens[^/]*\.json$/i.test(file.name);
+
+/**
+ * FigureData from files a reader picked or dropped: one attention file, and optionally one tokens
+ * file (.txt, or a JSON list whose name contains "tokens").
+ */
+export async function parsePicked(list) {
+  const files = [...list];
+  const tokenFiles = files.filter(isTokensFile);
+  const main = files.filter((f) => !isTokensFile(f));
+  if (main.length !== 1 || tokenFiles.length > 1)
+    throw bad(
+      `Pick one attention file, and optionally one tokens file (.txt or *tokens*.json); got ${files.map((f) => f.name).join(", ") || "none"}`,
+    );
+  const tokens = tokenFiles.length ? parseTokens(await readFileBytes(tokenFiles[0]), tokenFiles[0].name) : undefined;
+  return parseAttentionFile(await readFileBytes(main[0]), { name: main[0].name, tokens });
+}
+
 /** The bytes of a File (the page's picker), refusing a too large one before reading it. */
 export async function readFileBytes(file) {
   if (file.size > MAX_FILE_BYTES) throw tooLarge(file.name, file.size);
