@@ -260,6 +260,7 @@ async function openFiles(files) {
   $("#close-file").hidden = false;
   try {
     await figure.openFiles(files);
+    figure.scrollIntoView({ block: "nearest" });
   } catch {
     // The element shows the message; the load event below repeats it here.
   }

@@ -207,6 +207,17 @@ test("the demo page: the file picker loads an attention file and a tokens file; 
   assert.deepEqual(tokens, TOKENS);
   await page.waitForTimeout(300);
   assert.equal(page.url(), before, "the URL holds no file data");
+  // The CSV export writes the file's weights: a header and one line per (layer, head, query, key).
+  const [download] = await Promise.all([page.waitForEvent("download"), page.click("#export-csv")]);
+  const csv = readFileSync(await download.path(), "utf8")
+    .trimEnd()
+    .split("\n");
+  const L = TOKENS.length;
+  assert.equal(csv[0], "layer,head,query_index,query,key_index,key,weight");
+  assert.equal(csv.length, 1 + 4 * L * L);
+  const expected = all["attention.npy"].weights;
+  // Row 2 of head 1: query 2 " Mary" to key 1 "When", the file's float32 printed in full.
+  assert.equal(csv[1 + L + 0], `1,1,2, Mary,1,When,${expected[L]}`);
   await page.click("#close-file");
   await page.waitForFunction(() => document.querySelector("attn-lens").attention === null);
   assert.equal(await page.textContent("#file-status"), "");
