@@ -101,7 +101,7 @@ test("the grid view: a click on a head opens it in the heatmap; lines and export
   });
   await settled(page);
   assert.equal((await frames(page)).length, 0, "the grid view has no heatmap frame");
-  const button = page.locator("attn-lens .grid button[aria-label='layer 2, self']");
+  const button = page.locator("attn-lens .grid button[aria-label='layer 2, previous']");
   await button.click();
   await page.waitForFunction(() => document.querySelector("attn-lens").view === "heatmap");
   const state = await page.evaluate(() => ({
@@ -109,7 +109,7 @@ test("the grid view: a click on a head opens it in the heatmap; lines and export
     head: document.querySelector("attn-lens").head,
   }));
   assert.deepEqual(state, { layer: "1", head: "1" });
-  assert.match((await frames(page))[0].label, /layer 2, self of 4/);
+  assert.match((await frames(page))[0].label, /layer 2, previous of 4/);
   const svg = await page.evaluate(() => document.querySelector("attn-lens").toSVG());
   assert.match(svg, /^<svg/);
   await page.evaluate(() => (document.querySelector("attn-lens").view = "lines"));
