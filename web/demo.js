@@ -1,7 +1,9 @@
 // The demo page: controls and a sentence drive one <attn-lens>; the whole state lives in the URL.
+// An attention file the reader opens or drops is read in the browser and shown by the same
+// element; it is never uploaded and never put in the URL (a link holds a sentence and settings).
 import { preloadViews } from "./element/define.js";
 import { DEFAULTS, MAX_HEADS, MAX_SEED, dimsFor, normalizeState, paramsToRaw, stateToParams, MAX_LINK_SENTENCE } from "./state.js";
-import { download, explanationToJson, weightsToCsv } from "./export.js";
+import { attentionToCsv, attentionToJson, download, explanationToJson, weightsToCsv } from "./export.js";
 import { RANDOM_MODE_EXAMPLES } from "./examples.js";
 
 const $ = (selector) => document.querySelector(selector);
@@ -95,9 +97,14 @@ function showState() {
   $("#colormap").value = state.colormap;
 }
 
+/** Whether the figure shows weights from a file (the element validates head and layer against it). */
+const fileShown = () => document.body.classList.contains("file-mode");
+const FILE_OWNED = ["head", "hide"];
+
 /** Pushes the state to the figure and the URL. */
 function apply() {
   for (const key of Object.keys(DEFAULTS)) {
+    if (fileShown() && FILE_OWNED.includes(key)) continue;
     const value = key === "hide" ? state.hide.map((h) => h + 1).join(",") : String(state[key]);
     if (figure.getAttribute(key) !== value) figure.setAttribute(key, value);
   }
@@ -159,8 +166,12 @@ $("#colormap").addEventListener("change", (e) => update({ colormap: e.target.val
 $("#worked-example").addEventListener("click", (e) => update({ ...WORKED_EXAMPLE, hide: [] }, e));
 
 figure.addEventListener("attn-lens-change", (e) => {
+  if (fileShown()) {
+    update({ view: e.detail.view }, e);
+    return;
+  }
   const hide = e.detail.hide ? e.detail.hide.split(",").map((h) => Number(h) - 1) : [];
-  update({ head: e.detail.head === "mean" ? "mean" : Number(e.detail.head), hide }, e);
+  update({ head: e.detail.head === "mean" ? "mean" : Number(e.detail.head), hide, view: e.detail.view }, e);
 });
 
 let lastRender = null;
@@ -179,7 +190,7 @@ function showMessage() {
 figure.addEventListener("attn-lens-render", (e) => {
   lastRender = e.detail;
   const result = e.detail.figure;
-  const ex = result && !result.empty ? (result.causal ?? result.full) : null;
+  const ex = result && !result.empty ? (result.causal ?? result.full ?? figure.attention) : null;
   const tokens = ex ? ex.tokens : [];
   const chips = tokens.slice(0, MAX_CHIPS).map((t, i) => {
     const chip = document.createElement("li");
@@ -220,15 +231,83 @@ const current = () => {
   return result && !result.empty ? result : null;
 };
 $("#export-json").addEventListener("click", () => {
+  if (figure.attention) {
+    download(JSON.stringify(attentionToJson(figure.attention)), "attention.attnlens.json", "application/json");
+    return;
+  }
   const result = current();
   if (!result) return;
   const json = Object.fromEntries(["causal", "full"].filter((m) => result[m]).map((m) => [m, explanationToJson(result[m])]));
   download(JSON.stringify(json, null, 1), "attnlens-matrices.json", "application/json");
 });
 $("#export-csv").addEventListener("click", () => {
+  if (figure.attention) {
+    download(attentionToCsv(figure.attention), "attention-weights.csv", "text/csv");
+    return;
+  }
   const result = current();
   if (!result) return;
   download(weightsToCsv(result), `attnlens-weights-${state.mode}.csv`, "text/csv");
+});
+
+// ---- attention files: a picker and drag-and-drop; nothing leaves the browser ---------------------
+
+const fileStatus = $("#file-status");
+async function openFiles(files) {
+  if (!files.length) return;
+  fileStatus.textContent = `Reading ${[...files].map((f) => f.name).join(", ")}…`;
+  document.body.classList.add("file-mode");
+  $("#close-file").hidden = false;
+  try {
+    await figure.openFiles(files);
+    figure.scrollIntoView({ block: "nearest" });
+  } catch {
+    // The element shows the message; the load event below repeats it here.
+  }
+}
+
+figure.addEventListener("attn-lens-load", (e) => {
+  const { data, error } = e.detail;
+  if (error) {
+    fileStatus.textContent = error;
+    return;
+  }
+  const [layers, heads, L] = data.weights.shape;
+  const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
+  fileStatus.textContent =
+    `Showing ${data.source.file} (${data.source.format}, ${data.source.storage}): ${plural(layers, "layer")} × ${plural(heads, "head")}, ` +
+    `${plural(L, "token")}, ${data.causal ? "causal" : "full"} attention. The sentence and model settings are not used for it.`;
+});
+
+$("#open-file").addEventListener("change", (e) => {
+  openFiles(e.target.files);
+  e.target.value = "";
+});
+$("#close-file").addEventListener("click", () => {
+  document.body.classList.remove("file-mode");
+  $("#close-file").hidden = true;
+  fileStatus.textContent = "";
+  figure.data = null;
+  apply();
+});
+let dragDepth = 0;
+addEventListener("dragenter", (e) => {
+  if (!e.dataTransfer?.types.includes("Files")) return;
+  dragDepth++;
+  document.body.classList.add("dragging");
+});
+addEventListener("dragleave", () => {
+  if (--dragDepth <= 0) document.body.classList.remove("dragging");
+});
+addEventListener("dragover", (e) => {
+  if (e.dataTransfer?.types.includes("Files")) e.preventDefault();
+});
+addEventListener("drop", (e) => {
+  if (!e.dataTransfer?.files.length) return;
+  e.preventDefault();
+  dragDepth = 0;
+  document.body.classList.remove("dragging");
+  openFiles(e.dataTransfer.files);
 });
 
 showState();

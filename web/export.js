@@ -33,6 +33,37 @@ export function explanationToJson(ex) {
   };
 }
 
+/** Weights from a file (FigureData) as CSV: one row per (layer, head, query, key), 1-based. */
+export function attentionToCsv(data) {
+  const lines = ["layer,head,query_index,query,key_index,key,weight"];
+  const tokens = data.tokens.map((t) => csvCell(t.text));
+  const [layers, heads, L] = data.weights.shape;
+  const w = data.weights.data;
+  for (let l = 0; l < layers; l++)
+    for (let h = 0; h < heads; h++)
+      for (let i = 0; i < L; i++)
+        for (let j = 0; j < L; j++)
+          lines.push(`${l + 1},${h + 1},${i + 1},${tokens[i]},${j + 1},${tokens[j]},${w[((l * heads + h) * L + i) * L + j]}`);
+  return `${lines.join("\n")}\n`;
+}
+
+/** Weights from a file in attnlens JSON version 1 (float32, base64): any format converts to ours. */
+export function attentionToJson(data) {
+  const bytes = new Uint8Array(data.weights.data.buffer, data.weights.data.byteOffset, data.weights.data.byteLength);
+  let binary = "";
+  for (let k = 0; k < bytes.length; k += 0x8000) binary += String.fromCharCode(...bytes.subarray(k, k + 0x8000));
+  return {
+    attnlens: 1,
+    title: data.title,
+    tokens: data.tokens.map((t) => t.text),
+    shape: data.weights.shape,
+    causal: data.causal,
+    ...(data.layerNames ? { layerNames: data.layerNames } : {}),
+    ...(data.headNames ? { headNames: data.headNames } : {}),
+    weights: { dtype: "f32", base64: btoa(binary) },
+  };
+}
+
 const csvCell = (text) => (/[",\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text);
 
 /**

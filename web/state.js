@@ -18,7 +18,7 @@ export const DEFAULTS = Object.freeze({
 
 export const CHOICES = Object.freeze({
   mode: ["causal", "full", "compare"],
-  view: ["heatmap", "lines", "steps", "pca"],
+  view: ["heatmap", "lines", "grid", "steps", "pca"],
   positional: ["sinusoidal", "none"],
   init: ["xavier", "normal", "identity"],
   theme: ["light", "dark", "auto"],

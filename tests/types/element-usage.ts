@@ -1,7 +1,14 @@
 // Type-checked with `tsc --noEmit --strict` (tests/types/tsconfig.json): "attnlens/element" as a
 // TypeScript page would use it.
 import { AttnLensElement, defineAttnLens, preloadViews } from "attnlens/element";
-import type { AttnLensChangeDetail, AttnLensFigure, AttnLensRenderDetail, AttnLensState } from "attnlens/element";
+import type {
+  AttnLensAttention,
+  AttnLensChangeDetail,
+  AttnLensFigure,
+  AttnLensLoadDetail,
+  AttnLensRenderDetail,
+  AttnLensState,
+} from "attnlens/element";
 
 async function page(): Promise<void> {
   const Element: typeof AttnLensElement = defineAttnLens();
@@ -50,5 +57,25 @@ async function page(): Promise<void> {
   await preloadViews();
   console.log(Element, same, head, problems, svg.length, png.size);
 }
+
+async function files(input: HTMLInputElement): Promise<void> {
+  const el = document.createElement("attn-lens");
+  el.src = "attention.npy";
+  el.tokensSrc = "tokens.txt";
+  el.layer = "1";
+  el.view = "grid";
+  el.data = { tokens: ["a", "b"], weights: { data: [1, 0, 0.5, 0.5], shape: [2, 2] }, causal: true };
+  el.addEventListener("attn-lens-load", (event) => {
+    const detail: AttnLensLoadDetail = event.detail;
+    const shown: AttnLensAttention | null = detail.data;
+    console.log(shown?.weights.shape[0], shown?.tokens[0]?.text, shown?.warnings.join(" "), detail.error);
+  });
+  el.addEventListener("attn-lens-change", (event) => console.log(event.detail.layer, event.detail.view));
+  if (input.files) await el.openFiles(input.files);
+  const attention: AttnLensAttention | null = el.attention;
+  console.log(attention?.causal, attention?.source.format);
+}
+
+void files(document.createElement("input"));
 
 void page();

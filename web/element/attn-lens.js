@@ -5,7 +5,7 @@
 // repaint only what changed. SVG is written only for export.
 import { LitElement, css, html, nothing } from "lit";
 import { cache } from "lit/directives/cache.js";
-import { COMPUTE_KEYS, DEFAULTS, normalizeState, stateToParams } from "../state.js";
+import { COMPUTE_KEYS, DEFAULTS, normalizeState, parseHeadList, stateToParams } from "../state.js";
 import { computeFigure, loadLens } from "../lens.js";
 import { colorScale, headColor, paletteFor } from "../theme.js";
 import { panelsOf, headName } from "../figure-data.js";
@@ -19,13 +19,18 @@ import { describe } from "./describe.js";
 import { estimateHeight } from "./estimate.js";
 
 // The views a plain figure needs are in this module; PCA and every-step load when first shown.
-const LAZY = { pca: () => import("../views/pca.js"), steps: () => import("../views/steps.js") };
+const LAZY = { pca: () => import("../views/pca.js"), steps: () => import("../views/steps.js"), grid: () => import("../views/grid.js") };
 const loaded = {};
 const loading = {};
 function loadView(name) {
   loading[name] ??= LAZY[name]().then((m) => (loaded[name] = m));
   return loading[name];
 }
+// Attention files: the parsers and the layers × heads grid, loaded when a figure shows a file or data.
+let filesModules;
+const loadFiles = () => (filesModules ??= Promise.all([import("../files/index.js"), loadView("grid")]).then(([files]) => files));
+/** Views that need an explain() trace, which weights from a file do not have. */
+const TRACE_VIEWS = { steps: "every-step", pca: "PCA" };
 
 /** Fetches the views loaded on demand (a page that offers every view calls this when idle). */
 export const preloadViews = () => Promise.all(Object.keys(LAZY).map(loadView));
@@ -115,6 +120,11 @@ export class AttnLensElement extends LitElement {
     caption: { type: String },
     figureTitle: { type: String, attribute: "figure-title" },
     label: { type: String },
+    src: { type: String, reflect: true },
+    tokensSrc: { type: String, attribute: "tokens-src", reflect: true },
+    data: { attribute: false },
+    layer: { type: String, reflect: true },
+    _loading: { state: true },
     _figure: { state: true },
     _error: { state: true },
     _width: { state: true },
@@ -358,6 +368,42 @@ export class AttnLensElement extends LitElement {
     figure.pane:has(.frame.scrolls) .shape::after {
       content: " · scroll for the rest";
     }
+    .grid {
+      display: flex;
+      flex-direction: column;
+      gap: 4px;
+      padding: 0 8px 8px;
+      font-size: 11px;
+      overflow-x: auto;
+    }
+    .grid-row {
+      display: flex;
+      gap: 4px;
+      align-items: center;
+    }
+    .grid-label {
+      flex: 0 0 60px;
+      overflow: hidden;
+      text-overflow: ellipsis;
+      white-space: nowrap;
+    }
+    .grid button {
+      display: flex;
+      flex-direction: column;
+      align-items: center;
+      gap: 2px;
+      padding: 3px;
+      font-size: 11px;
+      max-width: calc(var(--thumb) + 8px);
+      overflow: hidden;
+      white-space: nowrap;
+    }
+    .grid canvas {
+      display: block;
+      width: var(--thumb);
+      height: var(--thumb);
+      image-rendering: pixelated;
+    }
     @media print {
       .toolbar button,
       .heads,
@@ -381,6 +427,8 @@ export class AttnLensElement extends LitElement {
     this._lens = null;
     this._computedKey = null;
     this._generation = 0;
+    this._loadGeneration = 0;
+    this._loading = null;
     this._changeStart = 0;
     this._computeMs = 0;
     // Frame of each frame box; boxes of a view not shown are kept by Lit's cache() with their
@@ -403,7 +451,109 @@ export class AttnLensElement extends LitElement {
   get figureState() {
     const raw = {};
     for (const key of Object.keys(DEFAULTS)) if (this[key] !== undefined && this[key] !== null) raw[key] = this[key];
-    return normalizeState(raw);
+    if (!this._fileMode) return normalizeState(raw);
+    // Weights from a file: heads and layers are the file's; head, hide and layer are checked against them.
+    const { head, hide, ...rest } = raw;
+    const { state, problems } = normalizeState(rest);
+    const data = this._figure?.file ? this._panels[0] : null;
+    state.layer = 0;
+    state.head = "mean";
+    if (!data) return { state, problems };
+    const [layers, heads] = data.weights.shape;
+    state.heads = heads;
+    const index = (text, n) => (/^\s*\d+\s*$/.test(String(text)) && Number(text) < n ? Number(text) : null);
+    if (this.layer !== undefined && this.layer !== null) {
+      const layer = index(this.layer, layers);
+      if (layer === null) problems.push(`layer must be a layer from 0 to ${layers - 1}; got "${this.layer}"`);
+      else state.layer = layer;
+    }
+    if (head !== undefined && head !== "mean") {
+      const h = index(head, heads);
+      if (h === null) problems.push(`head must be "mean" or a head from 0 to ${heads - 1}; got "${head}"`);
+      else state.head = h;
+    }
+    state.hide = hide ? (parseHeadList(hide, heads) ?? []) : [];
+    return { state, problems };
+  }
+
+  /** Whether the figure shows given weights (src, data or opened files) rather than computing them. */
+  get _fileMode() {
+    return Boolean(this.src) || (this.data !== undefined && this.data !== null) || Boolean(this._opened);
+  }
+
+  /** The weights shown from src, data or opened files (FigureData), or null. */
+  get attention() {
+    return this._figure?.file ? this._panels[0] : null;
+  }
+
+  /**
+   * Shows attention from files a reader picked or dropped (File objects): one attention file,
+   * and optionally a tokens file (.txt, or a JSON list named *tokens*.json). Resolves when shown;
+   * rejects with the message also shown in the figure.
+   */
+  openFiles(files) {
+    this._opened = [...files];
+    return this._startLoad();
+  }
+
+  /** Starts reading src, data or the opened files; a newer call cancels an older one. */
+  _startLoad() {
+    this._abort?.abort();
+    const generation = ++this._loadGeneration;
+    this._figure = null;
+    this._panels = [];
+    this._error = null;
+    this.requestUpdate();
+    if (!this._fileMode) {
+      this._loading = null;
+      this._computedKey = null;
+      return Promise.resolve();
+    }
+    const controller = (this._abort = new AbortController());
+    const { signal } = controller;
+    const given = this.data !== undefined && this.data !== null;
+    const opened = this._opened;
+    this._loading = given ? "data" : opened ? opened.map((f) => f.name).join(", ") : this.src;
+    const read = async (files) => {
+      if (given) return files.fromObject(this.data, "data");
+      if (opened) return files.parsePicked(opened);
+      const base = document.baseURI;
+      const [main, side] = await Promise.all([
+        files.fetchBytes(new URL(this.src, base), { signal }),
+        this.tokensSrc ? files.fetchBytes(new URL(this.tokensSrc, base), { signal }) : null,
+      ]);
+      return files.parseAttentionFile(main.bytes, { name: main.name, tokens: side ? files.parseTokens(side.bytes, side.name) : undefined });
+    };
+    return loadFiles()
+      .then(read)
+      .then(
+        (data) => {
+          if (generation === this._loadGeneration) this._showData(data);
+        },
+        (error) => {
+          if (generation !== this._loadGeneration || error.name === "AbortError") return;
+          this._loading = null;
+          this._error = error.message;
+          this._loaded(null, error.message);
+          throw error;
+        },
+      );
+  }
+
+  _showData(data) {
+    this._loading = null;
+    this._panels = [data];
+    this._figure = { file: true, state: this._state?.state, totalTokens: data.tokens.length, truncated: false };
+    this._generation++;
+    this._computeMs = 0;
+    this._computedSinceRender = true;
+    this._error = null;
+    this._loaded(data, null);
+  }
+
+  _loaded(data, error) {
+    this.requestUpdate();
+    this.dispatchEvent(new CustomEvent("attn-lens-load", { bubbles: true, composed: true, detail: { data, error } }));
   }
 
   /** The last computation: { causal?, full?, totalTokens, truncated, state } or { empty: true }, or null. */
@@ -449,12 +599,16 @@ export class AttnLensElement extends LitElement {
     this.requestUpdate();
   }
 
-  willUpdate() {
+  willUpdate(changed) {
     if (!this._width) this._measure();
+    if (changed.has("src") || changed.has("tokensSrc") || changed.has("data")) {
+      this._opened = null;
+      this._startLoad().catch(() => {});
+    }
     this._state = this.figureState;
     const { state } = this._state;
     const key = JSON.stringify(COMPUTE_KEYS.map((k) => state[k]));
-    if (this._visible && key !== this._computedKey) {
+    if (!this._fileMode && this._visible && key !== this._computedKey) {
       this._computedKey = key;
       // An edit computes inside this update, so the figure changes in the same frame; the first
       // figure waits for its animation frame (one figure per frame on a page with many).
@@ -520,10 +674,18 @@ export class AttnLensElement extends LitElement {
     this._changed();
   }
 
-  _changed() {
-    this.dispatchEvent(
-      new CustomEvent("attn-lens-change", { bubbles: true, composed: true, detail: { head: this.head, hide: this.hide ?? "" } }),
-    );
+  _changed(view = this._state.state.view) {
+    const detail = { head: this.head ?? "mean", hide: this.hide ?? "", layer: this.layer ?? "0", view };
+    this.dispatchEvent(new CustomEvent("attn-lens-change", { bubbles: true, composed: true, detail }));
+  }
+
+  /** A click in the layers × heads grid: that head, large (the grid view switches to the heatmap). */
+  _pick(layer, head) {
+    this.layer = String(layer);
+    this.head = String(head);
+    const view = this._state.state.view === "grid" ? "heatmap" : this._state.state.view;
+    this.view = view;
+    this._changed(view);
   }
 
   /** Heads the lines view draws: the picked head alone, or every head not hidden. */
@@ -536,6 +698,7 @@ export class AttnLensElement extends LitElement {
   /** The state the current figure shows: computed keys from its computation, the rest live. */
   _drawnState() {
     const { state } = this._state;
+    if (this._figure?.file) return state;
     const drawn = { ...state, ...Object.fromEntries(COMPUTE_KEYS.map((k) => [k, this._figure.state[k]])) };
     if (drawn.head !== "mean" && drawn.head >= drawn.heads) drawn.head = "mean";
     drawn.hide = drawn.hide.filter((h) => h < drawn.heads);
@@ -549,6 +712,8 @@ export class AttnLensElement extends LitElement {
 
   _title(data, state) {
     const H = state.heads;
+    if (data.weights.shape[0] > 1)
+      data = { ...data, title: `${data.title}, ${data.layerNames?.[state.layer] ?? `layer ${state.layer + 1}`}` };
     if (state.view === "lines") {
       const shown = this._visibleHeads(state).filter(Boolean).length;
       return `${data.title}, ${shown} of ${H} head${H > 1 ? "s" : ""}`;
@@ -590,12 +755,20 @@ export class AttnLensElement extends LitElement {
     if (state.view === "heatmap")
       return {
         view: heatmapView,
-        lay: heatmapView.layout({ data, layer: 0, head: state.head, title, palette, scale, width, zoom: this._zoom }),
+        lay: heatmapView.layout({ data, layer: state.layer ?? 0, head: state.head, title, palette, scale, width, zoom: this._zoom }),
       };
     if (state.view === "lines")
       return {
         view: linesView,
-        lay: linesView.layout({ data, layer: 0, visible: this._visibleHeads(state), title, palette, width, zoom: this._zoom }),
+        lay: linesView.layout({
+          data,
+          layer: state.layer ?? 0,
+          visible: this._visibleHeads(state),
+          title,
+          palette,
+          width,
+          zoom: this._zoom,
+        }),
       };
     const pca = loaded.pca;
     return { view: pca, lay: pca.layout({ data, domain: (this._pcaDomain ??= pca.sharedDomain(this._panels)), title, palette, width }) };
@@ -610,6 +783,7 @@ export class AttnLensElement extends LitElement {
       this._generation,
       state.view,
       state.head,
+      state.layer,
       state.hide,
       this._zoom,
       this._width,
@@ -655,7 +829,8 @@ export class AttnLensElement extends LitElement {
     const data = this._panels[0];
     if (!data) return;
     const key = `${this._generation}/${palette.name}/${state.colormap}`;
-    for (const canvas of this.renderRoot.querySelectorAll("canvas[data-head]")) {
+    if (loaded.grid) this._panels.forEach((panel, k) => loaded.grid.paintGrid(this.renderRoot, panel, scale, palette, `${key}/${k}`, k));
+    for (const canvas of this.renderRoot.querySelectorAll("canvas[data-head]:not([data-layer])")) {
       if (canvas.drawnFor === key) continue;
       canvas.drawnFor = key;
       const head = canvas.dataset.head === "mean" ? "mean" : Number(canvas.dataset.head);
@@ -677,7 +852,8 @@ export class AttnLensElement extends LitElement {
     const settled = drew || this._error || this._figure?.empty;
     // A change whose figure is still to come (a computation in its own task, a view loading)
     // keeps its start time, so the render event counts from the change itself.
-    const waiting = this._deferred || pending.has(this) || (LAZY[this._state.state.view] && !loaded[this._state.state.view]);
+    const waiting =
+      this._deferred || this._loading || pending.has(this) || (LAZY[this._state.state.view] && !loaded[this._state.state.view]);
     if (!settled && waiting) return;
     if (settled && this._changeStart) {
       const ms = performance.now() - this._changeStart;
@@ -722,6 +898,7 @@ export class AttnLensElement extends LitElement {
     if (view === "lines") return `${act} a word to see its lines; arrow keys work too`;
     if (view === "pca") return `${act} a point to see the word and how far context moved it`;
     if (view === "steps") return `${act} a number for its exact value; arrow keys work too`;
+    if (view === "grid") return "Click a head to see it large";
     return `${act} a cell to read its weight; arrow keys work too`;
   }
 
@@ -755,7 +932,12 @@ export class AttnLensElement extends LitElement {
     const palette = paletteFor(state.theme);
     const scale = colorScale(state.colormap, palette);
     let body;
-    if (state.view === "steps") {
+    if (this._figure.file && TRACE_VIEWS[state.view])
+      throw new Error(`attn-lens: the ${TRACE_VIEWS[state.view]} view has no figure for weights from a file`);
+    if (state.view === "grid") {
+      if (!loaded.grid) throw new Error("attn-lens: the grid view is still loading");
+      body = loaded.grid.gridScene(this._panels[0], palette, scale, Math.max(360, this._width));
+    } else if (state.view === "steps") {
       if (!this._stepsModel) throw new Error("attn-lens: the every-step view is still loading");
       body = loaded.steps.stepsExport(this._stepsModel, palette, scale, Math.max(720, this._width));
     } else {
@@ -892,8 +1074,29 @@ export class AttnLensElement extends LitElement {
     this._zoom = ZOOMS[k];
   }
 
+  /** The layers × heads grid of panel k (the grid view), or the chooser under a file's heatmap or lines. */
+  _renderGrid(state, k, big) {
+    const data = this._panels[k];
+    const selected = { layer: state.layer ?? 0, head: state.head };
+    const label = this._panels.length > 1 ? data.title : "Layers and heads";
+    return loaded.grid.gridTemplate({
+      data,
+      selected,
+      width: this._width || 600,
+      big,
+      onPick: (l, h) => this._pick(l, h),
+      label,
+      panel: k,
+    });
+  }
+
   _renderHeads(state) {
-    if (state.heads < 2 || state.view === "pca") return nothing;
+    if (this._figure?.file) {
+      const [layers, heads] = this._panels[0].weights.shape;
+      if (state.view === "grid" || TRACE_VIEWS[state.view] || layers * heads < 2 || !loaded.grid) return nothing;
+      return this._renderGrid(state, 0, false);
+    }
+    if (state.heads < 2 || state.view === "pca" || state.view === "grid") return nothing;
     if (state.view === "lines") {
       const visible = this._visibleHeads(state);
       return html`<div class="heads" part="heads" role="group" aria-label="Heads to draw">
@@ -924,6 +1127,12 @@ export class AttnLensElement extends LitElement {
     if (LAZY[state.view] && !loaded[state.view]) {
       return html`<div class="placeholder" style="height:${this._reserve(state)}px">Loading the ${state.view} view…</div>`;
     }
+    if (this._figure.file && TRACE_VIEWS[state.view])
+      return html`<div class="message" part="message" role="status">
+        The ${TRACE_VIEWS[state.view]} view shows the computation itself (queries, keys, scores, the vectors before and after attention); a
+        file holds only the weights, so it is not offered here. The grid, heatmap and lines views show them.
+      </div>`;
+    if (state.view === "grid") return html`${this._panels.map((_, k) => this._renderGrid(state, k, true))}`;
     if (state.view === "steps") {
       if (!this._panels[0]?.explanation)
         return html`<div class="message" role="status">The every-step view needs the random-weights mode.</div>`;
@@ -953,7 +1162,7 @@ export class AttnLensElement extends LitElement {
   render() {
     const { state, problems } = this._state;
     const link = this.demoHref ? this._demoLink() : null;
-    const notes = [...problems, ...(link?.problem ? [link.problem] : [])];
+    const notes = [...problems, ...(link?.problem ? [link.problem] : []), ...(this._figure?.file ? this._panels[0].warnings : [])];
     const messages = notes.map((p) => html`<div class="message warning" part="message" role="status">${p}</div>`);
     const title = this.figureTitle ? html`<div class="figure-title" part="title">${this.figureTitle}</div>` : nothing;
     const caption = this.caption ? html`<p class="caption" part="caption">${this.caption}</p>` : nothing;
@@ -962,9 +1171,11 @@ export class AttnLensElement extends LitElement {
     if (this._error || !figure || figure.empty) {
       const body = this._error
         ? html`<div class="message error" part="message" role="alert">${this._error}</div>`
-        : !figure
-          ? html`<div class="placeholder" part="message" style="height:${this._reserve(state)}px">Computing attention…</div>`
-          : html`<div class="message" part="message" role="status">Type a sentence to see its attention.</div>`;
+        : this._loading
+          ? html`<div class="placeholder" part="message" role="status">Loading ${this._loading}…</div>`
+          : !figure
+            ? html`<div class="placeholder" part="message" style="height:${this._reserve(state)}px">Computing attention…</div>`
+            : html`<div class="message" part="message" role="status">Type a sentence to see its attention.</div>`;
       return html`${this._toolbar(state, link)}${messages}${title}${body}${caption}${tip}`;
     }
     // Until the next computation lands, draw what was computed with the current drawing choices.
@@ -983,7 +1194,7 @@ export class AttnLensElement extends LitElement {
       ${this._renderHeads(drawn)}${caption}
       <details class="describe" part="description" @toggle=${(e) => (this._describing = e.target.open)}>
         <summary>Describe this figure in text</summary>
-        ${this._describing ? describe({ view: drawn.view, panels: this._panels, head: drawn.head, stepsModel: this._stepsModel }) : nothing}
+        ${this._describing ? describe({ view: drawn.view, panels: this._panels, head: drawn.head, layer: drawn.layer ?? 0, stepsModel: this._stepsModel }) : nothing}
       </details>
       ${tip}`;
   }

@@ -13,9 +13,9 @@ function strongest(row, n = 3) {
     .slice(0, n);
 }
 
-function attentionText(data, head) {
+function attentionText(data, head, layer) {
   const L = data.tokens.length;
-  const m = matrixOf(data, 0, head);
+  const m = matrixOf(data, layer, head);
   const tok = (k) => `“${data.tokens[k].text}”`;
   const which = head === "mean" ? `the mean of ${data.weights.shape[1]} heads` : headName(data, head);
   return html`<p>
@@ -96,8 +96,8 @@ function stepsText(model) {
 }
 
 /** The description of what the figure shows, for its view. */
-export function describe({ view, panels, head, stepsModel }) {
+export function describe({ view, panels, head, layer = 0, stepsModel }) {
   if (view === "steps" && stepsModel) return stepsText(stepsModel);
   if (view === "pca") return panels.filter((d) => d.explanation).map(pcaText);
-  return panels.map((d) => attentionText(d, view === "lines" ? "mean" : head));
+  return panels.map((d) => attentionText(d, view === "lines" ? "mean" : head, layer));
 }

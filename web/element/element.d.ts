@@ -2,7 +2,8 @@
 import type { Explanation } from "./attnlens.js";
 
 export type AttnLensMode = "causal" | "full" | "compare";
-export type AttnLensView = "heatmap" | "lines" | "steps" | "pca";
+/** "grid": every layer's heads as small heatmaps; "steps" and "pca" need computed attention (not files). */
+export type AttnLensView = "heatmap" | "lines" | "grid" | "steps" | "pca";
 export type AttnLensTheme = "light" | "dark" | "auto";
 /** Colour maps for the weights; viridis and cividis read well with colour-vision deficiencies. */
 export type AttnLensColormap = "viridis" | "cividis" | "magma" | "blues";
@@ -23,13 +24,49 @@ export interface AttnLensState {
   init: "xavier" | "normal" | "identity";
   theme: AttnLensTheme;
   colormap: AttnLensColormap;
+  /** For weights from a file: the 0-based layer shown. */
+  layer?: number;
 }
+
+/**
+ * Attention weights to show, as the views draw them (what `src`, `data` and openFiles() produce).
+ * Rows are queries; `weights.data` is row-major [layers, heads, L, L].
+ */
+export interface AttnLensAttention {
+  tokens: { text: string }[];
+  weights: { data: Float32Array; shape: [number, number, number, number] };
+  /** Keys after the query are masked (detected when every weight above the diagonal is exactly 0, unless the file says). */
+  causal: boolean;
+  title: string;
+  layerNames?: string[];
+  headNames?: string[];
+  /** Sentences shown above the figure: rows that do not sum to 1, placeholder tokens, a guessed layout. */
+  warnings: string[];
+  source: { file: string; format: "attnlens" | "bertviz" | "circuitsvis" | "npy" | "safetensors" | "object"; storage: string };
+}
+
+/**
+ * What the `data` property accepts: AttnLensAttention-like objects ({ tokens, weights: { data, shape } },
+ * shape [L, L], [heads, L, L] or [layers, heads, L, L]) or the parsed JSON of any file format.
+ */
+export type AttnLensData =
+  | {
+      tokens: (string | { text: string })[];
+      weights: { data: Float32Array | number[]; shape: number[] };
+      causal?: boolean;
+      title?: string;
+      layerNames?: string[];
+      headNames?: string[];
+    }
+  | Record<string, unknown>;
 
 /** What the element last computed: one explain() result per mode shown. */
 export type AttnLensFigure =
   | { empty: true; state: AttnLensState }
+  | { empty?: undefined; file: true; causal?: undefined; full?: undefined; totalTokens: number; truncated: false }
   | {
       empty?: undefined;
+      file?: undefined;
       causal?: Explanation;
       full?: Explanation;
       /** Tokens in the sentence (the figure shows at most the library's limit, 1024). */
@@ -48,9 +85,20 @@ export interface AttnLensRenderDetail {
   error: string | null;
 }
 
+export interface AttnLensLoadDetail {
+  /** The weights now shown, or null when the file could not be read. */
+  data: AttnLensAttention | null;
+  /** Why the file could not be read (also shown in the figure), else null. */
+  error: string | null;
+}
+
 export interface AttnLensChangeDetail {
   /** The picked head: "mean" or a 0-based index (the `head` attribute's value). */
   head: string;
+  /** The picked layer, 0-based (the `layer` attribute's value). */
+  layer: string;
+  /** The view after the change (a click in the grid view opens the heatmap). */
+  view: AttnLensView;
   /** The heads the lines view hides, 1-based, comma-separated (the `hide` attribute's value). */
   hide: string;
 }
@@ -66,6 +114,18 @@ export declare class AttnLensElement extends HTMLElement {
   heads: string;
   /** "mean" or a 0-based head index "0".."heads-1" (the figure labels head "0" as head 1). Default "mean". */
   head: string;
+  /** For weights from a file: the 0-based layer the heatmap and lines show. Default "0". */
+  layer: string | undefined;
+  /**
+   * URL of an attention file (relative to the page): our JSON, BertViz or CircuitsVis JSON, .npy or
+   * .safetensors, detected from the content. The figure then shows its weights instead of computing
+   * any; a new src cancels a load under way. Files over 128 MB (JSON: 32 MB) are refused unread.
+   */
+  src: string | undefined;
+  /** URL of a tokens file for a .npy or .safetensors src: a JSON list or one token per line. Attribute `tokens-src`. */
+  tokensSrc: string | undefined;
+  /** Weights to show, given directly (wins over src). */
+  data: AttnLensData | null | undefined;
   /** Heads the lines view hides: 1-based numbers, comma-separated, e.g. "2,4". Default "". */
   hide: string;
   /** d_model, the embedding size: a multiple of heads, at most 256. Default "64". */
@@ -94,6 +154,13 @@ export declare class AttnLensElement extends HTMLElement {
   readonly figureState: { state: AttnLensState; problems: string[] };
   /** The last computation, or null before the first one. */
   readonly explanation: AttnLensFigure | null;
+  /** The weights shown from src, data or openFiles(), or null. */
+  readonly attention: AttnLensAttention | null;
+  /**
+   * Shows files a reader picked or dropped: one attention file and optionally a tokens file (.txt or
+   * *tokens*.json). Nothing is uploaded. Rejects with the message the figure shows.
+   */
+  openFiles(files: FileList | File[]): Promise<void>;
   /** The current figure as a standalone SVG document. Throws before the first figure. */
   toSVG(): string;
   /** The current figure as a PNG image, `scale` (default 2) times its CSS size. */
@@ -120,6 +187,8 @@ export interface AttnLensEventMap extends HTMLElementEventMap {
   "attn-lens-render": CustomEvent<AttnLensRenderDetail>;
   /** When the reader picks a head or shows/hides one with the element's own buttons; bubbles, composed. */
   "attn-lens-change": CustomEvent<AttnLensChangeDetail>;
+  /** When src, data or openFiles() has been read (or failed to); bubbles, composed. */
+  "attn-lens-load": CustomEvent<AttnLensLoadDetail>;
 }
 
 /** Registers the element under `tagName` unless that name is taken. */
@@ -135,5 +204,6 @@ declare global {
   interface HTMLElementEventMap {
     "attn-lens-render": CustomEvent<AttnLensRenderDetail>;
     "attn-lens-change": CustomEvent<AttnLensChangeDetail>;
+    "attn-lens-load": CustomEvent<AttnLensLoadDetail>;
   }
 }

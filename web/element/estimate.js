@@ -40,6 +40,10 @@ export function estimateHeight(state, panelWidth, width) {
     figure = linesView.layout({ data, layer: 0, visible: [], title: "", palette, width: panelWidth }).viewH;
   } else if (state.view === "pca") {
     figure = pcaSize(panelWidth).h;
+  } else if (state.view === "grid") {
+    // One row of thumbnails per panel (one layer each in the random mode): up to 120 px and a label.
+    const side = Math.max(40, Math.min(120, Math.floor((width - 64) / (state.heads + 1)) - 12));
+    return panels * (side + 26) + 8 + FIGURES_PADDING + DESCRIBE;
   } else {
     // Every step: eleven captions and their matrices (at most 12 rows each, side by side).
     const rows = 18 + Math.min(L, 12) * 20 + 16;

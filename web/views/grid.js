@@ -1,0 +1,104 @@
+// The layers × heads grid: a small heatmap of every head (and each layer's mean), as BertViz's
+// model view lays them out; a click picks a head, which the heatmap and lines views then show
+// large. Used for attention files and (issue 12) trained models: any FigureData with several
+// layers or heads. Loaded on demand, with the file parsers, so a random-mode figure does not
+// pay for it. Thumbnails are canvases painted from the heatmap's cached bitmaps.
+import { html } from "lit";
+import { headName } from "../figure-data.js";
+import { canvasPainter } from "../paint.js";
+import { font, fitText } from "../text.js";
+import { weightBitmap } from "./heatmap.js";
+
+/** Long sequences sample this many rows and columns in a thumbnail. */
+const THUMBNAIL_CELLS = 96;
+const GAP = 4;
+const LABEL_W = 64;
+
+export const layerName = (data, layer) => data.layerNames?.[layer] ?? `layer ${layer + 1}`;
+
+/** Side of a thumbnail in CSS px: `big` (the grid view) fills the width, else a chooser strip. */
+export function thumbSize(data, width, big) {
+  const columns = data.weights.shape[1] + (data.weights.shape[1] > 1 ? 1 : 0);
+  if (!big) return 40;
+  return Math.max(40, Math.min(120, Math.floor((width - LABEL_W) / columns) - GAP - 8));
+}
+
+/**
+ * Buttons of every (layer, head) of `data`, a "mean" per layer when there are several heads.
+ * `onPick(layer, head)`; `selected` = { layer, head } is pressed; `panel` tells the canvases of
+ * several grids apart (causal and full side by side).
+ */
+export function gridTemplate({ data, selected, width, big, onPick, label = "Layers and heads", panel = 0 }) {
+  const [layers, heads] = data.weights.shape;
+  const size = thumbSize(data, width, big);
+  const choices = [...(heads > 1 ? ["mean"] : []), ...Array.from({ length: heads }, (_, h) => h)];
+  return html`<div class="grid" part="grid" role="group" aria-label=${label} style="--thumb:${size}px">
+    ${Array.from(
+      { length: layers },
+      (_, l) =>
+        html`<div class="grid-row">
+          <span class="grid-label">${layerName(data, l)}</span>
+          ${choices.map((h) => {
+            const name = h === "mean" ? "mean" : headName(data, h);
+            const pressed = selected.layer === l && selected.head === h;
+            return html`<button
+              aria-pressed=${String(pressed)}
+              title=${`${layerName(data, l)}, ${name}`}
+              aria-label=${`${layerName(data, l)}, ${name}`}
+              @click=${() => onPick(l, h)}
+            >
+              <canvas data-panel=${panel} data-layer=${l} data-head=${h} aria-hidden="true"></canvas>${name}
+            </button>`;
+          })}
+        </div>`,
+    )}
+  </div>`;
+}
+
+/** Paints the canvases of grid `panel` under `root` (only those not painted for `key` yet). */
+export function paintGrid(root, data, scale, palette, key, panel = 0) {
+  for (const canvas of root.querySelectorAll(`.grid canvas[data-panel="${panel}"]`)) {
+    const size = canvas.parentElement.closest(".grid").style.getPropertyValue("--thumb");
+    const side = parseFloat(size) || 40;
+    const drawn = `${key}/${side}`;
+    if (canvas.drawnFor === drawn) continue;
+    canvas.drawnFor = drawn;
+    const layer = Number(canvas.dataset.layer);
+    const head = canvas.dataset.head === "mean" ? "mean" : Number(canvas.dataset.head);
+    const p = canvasPainter(canvas, side, side, { scale: 2 });
+    p.image(0, 0, side, side, weightBitmap(data, layer, head, scale, palette, THUMBNAIL_CELLS));
+  }
+}
+
+/** The grid as an export scene { width, height, draw(p) }: every thumbnail with its labels. */
+export function gridScene(data, palette, scale, width) {
+  const [layers, heads] = data.weights.shape;
+  const choices = [...(heads > 1 ? ["mean"] : []), ...Array.from({ length: heads }, (_, h) => h)];
+  const side = thumbSize(data, width, true);
+  const cellW = side + GAP + 8;
+  const rowH = side + 22;
+  const w = LABEL_W + choices.length * cellW + 8;
+  const h = 30 + layers * rowH + 8;
+  return {
+    width: w,
+    height: h,
+    draw(p) {
+      p.rect(0, 0, w, h, palette.background);
+      p.text(fitText(data.title, w - 16, font(13, 600)), 8, 18, { size: 13, weight: 600, fill: palette.foreground });
+      for (let l = 0; l < layers; l++) {
+        const y = 30 + l * rowH;
+        p.text(fitText(layerName(data, l), LABEL_W - 8, font(11)), 8, y + side / 2, {
+          size: 11,
+          fill: palette.foreground,
+          baseline: "middle",
+        });
+        choices.forEach((hd, k) => {
+          const x = LABEL_W + k * cellW;
+          p.image(x, y, side, side, weightBitmap(data, l, hd, scale, palette, THUMBNAIL_CELLS));
+          const name = hd === "mean" ? "mean" : headName(data, hd);
+          p.text(fitText(name, cellW - 2, font(10)), x + side / 2, y + side + 13, { size: 10, fill: palette.muted, anchor: "middle" });
+        });
+      }
+    },
+  };
+}
