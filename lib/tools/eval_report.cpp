@@ -98,6 +98,8 @@ Evaluation evaluate(Gpt2Model& model, const Streams& streams, std::int32_t end_o
   e.sample = evaluate_loss(model, windows(streams.sample, options.length, 0), ngrams);
   e.previous_token = previous_token_scores(
       model, windows(streams.heldout, options.length, options.previous_windows));
+  e.sample_previous_token =
+      previous_token_scores(model, windows(streams.sample, options.length, 0));
   e.induction = induction_scores(model, options.length, end_of_text, options.induction);
   e.probe = options.induction;
   return e;
@@ -172,6 +174,7 @@ std::string eval_json(const Evaluation& e, const TrainRecord& r) {
                 e.discount);
   out += "    \"previous_token\": " + table_json(e.previous_token, "    ") + ",\n";
   out += "    \"best_previous_token\": " + best_json(best_head(e.previous_token)) + ",\n";
+  out += "    \"sample_previous_token\": " + table_json(e.sample_previous_token, "    ") + ",\n";
   out += "    \"induction\": " + table_json(e.induction.scores, "    ") + ",\n";
   out += "    \"best_induction\": " + best_json(best_head(e.induction.scores)) + ",\n";
   out += format(

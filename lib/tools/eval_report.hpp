@@ -36,8 +36,9 @@ struct Evaluation {
   LossReport heldout;
   LossReport train;
   LossReport sample;
-  double discount = 0.0;  // the bigram's Kneser–Ney discount D
-  HeadTable previous_token;
+  double discount = 0.0;            // the bigram's Kneser–Ney discount D
+  HeadTable previous_token;         // on held-out windows
+  HeadTable sample_previous_token;  // on the held-out sample (what the shipped-model test sees)
   InductionReport induction;
   InductionProbe probe;  // the probe the induction scores come from
 };
