@@ -81,3 +81,35 @@ test("save() of a loaded checkpoint gives the native writer's files, byte for by
   for (const name of ["config.json", "vocab.json", "merges.txt"]) assert.equal(saved[name], files[name], name);
   model.dispose();
 });
+
+test("predict: per position the k likeliest next tokens, their softmax probabilities, likeliest first", async () => {
+  const model = await lens.loadModel({ files });
+  const text = "the cat sat on the mat";
+  const ids = model.encode(text);
+  const predictions = model.predict(text, { k: 4 });
+  assert.equal(predictions.length, ids.length);
+  const { data, shape } = model.forward(ids).logits;
+  const V = shape[1];
+  predictions.forEach((top, t) => {
+    const row = Array.from(data.subarray(t * V, (t + 1) * V));
+    const max = Math.max(...row);
+    const sum = row.reduce((s, x) => s + Math.exp(x - max), 0);
+    const order = row.map((x, v) => [x, v]).sort((a, b) => b[0] - a[0] || a[1] - b[1]);
+    assert.deepEqual(
+      top.map((p) => p.id),
+      order.slice(0, 4).map(([, v]) => v),
+      `position ${t}`,
+    );
+    for (const p of top) {
+      // Both sides compute exp(x - max) / sum in float64 from the same float32 logits.
+      assert.ok(Math.abs(p.p - Math.exp(row[p.id] - max) / sum) <= 1e-12, `position ${t} id ${p.id}`);
+      assert.equal(p.text, model.decode([p.id]));
+    }
+  });
+  assert.deepEqual(model.predict("", { k: 2 }), []);
+  assert.throws(
+    () => model.predict(text, { k: 0 }),
+    (e) => e.code === "BAD_ARGUMENT" && /k must be/.test(e.message),
+  );
+  model.dispose();
+});
