@@ -443,6 +443,7 @@ export interface ModelForwardResult {
 
 export interface Prediction {
   id: number;
+  /** The token's text; "" for an id beyond the tokenizer's vocabulary (a padded embedding row). */
   text: string;
   /** Softmax probability of the token as the next one. */
   p: number;

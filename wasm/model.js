@@ -243,7 +243,10 @@ export function createModelApi(core) {
               best[--at] = v;
             }
           }
-          out.push(best.map((v) => ({ id: v, text: tokenizer.decode([v]), p: Math.exp(row[v] - max) / sum })));
+          // A model may have more embedding rows than its tokenizer has tokens (padded
+          // vocabularies): such an id has no text.
+          const text = (v) => (v < info.tokenizerSize ? tokenizer.decode([v]) : "");
+          out.push(best.map((v) => ({ id: v, text: text(v), p: Math.exp(row[v] - max) / sum })));
         }
         return out;
       },

@@ -107,6 +107,15 @@ test("predict: per position the k likeliest next tokens, their softmax probabili
     }
   });
   assert.deepEqual(model.predict("", { k: 2 }), []);
+  // The fixture's tokenizer has fewer tokens than the model's 300 rows: every id is ranked, the
+  // ones beyond the tokenizer have no text, and the probabilities of all 300 sum to 1.
+  const tokenizerSize = Object.keys(JSON.parse(files["vocab.json"])).length;
+  assert.ok(tokenizerSize < V, `the tokenizer has ${tokenizerSize} tokens`);
+  const all = model.predict("the", { k: V })[0];
+  assert.equal(all.length, V);
+  for (const p of all) if (p.id >= tokenizerSize) assert.equal(p.text, "");
+  // A sum of 300 float64 terms of at most 1: its rounding is below 300 · 2^-53.
+  assert.ok(Math.abs(all.reduce((s, p) => s + p.p, 0) - 1) <= 1e-12);
   assert.throws(
     () => model.predict(text, { k: 0 }),
     (e) => e.code === "BAD_ARGUMENT" && /k must be/.test(e.message),
