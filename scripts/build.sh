@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
-# Builds the two WebAssembly modules (and the Catch2 suite as wasm with each) and writes the npm
-# package to dist/:
-#   build/wasm          SIMD128                        -> dist/attnlens.wasm
-#   build/wasm-relaxed  relaxed SIMD (f32x4 fused madd) -> dist/attnlens-relaxed.wasm
-# Both come from the same toolchain and flags but -mrelaxed-simd, so they share one JS loader
-# (dist/attnlens_core.js); the package picks the module at load time (wasm/api.js, makeLoader).
+# Builds the WebAssembly modules (and the Catch2 suite as wasm with each SIMD variant) and writes
+# the npm package to dist/:
+#   build/wasm          SIMD128                        -> dist/attnlens.wasm, attnlens-model.wasm
+#   build/wasm-relaxed  relaxed SIMD (f32x4 fused madd) -> dist/attnlens-relaxed.wasm,
+#                                                          attnlens-model-relaxed.wasm
+# attnlens*.wasm is what every figure fetches; attnlens-model*.wasm (GPT-2, BPE, checkpoints) is
+# fetched only by loadModel / createModel / loadTokenizer (wasm/CMakeLists.txt).
+# Both variants come from the same toolchain and flags but -mrelaxed-simd, so each module kind
+# shares one JS loader (dist/attnlens_core.js, dist/attnlens_model_core.js); the package picks
+# the variant at load time (wasm/api.js, makeLoader).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/common.sh
@@ -21,32 +25,40 @@ for variant in wasm:OFF:node wasm-relaxed:ON:"$node22"; do
   cmake --build "build/$dir" -j"$jobs"
 done
 
-# The modules must be what their names say: the baseline validates without relaxed SIMD, the
-# relaxed one uses f32x4.relaxed_madd (LLVM only emits it through the builtin in kernels.cpp).
-baseline=build/wasm/wasm/attnlens_core.wasm
-relaxed=build/wasm-relaxed/wasm/attnlens_core.wasm
-wasm-validate --enable-exceptions "$baseline" || { echo "build: $baseline is not plain SIMD128" >&2; exit 1; }
-wasm-validate --enable-exceptions --enable-relaxed-simd "$relaxed"
-madds=$(wasm-objdump -d "$relaxed" | grep -c 'f32x4.relaxed_madd' || true)
-((madds > 0)) || { echo "build: $relaxed has no f32x4.relaxed_madd" >&2; exit 1; }
-cmp -s build/wasm/wasm/attnlens_core.js build/wasm-relaxed/wasm/attnlens_core.js ||
-  { echo "build: the two modules' JS loaders differ; they must be interchangeable" >&2; exit 1; }
+# The modules must be what their names say: the baselines validate without relaxed SIMD, the
+# relaxed ones use f32x4.relaxed_madd (LLVM only emits it through the builtin in kernels.cpp).
+for module in attnlens_core attnlens_model; do
+  baseline=build/wasm/wasm/$module.wasm
+  relaxed=build/wasm-relaxed/wasm/$module.wasm
+  wasm-validate --enable-exceptions "$baseline" || { echo "build: $baseline is not plain SIMD128" >&2; exit 1; }
+  wasm-validate --enable-exceptions --enable-relaxed-simd "$relaxed"
+  madds=$(wasm-objdump -d "$relaxed" | grep -c 'f32x4.relaxed_madd' || true)
+  ((madds > 0)) || { echo "build: $relaxed has no f32x4.relaxed_madd" >&2; exit 1; }
+  echo "build: $relaxed has $madds f32x4.relaxed_madd instructions"
+  cmp -s "build/wasm/wasm/$module.js" "build/wasm-relaxed/wasm/$module.js" ||
+    { echo "build: the two $module loaders differ; they must be interchangeable" >&2; exit 1; }
+done
 
-# The npm package: the JS facade and entries, the Emscripten loader, the modules and the types.
+# The npm package: the JS facade and entries, the Emscripten loaders, the modules and the types.
 rm -rf dist
 mkdir -p dist
-cp wasm/api.js wasm/attnlens.js wasm/attnlens.node.js wasm/attnlens.d.ts dist/
-# The loader's fallback URL for the .wasm is never used (the package always passes the bytes);
+cp wasm/api.js wasm/model.js wasm/attnlens.js wasm/attnlens.node.js wasm/attnlens.d.ts dist/
+# The loaders' fallback URL for the .wasm is never used (the package always passes the bytes);
 # left as a literal new URL(), webpack would try to bundle a file that does not exist.
-sed 's|new URL("attnlens_core.wasm",import.meta.url).toString()|"attnlens.wasm"|' \
-  build/wasm/wasm/attnlens_core.js >dist/attnlens_core.js
-grep -q 'new URL("attnlens_core.wasm"' dist/attnlens_core.js && { echo "build: loader patch failed" >&2; exit 1; }
-cp "$baseline" dist/attnlens.wasm
-cp "$relaxed" dist/attnlens-relaxed.wasm
-echo "build: attnlens-relaxed.wasm has $madds f32x4.relaxed_madd instructions"
+for module in attnlens_core:attnlens attnlens_model:attnlens-model; do
+  IFS=: read -r target file <<<"$module"
+  sed "s|new URL(\"$target.wasm\",import.meta.url).toString()|\"$file.wasm\"|" \
+    "build/wasm/wasm/$target.js" >"dist/${target/attnlens_model/attnlens_model_core}.js"
+  grep -q "new URL(\"$target.wasm\"" "dist/${target/attnlens_model/attnlens_model_core}.js" &&
+    { echo "build: loader patch failed ($target)" >&2; exit 1; }
+  cp "build/wasm/wasm/$target.wasm" "dist/$file.wasm"
+  cp "build/wasm-relaxed/wasm/$target.wasm" "dist/$file-relaxed.wasm"
+done
 
 node scripts/size-report.mjs dist/attnlens.js dist/attnlens.node.js dist/api.js dist/attnlens_core.js dist/attnlens.wasm \
   dist/attnlens-relaxed.wasm dist/attnlens.d.ts
+node scripts/size-report.mjs --label "model module (fetched by loadModel / createModel / loadTokenizer)" \
+  dist/model.js dist/attnlens_model_core.js dist/attnlens-model.wasm dist/attnlens-model-relaxed.wasm
 
 node scripts/build-web.mjs
 # A page fetches one of the two modules: each pairing must fit the element's budget.

@@ -68,6 +68,8 @@ done
 
 # node --test gets files, not a directory: Node 21+ no longer accepts directories.
 build/native/tests/cpp/attnlens_dump_fixtures build/native/fixtures.json
+mkdir -p build/native/model-fixtures
+build/native/tests/cpp/attnlens_dump_model_fixtures build/native/model-fixtures
 step "JS API tests, Node $(node --version) (loads the SIMD128 module)"
 node --test tests/js/*.test.mjs
 step "JS API tests, Node $("$node22" --version) (loads the relaxed-SIMD module)"

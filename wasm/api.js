@@ -14,7 +14,7 @@ export class AttnLensError extends Error {
   }
 }
 
-const fail = (code, message) => {
+export const fail = (code, message) => {
   throw new AttnLensError(code, message);
 };
 
@@ -28,7 +28,7 @@ const typedLengthOf = intrinsic("length");
 const typedBufferOf = intrinsic("buffer");
 
 /** "Float32Array" etc. for a genuine typed array (subclasses included), else undefined. */
-const typedKind = (value) => (value !== null && typeof value === "object" ? typedKindOf.call(value) : undefined);
+export const typedKind = (value) => (value !== null && typeof value === "object" ? typedKindOf.call(value) : undefined);
 
 function isDetached(buffer) {
   try {
@@ -39,7 +39,7 @@ function isDetached(buffer) {
   }
 }
 
-const describe = (value) => {
+export const describe = (value) => {
   if (value === null) return "null";
   if (Array.isArray(value)) return "an array";
   const kind = typedKind(value);
@@ -54,7 +54,7 @@ const describe = (value) => {
 const shapeText = (shape) => `[${shape.join(", ")}]`;
 
 /** Own enumerable option names of `options`, each one of `known`. */
-function checkOptions(name, options, known) {
+export function checkOptions(name, options, known) {
   if (options === undefined) return {};
   if (options === null || typeof options !== "object" || Array.isArray(options)) {
     fail("BAD_ARGUMENT", `${name} must be an object; got ${describe(options)}`);
@@ -72,7 +72,7 @@ function checkOptions(name, options, known) {
  * JS type: `types` maps each option name to "boolean", "number", "string" or "any" (checked
  * elsewhere). Values are the library's to check.
  */
-function typedOptions(name, options, types) {
+export function typedOptions(name, options, types) {
   const given = checkOptions(name, options, Object.keys(types));
   const out = {};
   for (const [key, type] of Object.entries(types)) {
@@ -147,7 +147,7 @@ function checkLength(name, shape, length) {
 
 // A typed array's values, checked: genuine (not a Proxy), buffer not detached, of an accepted
 // kind. Returns its intrinsic length.
-function typedLength(where, data, kinds) {
+export function typedLength(where, data, kinds) {
   const kind = typedKind(data);
   if (!kinds.includes(kind)) return undefined;
   const length = typedLengthOf.call(data);
@@ -249,7 +249,7 @@ function toMask(value) {
 }
 
 // Turns an error result of the raw bindings into an AttnLensError.
-function unwrap(result) {
+export function unwrap(result) {
   if (result && result.errorCode !== undefined) throw new AttnLensError(result.errorCode, result.message);
   return result;
 }
@@ -510,6 +510,14 @@ export function relaxedSimdSupported() {
 
 const SIMD_CHOICES = ["auto", "relaxed", "baseline"];
 
+function optionalChoice(name, value, fallback, choices) {
+  if (value === undefined) return fallback;
+  if (!choices.includes(value)) {
+    fail("BAD_ARGUMENT", `${name} must be ${choices.map((c) => `"${c}"`).join(" or ")}; got ${describe(value)}`);
+  }
+  return value;
+}
+
 function checkLoadOptions(options) {
   const o = checkOptions("options", options, ["wasmBinary", "wasmUrl", "simd"]);
   if (o.wasmBinary !== undefined && !(o.wasmBinary instanceof ArrayBuffer || ArrayBuffer.isView(o.wasmBinary))) {
@@ -555,13 +563,50 @@ export async function fetchWasm(url) {
  * one instance per module is created and shared by every caller; a failed load is not cached,
  * so it can be retried. The lens says which module it runs: `simd` is "relaxed" or "baseline",
  * or null when the caller supplied the module.
+ *
+ * `model` (optional) gives the model module: `{ createCore: () => Promise<factory>, urls:
+ * { baseline, relaxed } }`. Its code, its loader and model.js are fetched on the first
+ * lens.loadModel(), createModel() or loadTokenizer(), and instantiated once per SIMD variant
+ * (the lens's own, or "auto" for a lens built from wasmBinary / wasmUrl). Without it those
+ * methods reject: this build has no model module.
  */
-export function makeLoader(createCore, readWasm, urls) {
+export function makeLoader(createCore, readWasm, urls, model) {
   const modules = urls instanceof URL ? { baseline: urls, relaxed: new URL("attnlens-relaxed.wasm", urls) } : urls;
   const shared = new Map();
+  const models = new Map();
+  const modelApi = (simd) => {
+    const variant = simd ?? (relaxedSimdSupported() ? "relaxed" : "baseline");
+    if (!model) {
+      return Promise.reject(new AttnLensError("BAD_ARGUMENT", "this build of attnlens has no model module (makeLoader was given none)"));
+    }
+    if (!models.has(variant)) {
+      const loading = (async () => {
+        const [{ createModelApi }, createModelCore, bytes] = await Promise.all([
+          import("./model.js"),
+          model.createCore(),
+          readWasm(model.urls[variant]),
+        ]);
+        return createModelApi(await createModelCore({ wasmBinary: bytes }));
+      })();
+      models.set(variant, loading);
+      loading.catch(() => models.delete(variant));
+    }
+    return models.get(variant);
+  };
   const instantiate = async (bytes, simd) => {
     const lens = createLens(await createCore({ wasmBinary: bytes }));
-    return Object.freeze({ ...lens, simd });
+    return Object.freeze({
+      ...lens,
+      simd,
+      /** Loads a GPT-2 checkpoint from its files (see attnlens.d.ts). */
+      loadModel: async (options) => (await modelApi(simd)).loadModel(options),
+      /** A GPT-2 model with GPT-2's random initialisation, for training. */
+      createModel: async (options) => (await modelApi(simd)).createModel(options),
+      /** A GPT-2 byte-level BPE tokenizer alone. */
+      loadTokenizer: async (options) => (await modelApi(simd)).loadTokenizer(options),
+      /** Diagnostics of the model module (loads it): its heap size and the bytes malloc holds. */
+      modelMemory: async () => (await modelApi(simd)).memory(),
+    });
   };
   return function loadAttnLens(options) {
     let o;

@@ -6,7 +6,19 @@ import { makeLoader } from "./api.js";
 
 export { AttnLensError, relaxedSimdSupported } from "./api.js";
 
-export const loadAttnLens = makeLoader(createAttnLensCore, (url) => readFile(url), {
-  baseline: new URL("./attnlens.wasm", import.meta.url),
-  relaxed: new URL("./attnlens-relaxed.wasm", import.meta.url),
-});
+export const loadAttnLens = makeLoader(
+  createAttnLensCore,
+  (url) => readFile(url),
+  {
+    baseline: new URL("./attnlens.wasm", import.meta.url),
+    relaxed: new URL("./attnlens-relaxed.wasm", import.meta.url),
+  },
+  {
+    // The model module: fetched on the first loadModel / createModel / loadTokenizer only.
+    createCore: () => import("./attnlens_model_core.js").then((m) => m.default),
+    urls: {
+      baseline: new URL("./attnlens-model.wasm", import.meta.url),
+      relaxed: new URL("./attnlens-model-relaxed.wasm", import.meta.url),
+    },
+  },
+);

@@ -241,6 +241,20 @@ std::int64_t Gpt2Model::steps() const noexcept {
   return adamw_ ? adamw_->steps() : 0;
 }
 
+AdamWState Gpt2Model::optimizer_state() const {
+  return adamw_ ? adamw_->state() : AdamWState{};
+}
+
+void Gpt2Model::set_optimizer_state(const AdamWState& state) {
+  if (state.m.empty() && state.v.empty() && state.steps == 0) {
+    adamw_.reset();
+    return;
+  }
+  auto adamw = std::make_unique<AdamW>(adamw_config_, num_parameters());
+  adamw->set_state(state);
+  adamw_ = std::move(adamw);
+}
+
 void Gpt2Model::set_optimizer(const AdamWConfig& config) {
   validate(config);
   adamw_config_ = config;

@@ -70,6 +70,34 @@ void AdamW::reset() {
   steps_ = 0;
 }
 
+AdamWState AdamW::state() const {
+  return AdamWState{m_, v_, steps_};
+}
+
+void AdamW::set_state(const AdamWState& state) {
+  const std::int64_t n = parameter_count();
+  if (static_cast<std::int64_t>(state.m.size()) != n ||
+      static_cast<std::int64_t>(state.v.size()) != n) {
+    detail::fail(ErrorCode::BAD_ARGUMENT, "AdamW state: m holds ", state.m.size(), " and v ",
+                 state.v.size(), " values; the optimizer has ", n, " parameters");
+  }
+  if (state.steps < 0) {
+    detail::fail(ErrorCode::BAD_ARGUMENT, "AdamW state: steps is ", state.steps,
+                 "; it must be >= 0");
+  }
+  for (std::int64_t i = 0; i < n; ++i) {
+    const float m = state.m[static_cast<std::size_t>(i)];
+    const float v = state.v[static_cast<std::size_t>(i)];
+    if (!std::isfinite(m) || !std::isfinite(v) || v < 0.0f) {
+      detail::fail(ErrorCode::BAD_ARGUMENT, "AdamW state: moments at index ", i, " are m = ", m,
+                   ", v = ", v, "; they must be finite and v >= 0");
+    }
+  }
+  m_ = state.m;
+  v_ = state.v;
+  steps_ = state.steps;
+}
+
 void AdamW::set_config(const AdamWConfig& config) {
   validate(config);
   config_ = config;

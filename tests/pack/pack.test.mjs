@@ -30,6 +30,10 @@ test("npm pack ships exactly the package files", () => {
     "dist/attnlens.d.ts",
     "dist/api.js",
     "dist/attnlens_core.js",
+    "dist/model.js",
+    "dist/attnlens_model_core.js",
+    "dist/attnlens-model.wasm",
+    "dist/attnlens-model-relaxed.wasm",
     "package.json",
     "README.md",
     "LICENSE",
@@ -95,9 +99,12 @@ document.getElementById("result").textContent = JSON.stringify({
   );
   await build({ root: app, logLevel: "error", build: { outDir: join(app, "dist"), target: "es2022" } });
   const assets = readdirSync(join(app, "dist", "assets"));
-  // Both modules are assets (only the one the loader picks is fetched).
-  const modules = assets.filter((f) => f.endsWith(".wasm"));
-  assert.equal(modules.length, 2, `Vite emitted two .wasm files: ${assets.join(", ")}`);
+  // Both modules are assets (only the one the loader picks is fetched), and so are the two
+  // variants of the model module (fetched by loadModel / createModel / loadTokenizer only).
+  const wasm = assets.filter((f) => f.endsWith(".wasm"));
+  const modules = wasm.filter((f) => !f.startsWith("attnlens-model"));
+  assert.equal(modules.length, 2, `Vite emitted two .wasm files besides the model module's: ${assets.join(", ")}`);
+  assert.equal(wasm.length - modules.length, 2, `and the model module's two: ${assets.join(", ")}`);
   assert.ok(
     modules.some((f) => f.startsWith("attnlens-relaxed-")),
     `one is attnlens-relaxed.wasm: ${modules.join(", ")}`,

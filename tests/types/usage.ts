@@ -1,7 +1,20 @@
 // Type-checked with `tsc --noEmit --strict` (tests/types/tsconfig.json): the declarations must
 // describe the package as a TypeScript user would use it.
 import { AttnLensError, loadAttnLens, relaxedSimdSupported } from "attnlens";
-import type { AttnLens, AttnLensErrorCode, Explanation, ForwardResult, Init, SimdChoice, Tensor } from "attnlens";
+import type {
+  AttnLens,
+  AttnLensErrorCode,
+  Explanation,
+  ForwardResult,
+  Init,
+  LoadProgress,
+  Model,
+  Prediction,
+  SimdChoice,
+  Tensor,
+  TextToken,
+  Tokenizer,
+} from "attnlens";
 
 async function main(): Promise<void> {
   const lens: AttnLens = await loadAttnLens();
@@ -42,6 +55,29 @@ async function main(): Promise<void> {
   }
   console.log(first, maybe, scale, masked, start, explained, lens.version, lens.memory().usedBytes);
   console.log(maxWork, inits, defaultSeed, stages);
+
+  const model: Model = await lens.createModel({ config: { layers: 2, dModel: 64, heads: 4 }, seed: 1 });
+  const out = model.forward([[1, 2, 3]], { attention: true, residuals: true });
+  const logits: Tensor = out.logits;
+  const attention: Tensor | undefined = out.attention;
+  const loss: number = model.trainStep({ data: new Int32Array(8), shape: [2, 4] }, { lr: 1e-3 });
+  model.setOptimizer({ weightDecay: 0, schedule: { maxLr: 1e-3, warmupSteps: 10, totalSteps: 100 } });
+  const steps: number = model.optimizer.steps;
+  const { grads } = model.gradients([1, 2], [2, 3]);
+  const grad: Tensor | undefined = grads["wte.weight"];
+  const files = model.save({ dtype: "F16" });
+  const again: Model = await lens.loadModel({
+    files,
+    onProgress: (p: LoadProgress) => console.log(p.phase, p.bytes / p.totalBytes),
+  });
+  const tokenizer: Tokenizer = await lens.loadTokenizer({ vocab: "{}", merges: "" });
+  const ids: Int32Array = tokenizer.encode("hi");
+  const tokens: TextToken[] = tokenizer.tokens("hi");
+  const text: string = tokenizer.decode([...ids]);
+  const next: Prediction[][] = again.hasTokenizer ? again.predict("the", { k: 3 }) : [];
+  console.log(logits, attention, loss, steps, grad, tokens[0]?.begin, text, next, again.config.vocabSize);
+  for (const m of [model, again]) m.dispose();
+  tokenizer.dispose();
 }
 
 void main();

@@ -4,6 +4,7 @@
 #include <attnlens/analysis.hpp>
 #include <attnlens/attention.hpp>
 #include <attnlens/bpe.hpp>
+#include <attnlens/checkpoint.hpp>
 #include <attnlens/explain.hpp>
 #include <attnlens/gpt2.hpp>
 #include <attnlens/optim.hpp>

@@ -165,6 +165,14 @@ class Gpt2Model {
   const AdamWConfig& optimizer_config() const noexcept { return adamw_config_; }
   // AdamW steps taken so far.
   std::int64_t steps() const noexcept;
+  // AdamW's moments and step count (empty moments and 0 steps before the first train_step()),
+  // to save a training run with parameters() and resume it.
+  AdamWState optimizer_state() const;
+  // Restores optimizer_state() of a model with the same config (after loading its parameters),
+  // so that the following train_step() calls give the same bits as that model's would. Empty
+  // moments with 0 steps forget the optimizer's state. Throws as AdamW::set_state (the moments
+  // must hold num_parameters() values).
+  void set_optimizer_state(const AdamWState& state);
   // The global gradient norm before clipping of the last train_step() (0 before the first).
   float last_grad_norm() const noexcept { return last_grad_norm_; }
 

@@ -34,6 +34,14 @@ struct ParamSegment {
   bool decay = false;       // apply weight decay (nanoGPT: every 2-D matrix, incl. embeddings)
 };
 
+// AdamW's moments and step count: what a training run must keep, besides the parameters, to
+// resume bit for bit.
+struct AdamWState {
+  std::vector<float> m;    // first moments, one per parameter (same layout as the parameters)
+  std::vector<float> v;    // second moments, one per parameter; >= 0
+  std::int64_t steps = 0;  // updates taken (t in the bias corrections)
+};
+
 class AdamW {
  public:
   // Moments for `parameter_count` parameters, zero-initialised. Throws BAD_ARGUMENT for an
@@ -51,6 +59,15 @@ class AdamW {
   // New hyper-parameters for the following steps; the moments and step count stay (bias
   // corrections use the new β at the current step, as PyTorch). Throws as validate(AdamWConfig).
   void set_config(const AdamWConfig& config);
+
+  // A copy of the moments and the step count.
+  AdamWState state() const;
+
+  // Restores a state() of an optimizer with the same parameter count: the following steps then
+  // give the same bits as that optimizer's would. Throws BAD_ARGUMENT (before changing anything)
+  // when m or v does not hold parameter_count() values, a moment is not finite, a second moment
+  // is negative, or steps < 0.
+  void set_state(const AdamWState& state);
 
   const AdamWConfig& config() const noexcept { return config_; }
   std::int64_t steps() const noexcept { return steps_; }

