@@ -510,14 +510,6 @@ export function relaxedSimdSupported() {
 
 const SIMD_CHOICES = ["auto", "relaxed", "baseline"];
 
-function optionalChoice(name, value, fallback, choices) {
-  if (value === undefined) return fallback;
-  if (!choices.includes(value)) {
-    fail("BAD_ARGUMENT", `${name} must be ${choices.map((c) => `"${c}"`).join(" or ")}; got ${describe(value)}`);
-  }
-  return value;
-}
-
 function checkLoadOptions(options) {
   const o = checkOptions("options", options, ["wasmBinary", "wasmUrl", "simd"]);
   if (o.wasmBinary !== undefined && !(o.wasmBinary instanceof ArrayBuffer || ArrayBuffer.isView(o.wasmBinary))) {
