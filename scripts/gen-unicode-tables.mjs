@@ -69,6 +69,11 @@ const word = {
   emoji: /^\p{Extended_Pictographic}$/u,
   regionalIndicator: /^\p{Regional_Indicator}$/u,
   extend: /^(?:\p{M}|\p{Emoji_Modifier}|\p{Cf})$/u,
+  // Marks of one script (Devanagari vowel signs, Thai tone marks) only follow that script's
+  // letters, so they are classed with them; that halves the table. Marks used with any script
+  // (\p{Script=Inherited}, e.g. U+0301) stay Extend.
+  scriptMark: /^(?=\p{M})[^\p{Script=Inherited}\p{Script=Common}]$/u,
+  unassigned: /^\p{Cn}$/u,
   letterOrNumber: /^[\p{L}\p{N}]$/u,
   han: /^\p{Script=Han}$/u,
   hiragana: /^\p{Script=Hiragana}$/u,
@@ -76,14 +81,19 @@ const word = {
   prolonged: /^[\u30FC\uFF70]$/u,
 };
 
+// null for code points without a category of their own: surrogates (never decoded) and
+// unassigned code points (they take the category of the run before them, which keeps the table
+// small; text that uses them gets their future properties only with a newer table).
 function wordCategoryOf(cp) {
-  if (cp >= 0xd800 && cp <= 0xdfff) return WORD.Other;
+  if (cp >= 0xd800 && cp <= 0xdfff) return null;
   const s = String.fromCodePoint(cp);
+  if (word.unassigned.test(s)) return null;
   if (word.space.test(s)) return WORD.Space;
   if (word.emoji.test(s)) return WORD.Emoji;
   if (word.regionalIndicator.test(s)) return WORD.RegionalIndicator;
-  if (word.extend.test(s)) return WORD.Extend;
-  if (!word.letterOrNumber.test(s)) return WORD.Other;
+  const scriptMark = word.scriptMark.test(s);
+  if (word.extend.test(s) && !scriptMark) return WORD.Extend;
+  if (!word.letterOrNumber.test(s) && !scriptMark) return WORD.Other;
   if (word.han.test(s)) return WORD.Han;
   if (word.hiragana.test(s)) return WORD.Hiragana;
   if (word.katakana.test(s)) return WORD.Katakana;
@@ -96,7 +106,7 @@ function wordCategoryOf(cp) {
 const wordRuns = [];
 let previousWord = -1;
 for (let cp = 0; cp <= 0x10ffff; cp++) {
-  const c = wordCategoryOf(cp);
+  const c = wordCategoryOf(cp) ?? Math.max(previousWord, WORD.Other);
   if (c !== previousWord) {
     wordRuns.push(cp * 16 + c);
     previousWord = c;

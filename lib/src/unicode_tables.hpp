@@ -19,13 +19,15 @@ enum class CharClass : std::uint8_t {
 CharClass char_class(char32_t cp) noexcept;
 
 // What a code point is to the word tokenizer (text.cpp), first match wins in this order:
-// Space, Emoji, RegionalIndicator, Extend, then for letters and numbers (\p{L}, \p{N}) Han,
-// Hiragana, Katakana, ProlongedSound, SouthEastAsian, Alpha; everything else is Other.
+// Space, Emoji, RegionalIndicator, Extend, then for letters, numbers (\p{L}, \p{N}) and marks
+// of one script (not \p{Script=Inherited}) Han, Hiragana, Katakana, ProlongedSound,
+// SouthEastAsian, Alpha; everything else is Other. Unassigned code points have the category of
+// the nearest assigned one before them.
 enum class WordCategory : std::uint8_t {
-  Other = 0,   // punctuation, symbols, private use, unassigned: a token each
+  Other = 0,   // punctuation, symbols, private use: a token each
   Space = 1,   // JS \s, White_Space, controls (Cc) and U+200B: separate tokens
-  Extend = 2,  // \p{M}, emoji modifiers, format characters (ZWJ, variation
-               // selectors, tags): stay with the character before
+  Extend = 2,  // marks of any script, emoji modifiers, format characters (ZWJ,
+               // variation selectors, tags): stay with the character before
   Alpha = 3,   // letters and numbers of other scripts (Latin, Cyrillic, Hangul, ...)
   Han = 4,     // Han ideographs
   Hiragana = 5,
@@ -36,7 +38,7 @@ enum class WordCategory : std::uint8_t {
   RegionalIndicator = 10,  // flag halves
 };
 
-// The word category of a Unicode scalar value (surrogates and values above U+10FFFF: Other).
+// The word category of a Unicode scalar value (values above U+10FFFF are Other).
 WordCategory word_category(char32_t cp) noexcept;
 
 // Simple Unicode case folding (CaseFolding.txt's C + S mappings, folding to the lowercase member

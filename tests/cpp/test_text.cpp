@@ -289,6 +289,9 @@ TEST_CASE("generated tables: word categories and case folding", "[text][unicode]
   CHECK(word_category(0x200D) == Cat::Extend);
   CHECK(word_category(0xFE0F) == Cat::Extend);
   CHECK(word_category(0x1F3FD) == Cat::Extend);  // skin tone
+  CHECK(word_category(0x093F) == Cat::Alpha);    // Devanagari vowel sign: a mark of one script
+  CHECK(word_category(0x0E48) == Cat::SouthEastAsian);  // Thai tone mark
+  CHECK(word_category(0x0378) == Cat::Alpha);  // unassigned, after Greek ͷ: the run before
   CHECK(word_category(U'猫') == Cat::Han);
   CHECK(word_category(U'が') == Cat::Hiragana);
   CHECK(word_category(U'マ') == Cat::Katakana);

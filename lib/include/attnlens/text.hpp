@@ -28,7 +28,8 @@ struct Token {
 //   - Whitespace (JS \s and Unicode White_Space), control characters and U+200B (zero-width
 //     space) separate tokens and are dropped.
 //   - Combining marks, joiners, variation selectors, emoji modifiers and other format
-//     characters stay with the character before them (a mark after a space is a token alone).
+//     characters stay with the character before them (a mark after a space is a token alone;
+//     marks of one script, like Devanagari vowel signs, count as that script's letters).
 //   - Letters and numbers of alphabetic scripts (Latin, Greek, Cyrillic, Hangul, Arabic,
 //     Devanagari, ...) form words; an apostrophe (' or U+2019) between two of them stays inside
 //     ("don't"). Scripts are not split from each other, as in UAX #29.
