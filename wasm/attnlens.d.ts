@@ -224,7 +224,7 @@ export interface ExplainOptions {
 }
 
 export interface Token {
-  /** The token; ASCII letters lowercased. */
+  /** The token as typed (its embedding is keyed by its simple Unicode case folding). */
   text: string;
   /** UTF-16 offsets into the sentence (absent when the sentence was given as bytes). */
   start?: number;

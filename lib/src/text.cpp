@@ -2,6 +2,7 @@
 #include <attnlens/text.hpp>
 
 #include "check.hpp"
+#include "unicode_tables.hpp"
 
 #include <algorithm>
 #include <array>
@@ -57,27 +58,27 @@ char32_t decode_utf8(std::string_view text, std::size_t pos, std::size_t& length
   return cp;
 }
 
-bool is_space(char32_t c) {
-  return (c >= 0x09 && c <= 0x0D) || c == 0x20 || c == 0x85 || c == 0xA0 || c == 0x1680 ||
-         (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 || c == 0x202F || c == 0x205F ||
-         c == 0x3000 || c == 0xFEFF;
-}
-
-bool is_punctuation(char32_t c) {
-  if (c < 0x80) {
-    return (c >= 0x21 && c <= 0x2F) || (c >= 0x3A && c <= 0x40) || (c >= 0x5B && c <= 0x60) ||
-           (c >= 0x7B && c <= 0x7E);
-  }
-  return c == 0xA1 || c == 0xA7 || c == 0xAB || c == 0xB6 || c == 0xB7 || c == 0xBB || c == 0xBF ||
-         c == 0x37E || c == 0x387 || (c >= 0x2010 && c <= 0x2027) || (c >= 0x2030 && c <= 0x205E) ||
-         (c >= 0x3001 && c <= 0x3003) || (c >= 0x3008 && c <= 0x3011) ||
-         (c >= 0x3014 && c <= 0x301F) || (c >= 0xFF01 && c <= 0xFF0F) ||
-         (c >= 0xFF1A && c <= 0xFF20) || (c >= 0xFF3B && c <= 0xFF40) ||
-         (c >= 0xFF5B && c <= 0xFF65);
-}
-
 bool is_apostrophe(char32_t c) {
   return c == U'\'' || c == 0x2019;
+}
+
+// Appends the UTF-8 encoding of a Unicode scalar value.
+void append_utf8(std::string& out, char32_t cp) {
+  if (cp < 0x80) {
+    out += static_cast<char>(cp);
+  } else if (cp < 0x800) {
+    out += static_cast<char>(0xC0 | (cp >> 6));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else if (cp < 0x10000) {
+    out += static_cast<char>(0xE0 | (cp >> 12));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else {
+    out += static_cast<char>(0xF0 | (cp >> 18));
+    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  }
 }
 
 struct WordClass {
@@ -163,8 +164,8 @@ std::vector<Token> tokenize(std::string_view text) {
     pos += length;
   }
 
-  std::vector<Token> tokens;
-  const auto is_word = [](char32_t c) { return !is_space(c) && !is_punctuation(c); };
+  using Cat = detail::WordCategory;
+  const auto cat = [&](std::size_t at) { return detail::word_category(chars[at].cp); };
   // The characters of a keycap emoji starting at chars[at] (#, * or a digit, an optional
   // U+FE0F, then U+20E3: "#️⃣", "1️⃣"), or 0. Its # or * must not split off as punctuation.
   const auto keycap = [&](std::size_t at) -> std::size_t {
@@ -174,42 +175,77 @@ std::vector<Token> tokenize(std::string_view text) {
     if (at + n < chars.size() && chars[at + n].cp == 0xFE0F) ++n;
     return at + n < chars.size() && chars[at + n].cp == 0x20E3 ? n + 1 : 0;
   };
-  // How many characters at chars[at] belong to a word: a keycap, one word character, or 0.
-  const auto word_unit = [&](std::size_t at) -> std::size_t {
-    if (const std::size_t n = keycap(at)) return n;
-    return is_word(chars[at].cp) ? 1 : 0;
+  // Index past the Extend characters (marks, joiners, selectors, modifiers) from chars[at].
+  const auto skip_extend = [&](std::size_t at) {
+    while (at < chars.size() && cat(at) == Cat::Extend)
+      ++at;
+    return at;
   };
+  // Whether chars[at] may continue a run of letters of the run's category `run`.
+  const auto continues = [&](Cat run, std::size_t at) {
+    const Cat c = cat(at);
+    if (c == Cat::Extend) return true;
+    switch (run) {
+      case Cat::Alpha:
+        return c == Cat::Alpha && keycap(at) == 0;
+      case Cat::Hiragana:
+      case Cat::Katakana:
+        return c == run || c == Cat::ProlongedSound;
+      case Cat::SouthEastAsian:
+        return c == Cat::SouthEastAsian;
+      default:
+        return false;
+    }
+  };
+
+  std::vector<Token> tokens;
   std::size_t i = 0;
   while (i < chars.size()) {
-    const Char& c = chars[i];
-    if (is_space(c.cp)) {
+    const Cat first = cat(i);
+    if (first == Cat::Space) {
       ++i;
       continue;
     }
-    Token token;
-    token.begin = c.begin;
-    if (word_unit(i) == 0) {
-      ++i;  // punctuation: a token of its own
-    } else {
-      // A word runs over word characters and keycaps; an apostrophe between two word
-      // characters stays inside it ("don't", "cat's").
+    const std::size_t start = i;
+    if (const std::size_t n = keycap(i)) {
+      i = skip_extend(i + n);
+    } else if (first == Cat::Emoji) {
+      // One emoji grapheme: the pictograph, its Extend characters, and more pictographs each
+      // joined by a ZWJ (U+200D) that ends the Extend characters before it (👨‍👩‍👧).
+      i = skip_extend(i + 1);
+      while (i < chars.size() && chars[i - 1].cp == 0x200D && cat(i) == Cat::Emoji)
+        i = skip_extend(i + 1);
+    } else if (first == Cat::RegionalIndicator) {
+      // A flag is a pair of regional indicators; a third starts the next flag.
+      ++i;
+      if (i < chars.size() && cat(i) == Cat::RegionalIndicator) ++i;
+      i = skip_extend(i);
+    } else if (first == Cat::Alpha || first == Cat::Hiragana || first == Cat::Katakana ||
+               first == Cat::ProlongedSound || first == Cat::SouthEastAsian) {
+      const Cat run = first == Cat::ProlongedSound ? Cat::Katakana : first;
+      ++i;
       while (i < chars.size()) {
-        if (const std::size_t n = word_unit(i)) {
-          i += n;
-        } else if (is_apostrophe(chars[i].cp) && i > 0 && i + 1 < chars.size() &&
-                   is_word(chars[i - 1].cp) && is_word(chars[i + 1].cp)) {
+        if (continues(run, i)) {
           ++i;
+        } else if (run == Cat::Alpha && is_apostrophe(chars[i].cp) && i + 1 < chars.size() &&
+                   cat(i + 1) == Cat::Alpha && keycap(i + 1) == 0) {
+          ++i;  // "don't", "cat's": the character before is in the run
         } else {
           break;
         }
       }
+    } else {
+      // A Han ideograph, a punctuation mark or symbol, or a mark with no base: one character
+      // and what extends it.
+      i = skip_extend(i + 1);
     }
-    const Char& last = chars[i - 1];
-    token.end = last.begin + last.length;
+    Token token;
+    token.begin = chars[start].begin;
+    token.end = chars[i - 1].begin + chars[i - 1].length;
     token.text.assign(text.substr(token.begin, token.end - token.begin));
-    for (char& ch : token.text) {
-      if (ch >= 'A' && ch <= 'Z') ch = static_cast<char>(ch - 'A' + 'a');
-    }
+    token.key.reserve(token.text.size());
+    for (std::size_t k = start; k < i; ++k)
+      append_utf8(token.key, detail::simple_case_fold(chars[k].cp));
     tokens.push_back(std::move(token));
   }
   return tokens;
@@ -243,7 +279,7 @@ RowMatrixXf token_embeddings(const std::vector<Token>& tokens, int dim, std::uin
   RowMatrixXf embeddings(static_cast<Eigen::Index>(tokens.size()), dim);
   for (std::size_t i = 0; i < tokens.size(); ++i) {
     embeddings.row(static_cast<Eigen::Index>(i)) =
-        token_embedding(tokens[i].text, dim, seed).transpose();
+        token_embedding(tokens[i].key, dim, seed).transpose();
   }
   return embeddings;
 }

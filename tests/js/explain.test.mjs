@@ -12,9 +12,9 @@ test("explain: tokens with UTF-16 offsets, per-head weights, causal zeros", () =
   const ex = lens.explain(sentence, { modelDim: 16, numHeads: 2 });
   assert.deepEqual(
     ex.tokens.map((t) => t.text),
-    ["i", "❤️", "the", "🐈", ",", "café", "!"],
+    ["I", "❤️", "the", "🐈", ",", "café", "!"],
   );
-  for (const t of ex.tokens) assert.equal(sentence.slice(t.start, t.end).toLowerCase(), t.text);
+  for (const t of ex.tokens) assert.equal(sentence.slice(t.start, t.end), t.text);
   const L = ex.tokens.length;
   assert.deepEqual(ex.weights.shape, [2, L, L]);
   for (let h = 0; h < 2; h++) {
