@@ -6,14 +6,32 @@ import * as linesView from "../views/lines.js";
 import { pcaSize } from "../views/sizes.js";
 import { PALETTES, colorScale } from "../theme.js";
 
-const TOKEN = /[\p{L}\p{N}\p{M}]+(?:['’][\p{L}\p{N}\p{M}]+)*|[^\s\p{L}\p{N}\p{M}]/gu;
+// The library's rules (lib/src/text.cpp), approximated: keycaps, flags and other emoji (with
+// modifiers and ZWJ sequences) one token each; one Han ideograph per token; Hiragana and Katakana
+// runs; words of other scripts with inner apostrophes; every other visible character alone.
+const KANA = "\\p{Script=Han}\\p{Script=Hiragana}\\p{Script=Katakana}ー";
+const EMOJI = "\\p{Extended_Pictographic}(?:\\uFE0F|\\p{Emoji_Modifier})?";
+const WORD = `(?:(?![${KANA}])[\\p{L}\\p{N}\\p{M}])+`;
+const TOKEN = new RegExp(
+  [
+    "[#*0-9]\\uFE0F?\\u20E3",
+    "\\p{Regional_Indicator}{2}",
+    `${EMOJI}(?:\\u200D${EMOJI})*`,
+    "\\p{Script=Han}",
+    "[\\p{Script=Hiragana}ー]+",
+    "[\\p{Script=Katakana}ー]+",
+    `${WORD}(?:['’]${WORD})*`,
+    "[^\\s\\p{L}\\p{N}\\p{M}]",
+  ].join("|"),
+  "gu",
+);
 /** Heights of the parts around the figure, in CSS px (see the element's styles). */
 const HEADS_ROW = { thumbnails: 72, swatches: 34 };
 const FIGURES_PADDING = 12;
 const DESCRIBE = 25;
 
 export function estimateTokens(sentence) {
-  return (sentence.match(TOKEN) ?? []).map((text) => ({ text: text.toLowerCase() }));
+  return (sentence.match(TOKEN) ?? []).map((text) => ({ text }));
 }
 
 /** Pixels the figure area (figures, head buttons, description line) will take. */
