@@ -187,6 +187,10 @@ std::string eval_json(const Evaluation& e, const TrainRecord& r) {
   return out;
 }
 
+// The model card's targets (issue 12).
+constexpr double kPreviousTokenTarget = 0.6;
+constexpr double kInductionTarget = 0.4;
+
 std::string model_card(const Evaluation& e, const TrainRecord& r) {
   const BestHead prev = best_head(e.previous_token);
   const BestHead ind = best_head(e.induction.scores);
@@ -196,10 +200,22 @@ std::string model_card(const Evaluation& e, const TrainRecord& r) {
       "# attnlens: a %d-layer GPT-2-layout model trained by attnlens\n\n"
       "A small causal language model of 19th-century novels and American political speeches, "
       "trained from scratch by attnlens' own C++ (forward, hand-written backward pass, AdamW) "
-      "with `npm run train`, so that the page can show what trained attention heads do: a "
-      "previous-token head (layer %d, head %d) and an induction head (layer %d, head %d). It "
-      "is a teaching model, not a useful text generator.\n\n",
-      r.config.layers, prev.layer, prev.head, ind.layer, ind.head);
+      "with `npm run train`, so that the page can show what trained attention heads do. %s %s "
+      "It is a teaching model, not a useful text generator.\n\n",
+      r.config.layers,
+      format(prev.score >= kPreviousTokenTarget
+                 ? "Layer %d, head %d is a previous-token head (score %.3f)."
+                 : "Its strongest previous-token head, layer %d, head %d, puts %.3f of its "
+                   "weight on the previous token (the target, 0.6, was not reached).",
+             prev.layer, prev.head, prev.score)
+          .c_str(),
+      format(
+          ind.score >= kInductionTarget
+              ? "Layer %d, head %d is an induction head (score %.3f)."
+              : "No induction head formed in this run (the best, layer %d, head %d, scores %.3f; "
+                "target 0.4): see the training curve below.",
+          ind.layer, ind.head, ind.score)
+          .c_str());
 
   md += "## Files\n\n| file | what |\n| --- | --- |\n";
   md += format(
@@ -305,10 +321,12 @@ std::string model_card(const Evaluation& e, const TrainRecord& r) {
   }
   md += format(
       "\nTargets (issue 12): held-out loss at least 0.5 nats below the bigram: **%.3f** "
-      "below; a previous-token head >= 0.6: **%.3f** (layer %d, head %d); an induction head "
-      ">= 0.4: **%.3f** (layer %d, head %d).\n\n",
-      e.heldout.bigram - e.heldout.model, prev.score, prev.layer, prev.head, ind.score, ind.layer,
-      ind.head);
+      "below (%s); a previous-token head >= 0.6: **%.3f** (layer %d, head %d; %s); an induction "
+      "head >= 0.4: **%.3f** (layer %d, head %d; %s).\n\n",
+      e.heldout.bigram - e.heldout.model,
+      e.heldout.bigram - e.heldout.model >= 0.5 ? "met" : "not met", prev.score, prev.layer,
+      prev.head, prev.score >= kPreviousTokenTarget ? "met" : "not met", ind.score, ind.layer,
+      ind.head, ind.score >= kInductionTarget ? "met" : "not met");
 
   md +=
       "### Previous-token score\n\nMean attention weight from position i to i - 1 over "
@@ -320,10 +338,13 @@ std::string model_card(const Evaluation& e, const TrainRecord& r) {
       "%d..%d) appears twice in a row at a random offset (%d sequences, seed %llu): the mean "
       "attention from each token of the second copy to the token after its first occurrence. "
       "On the same sequences the model's loss is %.2f nats per token on the first copy and "
-      "%.2f on the second: it copies.\n\n",
+      "%.2f on the second: %s\n\n",
       e.length, e.probe.min_n, e.probe.max_n, e.probe.trials,
       static_cast<unsigned long long>(e.probe.seed), e.induction.first_copy_loss,
-      e.induction.second_copy_loss);
+      e.induction.second_copy_loss,
+      e.induction.second_copy_loss < e.induction.first_copy_loss - 1.0
+          ? "it copies."
+          : "it does not copy (no induction circuit).");
   md += head_table(e.induction.scores, true) + "\n";
 
   md +=
@@ -374,7 +395,8 @@ std::string model_card(const Evaluation& e, const TrainRecord& r) {
       "ids = tokenizer(\"It is a truth universally acknowledged\", return_tensors=\"pt\")\n"
       "logits = model(**ids).logits\n"
       "```\n\n"
-      "Without it, `python3 models/attnlens/check_torch.py` (needs only `torch`) reads the "
+      "Without it, `python3 models/attnlens/check_torch.py` (needs only `torch`, e.g. "
+      "Debian's `python3-torch`, and the package built by `npm run build`) reads the "
       "safetensors file and config itself, runs GPT-2's forward pass written out in a few "
       "lines of PyTorch, and compares the logits with attnlens' own for the same ids.\n";
   return md;
