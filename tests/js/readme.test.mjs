@@ -18,3 +18,21 @@ test("the README's JavaScript example runs and prints what it says", () => {
     rmSync(file, { force: true });
   }
 });
+
+test("the README's model example runs on the shipped model and prints what it says", () => {
+  const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
+  const code = [...readme.matchAll(/```js\n([\s\S]*?)```/g)][1][1];
+  assert.match(code, /lens\.loadModel/);
+  const file = new URL("./.readme-model-example.mjs", import.meta.url);
+  writeFileSync(file, code);
+  try {
+    // Run from the repository root: the example reads models/attnlens/.
+    const out = execFileSync("node", [file.pathname], { encoding: "utf8", cwd: new URL("../..", import.meta.url).pathname });
+    assert.match(out, /layers: 2, heads: 4, dModel: 128, context: 128, vocabSize: 4096/);
+    assert.match(out, /\[ 8, 4096 \] \[ 2, 4, 8, 8 \]/);
+    assert.match(out, /\[ 'Mr', '\.', ' Darcy' \]/);
+    assert.equal(out.match(/\{ id: \d+, text: .+, p: 0\.\d+ \}/g)?.length, 3, "three predictions");
+  } finally {
+    rmSync(file, { force: true });
+  }
+});
