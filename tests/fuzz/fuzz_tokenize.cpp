@@ -5,8 +5,11 @@
 //     bytes are not valid UTF-8 (overlong forms, surrogates and code points above U+10FFFF are
 //     invalid), and throws nothing else under kMaxTextBytes;
 //   - tokens are non-empty, ordered, non-overlapping, inside the text, start and end on
-//     character boundaries, and each is its bytes of the input with ASCII letters lowercased;
-//   - ASCII whitespace never ends up inside a token, and no other ASCII byte is dropped.
+//     character boundaries, and each token's text is exactly its bytes of the input;
+//   - a key is never empty, and the key of an all-ASCII token is its text with ASCII letters
+//     lowercased (the hash keys of ASCII words are what they always were);
+//   - ASCII whitespace never ends up inside a token, and no ASCII byte other than whitespace
+//     and control characters (which separate tokens) is dropped.
 #include "fuzz.hpp"
 
 #include <attnlens/text.hpp>
@@ -81,12 +84,19 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                 t, token.begin, previous_end);
     fuzz::check(!continuation(text, token.begin) && !continuation(text, token.end),
                 "token %zu [%zu, %zu) cuts a multi-byte character", t, token.begin, token.end);
-    std::string expected(text.substr(token.begin, token.end - token.begin));
-    for (char& c : expected) {
+    const std::string_view bytes = text.substr(token.begin, token.end - token.begin);
+    fuzz::check(token.text == bytes, "token %zu is \"%s\", its bytes are \"%.*s\"", t,
+                token.text.c_str(), static_cast<int>(bytes.size()), bytes.data());
+    fuzz::check(!token.key.empty(), "token %zu (\"%s\") has an empty key", t, token.text.c_str());
+    bool ascii = true;
+    std::string lowered(bytes);
+    for (char& c : lowered) {
+      if (static_cast<unsigned char>(c) >= 0x80) ascii = false;
       if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
     }
-    fuzz::check(token.text == expected, "token %zu is \"%s\", its bytes lowercased are \"%s\"", t,
-                token.text.c_str(), expected.c_str());
+    fuzz::check(!ascii || token.key == lowered,
+                "token %zu is ASCII \"%s\" but its key is \"%s\", not \"%s\"", t,
+                token.text.c_str(), token.key.c_str(), lowered.c_str());
     for (std::size_t i = token.begin; i < token.end; ++i) {
       fuzz::check(!ascii_space(data[i]), "token %zu holds ASCII whitespace at byte %zu", t, i);
       covered[i] = true;
@@ -94,8 +104,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     previous_end = token.end;
   }
   for (std::size_t i = 0; i < size; ++i) {
-    fuzz::check(covered[i] || data[i] >= 0x80 || ascii_space(data[i]),
-                "byte %zu (0x%02x) is in no token and is not whitespace", i, data[i]);
+    const bool control = data[i] < 0x20 || data[i] == 0x7F;
+    fuzz::check(covered[i] || data[i] >= 0x80 || ascii_space(data[i]) || control,
+                "byte %zu (0x%02x) is in no token and is neither whitespace nor a control", i,
+                data[i]);
   }
   return 0;
 }
