@@ -53,7 +53,8 @@ bash scripts/build.sh
 # discovers no tests and would pass as an empty ctest run: require the native count, and tests.
 # Tests tagged [corpus] (the corpus readers) and [model] (the shipped model) use native-only
 # tool libraries and are not compiled to wasm.
-native_tests=$(build/native/tests/cpp/attnlens_tests --list-test-names-only "~[corpus]~[model]" | grep -c .)
+# Catch2 v2 exits with the number of tests it lists, so that status is not a failure here.
+native_tests=$({ build/native/tests/cpp/attnlens_tests --list-test-names-only "~[corpus]~[model]" || true; } | grep -c .)
 node22=$(node22_path)
 for suite in "build/wasm:SIMD128 module, Node $(node --version)" "build/wasm-relaxed:relaxed-SIMD module, Node $("$node22" --version)"; do
   dir=${suite%%:*}
