@@ -85,7 +85,7 @@ test("changing attributes updates the figure, one render per burst", async () =>
   });
   assert.equal(renders, 1);
   assert.match((await frames(page, "#causal-figure"))[0].label, /head 2 of 2/);
-  assert.deepEqual((await computed(page, "#causal-figure")).modes.causal.tokens, ["a", "different", "sentence", "now"]);
+  assert.deepEqual((await computed(page, "#causal-figure")).modes.causal.tokens, ["A", "different", "sentence", "now"]);
   await nextRender(
     page,
     () => page.evaluate(() => document.querySelector("#causal-figure").setAttribute("view", "lines")),

@@ -35,9 +35,9 @@ test("load, type a sentence: tokens appear and the figure follows", async () => 
   const firstFigureMs = await page.evaluate(() => document.body.dataset.firstFigureMs);
   console.log(`# first figure drawn ${firstFigureMs} ms after navigation`);
   await nextRender(page, () => page.fill("#sentence", "Colorless green ideas sleep furiously!"));
-  assert.deepEqual(await chipTexts(page), ["colorless", "green", "ideas", "sleep", "furiously", "!"]);
+  assert.deepEqual(await chipTexts(page), ["Colorless", "green", "ideas", "sleep", "furiously", "!"]);
   const f = await computed(page);
-  assert.deepEqual(f.modes.causal.tokens, ["colorless", "green", "ideas", "sleep", "furiously", "!"]);
+  assert.deepEqual(f.modes.causal.tokens, ["Colorless", "green", "ideas", "sleep", "furiously", "!"]);
   const [frame] = await frames(page);
   assert.ok(frame.colours > 10, `the canvas holds a picture (${frame.colours} colours)`);
   assert.match(frame.label, /Causal attention, mean of 4 heads/);
