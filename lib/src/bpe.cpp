@@ -50,15 +50,6 @@ const ByteAlphabet& alphabet() {
   return a;
 }
 
-void append_utf8(std::string& out, char32_t cp) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else {  // the alphabet stays below U+0800
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-}
-
 // Offset of the first invalid UTF-8 sequence in `text`, or npos.
 std::size_t first_invalid_utf8(std::string_view text) {
   for (std::size_t pos = 0; pos < text.size();) {
@@ -74,7 +65,7 @@ std::string encode_alphabet(std::string_view bytes) {
   std::string out;
   out.reserve(bytes.size() * 2);
   for (const char b : bytes)
-    append_utf8(out, alphabet().char_of_byte[static_cast<unsigned char>(b)]);
+    detail::append_utf8(out, alphabet().char_of_byte[static_cast<unsigned char>(b)]);
   return out;
 }
 

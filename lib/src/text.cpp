@@ -3,6 +3,7 @@
 
 #include "check.hpp"
 #include "unicode_tables.hpp"
+#include "unicode_utf8.hpp"
 
 #include <algorithm>
 #include <array>
@@ -63,24 +64,6 @@ bool is_apostrophe(char32_t c) {
 }
 
 // Appends the UTF-8 encoding of a Unicode scalar value.
-void append_utf8(std::string& out, char32_t cp) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-}
-
 struct WordClass {
   std::string_view word;
   std::string_view cls;
@@ -245,7 +228,7 @@ std::vector<Token> tokenize(std::string_view text) {
     token.text.assign(text.substr(token.begin, token.end - token.begin));
     token.key.reserve(token.text.size());
     for (std::size_t k = start; k < i; ++k)
-      append_utf8(token.key, detail::simple_case_fold(chars[k].cp));
+      detail::append_utf8(token.key, detail::simple_case_fold(chars[k].cp));
     tokens.push_back(std::move(token));
   }
   return tokens;
