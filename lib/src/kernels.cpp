@@ -260,6 +260,7 @@ thread_local std::vector<float> tl_scores;
 thread_local std::vector<float> tl_accumulator;
 thread_local std::vector<float> tl_stats;
 thread_local std::vector<float> tl_tail;
+thread_local std::vector<float> tl_lhs;  // packed_matmul's copy of alpha · op(a)
 
 // C[M x N] (+)= A[M x K] · B, with B packed as panels(N) panels `panel_stride` floats apart
 // (K <= the packed row count), kRows rows at a time. With a cut, each row group stops at its
@@ -465,7 +466,8 @@ float softmax_row(float* row, std::int64_t visible, std::int64_t zero_end, const
 
 void release_scratch() {
   constexpr std::size_t kKeep = 1 << 17;  // floats (512 KiB): [1, 8, 1024, 64] stays warm
-  for (auto* buffer : {&tl_keys, &tl_values, &tl_scores, &tl_accumulator, &tl_stats, &tl_tail}) {
+  for (auto* buffer :
+       {&tl_keys, &tl_values, &tl_scores, &tl_accumulator, &tl_stats, &tl_tail, &tl_lhs}) {
     if (buffer->capacity() > kKeep) std::vector<float>().swap(*buffer);
   }
 }
@@ -503,6 +505,46 @@ void matmul(const float* A, std::int64_t lda, const float* B, std::int64_t ldb, 
   float* packed = scratch(tl_values, panels(N) * K * P);
   pack_values(B, ldb, K, N, packed);
   gemm<false>(M, N, K, A, lda, packed, K * P, C, ldc);
+}
+
+void packed_matmul(float* c, const float* a, const float* b, std::int64_t M, std::int64_t N,
+                   std::int64_t K, bool transpose_a, bool transpose_b, bool accumulate,
+                   float alpha) {
+  if (M == 0 || N == 0) return;
+  if (K == 0) {
+    if (!accumulate) std::fill(c, c + M * N, 0.0f);
+    return;
+  }
+  // op(a) is (M, K). The micro-kernel reads rows of it: a transposed a, or one scaled by alpha,
+  // is first copied as alpha · op(a), O(M·K) work next to the product's O(M·N·K).
+  const float* lhs = a;
+  if (transpose_a || alpha != 1.0f) {
+    float* copy = scratch(tl_lhs, M * K);
+    if (transpose_a) {
+      // a is (K, M): read its rows in order, write columns of the copy.
+      for (std::int64_t k = 0; k < K; ++k) {
+        for (std::int64_t m = 0; m < M; ++m)
+          copy[m * K + k] = alpha * a[k * M + m];
+      }
+    } else {
+      for (std::int64_t i = 0; i < M * K; ++i)
+        copy[i] = alpha * a[i];
+    }
+    lhs = copy;
+  }
+  // op(b) is (K, N) as panels of columns: b (K, N) packs like a slice's values, b stored (N, K)
+  // like its keys (N keys of K dimensions).
+  float* packed = scratch(tl_values, panels(N) * K * P);
+  if (transpose_b) {
+    pack_keys(b, K, N, K, packed);
+  } else {
+    pack_values(b, N, K, N, packed);
+  }
+  if (accumulate) {
+    gemm<true>(M, N, K, lhs, K, packed, K * P, c, N);
+  } else {
+    gemm<false>(M, N, K, lhs, K, packed, K * P, c, N);
+  }
 }
 
 void attend_blocked(const SliceProblem& p) {

@@ -81,6 +81,12 @@ void attend_streaming(const SliceProblem& p);
 void matmul(const float* A, std::int64_t lda, const float* B, std::int64_t ldb, float* C,
             std::int64_t ldc, std::int64_t M, std::int64_t K, std::int64_t N);
 
+// The same packed product with matmul.hpp's contract (transposes, accumulate, alpha; all
+// contiguous): what detail::matmul runs in WebAssembly, where Eigen's product is scalar.
+void packed_matmul(float* c, const float* a, const float* b, std::int64_t M, std::int64_t N,
+                   std::int64_t K, bool transpose_a, bool transpose_b, bool accumulate,
+                   float alpha);
+
 // Frees this thread's scratch buffers that a large call grew past 512 KiB each; smaller ones
 // stay for the next call. Called at the end of every attention() call and forward pass.
 void release_scratch();

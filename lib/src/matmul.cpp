@@ -1,5 +1,7 @@
 #include "matmul.hpp"
 
+#include "kernels.hpp"
+
 #include <attnlens/tensor.hpp>
 
 namespace attnlens::detail {
@@ -23,6 +25,12 @@ void product(MutableMap& c, const Lhs& lhs, const Rhs& rhs, bool accumulate, flo
 
 void matmul(float* c, const float* a, const float* b, std::int64_t M, std::int64_t N,
             std::int64_t K, bool transpose_a, bool transpose_b, bool accumulate, float alpha) {
+#if defined(__wasm_simd128__)
+  // Eigen 3.4 has no WebAssembly SIMD: its product is scalar there. The attention kernels'
+  // packed micro-kernel is SIMD128 (fused with relaxed SIMD). Natively Eigen's GEMM stays.
+  packed_matmul(c, a, b, M, N, K, transpose_a, transpose_b, accumulate, alpha);
+  return;
+#endif
   MutableMap cm(c, M, N);
   if (K == 0) {
     if (!accumulate) cm.setZero();

@@ -5,6 +5,9 @@
 #include "helpers.hpp"
 #include "reference.hpp"
 
+#include "../../lib/src/kernels.hpp"
+
+#include <array>
 #include <cmath>
 
 using attnlens::AttentionOptions;
@@ -178,4 +181,43 @@ TEST_CASE("the same inputs at different addresses give the same bits", "[kernels
   const auto b = attnlens::attention(moved, moved, moved, o);
   CHECK(a.output.data == b.output.data);
   CHECK(a.weights.data == b.weights.data);
+}
+
+TEST_CASE("packed product: every transpose, accumulate and alpha against float64", "[kernels]") {
+  // The product detail::matmul runs in WebAssembly, tested natively too: sizes around the
+  // tile (kRows rows, 2W-column panels, 4-deep steps) and below it, K = 1, and the K = 0 rule.
+  std::mt19937 gen(11);
+  for (const auto& [M, N, K] : std::vector<std::array<std::int64_t, 3>>{
+           {1, 1, 1}, {3, 5, 7}, {6, 8, 4}, {13, 17, 19}, {37, 9, 130}, {64, 33, 1}, {5, 70, 0}}) {
+    for (int variant = 0; variant < 8; ++variant) {
+      const bool ta = variant & 1, tb = variant & 2, acc = variant & 4;
+      const float alpha = variant == 3 ? 0.125f : variant == 6 ? -1.5f : 1.0f;
+      const auto a = ref::random_vector(static_cast<std::size_t>(M * K), gen, -2, 2);
+      const auto b = ref::random_vector(static_cast<std::size_t>(K * N), gen, -2, 2);
+      auto c = ref::random_vector(static_cast<std::size_t>(M * N), gen, -2, 2);
+      std::vector<double> expected(c.size());
+      double bound = 0.0;
+      for (std::int64_t m = 0; m < M; ++m) {
+        for (std::int64_t n = 0; n < N; ++n) {
+          double sum = 0.0, magnitude = 0.0;
+          for (std::int64_t k = 0; k < K; ++k) {
+            const double x = ta ? a[k * M + m] : a[m * K + k];
+            const double y = tb ? b[n * K + k] : b[k * N + n];
+            sum += alpha * x * y;
+            magnitude += std::abs(alpha * x * y);
+          }
+          const double before = acc ? c[m * N + n] : 0.0;
+          expected[m * N + n] = before + sum;
+          // alpha · x rounds once (u), each of the K products once and the K − 1 sums
+          // (γ_{K+1} ≤ (K + 2)u of the magnitudes), adding to c once: |c| + |sum| times u.
+          const double u = std::ldexp(1.0, -24);
+          bound = std::max(bound, (K + 3) * u * magnitude + u * (std::abs(before) + std::abs(sum)));
+        }
+      }
+      INFO("M " << M << ", N " << N << ", K " << K << ", transpose_a " << ta << ", transpose_b "
+                << tb << ", accumulate " << acc << ", alpha " << alpha);
+      attnlens::detail::packed_matmul(c.data(), a.data(), b.data(), M, N, K, ta, tb, acc, alpha);
+      CHECK(testing::close(c, expected, bound, {M, N}));
+    }
+  }
 }
