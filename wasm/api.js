@@ -79,7 +79,7 @@ export function typedOptions(name, options, types) {
     const value = given[key];
     if (value === undefined) continue;
     if (type !== "any" && typeof value !== type) {
-      const what = type === "boolean" ? "true or false" : type === "number" ? "a number" : "a string";
+      const what = { boolean: "true or false", number: "a number", string: "a string", object: "an object" }[type];
       fail("BAD_ARGUMENT", `${key} must be ${what}; got ${describe(value)}`);
     }
     out[key] = value;
@@ -282,6 +282,7 @@ const ATTENTION_OPTIONS = {
   maxElements: "number",
   maxWork: "number",
   streaming: "boolean",
+  into: "object",
 };
 const SELF_ATTENTION_CONFIG = { modelDim: "number", numHeads: "number", seed: "number", init: "string", bias: "boolean" };
 const FORWARD_OPTIONS = { causal: "boolean", trace: "boolean" };
@@ -334,6 +335,14 @@ export function createLens(core) {
 
   function runAttention(q, k, v, options, reference) {
     const o = typedOptions("options", options, ATTENTION_OPTIONS);
+    // Caller-provided result arrays: the results are copied into them (memory the caller has
+    // already touched, where a fresh 32 MB array costs its page faults).
+    const into = o.into === undefined ? {} : typedOptions("into", o.into, { output: "object", weights: "object" });
+    for (const key in into) {
+      if (!(into[key] instanceof Float32Array)) fail("BAD_ARGUMENT", `into.${key} must be a Float32Array; got ${describe(into[key])}`);
+    }
+    const returnWeights = o.returnWeights ?? defaults.attention.returnWeights;
+    if (into.weights && !returnWeights) fail("BAD_ARGUMENT", "into.weights is given but returnWeights is false; set returnWeights: true");
     const qt = toTensor("q", q);
     const kt = toTensor("k", k);
     const vt = toTensor("v", v);
@@ -367,7 +376,7 @@ export function createLens(core) {
     const base = address / 8;
     header[base + slots.causal] = (o.causal ?? defaults.attention.causal) ? 1 : 0;
     header[base + slots.causalAlign] = alignIndex;
-    header[base + slots.returnWeights] = (o.returnWeights ?? defaults.attention.returnWeights) ? 1 : 0;
+    header[base + slots.returnWeights] = returnWeights ? 1 : 0;
     header[base + slots.streaming] = (o.streaming ?? defaults.attention.streaming) ? 1 : 0;
     header[base + slots.reference] = reference ? 1 : 0;
     header[base + slots.scale] = o.scale ?? NaN;
@@ -400,13 +409,19 @@ export function createLens(core) {
       if (code >= 0) throw new AttnLensError(errorCodes[code].name, core._attentionError());
       // One copy out; the heap may have grown during the call, so its views are taken afresh.
       const heap = core.HEAPF64;
-      const copyOut = (at) => {
+      const copyOut = (key) => {
+        const at = results[key];
         const shape = resultShape(heap, base, at);
         const from = heap[base + at.at] / 4;
-        return { data: core.HEAPF32.slice(from, from + shape.reduce((a, b) => a * b, 1)), shape };
+        const n = shape.reduce((a, b) => a * b, 1);
+        const data = into[key];
+        if (!data) return { data: core.HEAPF32.slice(from, from + n), shape };
+        if (data.length !== n) fail("BAD_ARGUMENT", `into.${key} has ${data.length} elements; the ${key} ${shapeText(shape)} need ${n}`);
+        data.set(core.HEAPF32.subarray(from, from + n));
+        return { data, shape };
       };
-      const result = { output: copyOut(results.output) };
-      if (heap[base + results.weights.rank] > 0) result.weights = copyOut(results.weights);
+      const result = { output: copyOut("output") };
+      if (heap[base + results.weights.rank] > 0) result.weights = copyOut("weights");
       return result;
     } finally {
       core._attentionRelease();

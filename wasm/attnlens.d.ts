@@ -93,6 +93,13 @@ export interface AttentionOptions {
    * scores (memory O(L·D), no L x S limit). Cannot be combined with returnWeights. Default false.
    */
   streaming?: boolean;
+  /**
+   * Arrays to write the results into instead of new ones: `output` and (with returnWeights)
+   * `weights`, each a Float32Array of exactly the result's element count; the result's `data`
+   * is then that array. Saves allocating (and the operating system zeroing) a fresh array per
+   * call: at [1, 8, 1024, 1024] weights that is most of the time weights add.
+   */
+  into?: { output?: Float32Array; weights?: Float32Array };
 }
 
 /**

@@ -3,6 +3,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { loadAttnLens } from "attnlens";
 import {
+  assertAttnLensError,
   assertClose,
   attentionTolerance,
   attentionToleranceFor,
@@ -226,4 +227,56 @@ test("streaming runs a long sequence without the L x S matrix", () => {
   assert.ok(r.output.data.every(Number.isFinite));
   // 16384^2 scores would be 1 GiB; the heap grew by far less.
   assert.ok(lens.memory().heapBytes - before < 64 * 2 ** 20, `heap grew by ${lens.memory().heapBytes - before} bytes`);
+});
+
+test("into: results land in the caller's arrays, the same bits as fresh ones", () => {
+  const rand = randomGenerator(41);
+  const [q, k, v] = [randomTensor([2, 3, 5, 4], rand), randomTensor([2, 3, 7, 4], rand), randomTensor([2, 3, 7, 6], rand)];
+  const fresh = lens.attention(q, k, v, { returnWeights: true, causal: true, causalAlign: "bottom-right" });
+  const into = { output: new Float32Array(2 * 3 * 5 * 6).fill(NaN), weights: new Float32Array(2 * 3 * 5 * 7).fill(NaN) };
+  const r = lens.attention(q, k, v, { returnWeights: true, causal: true, causalAlign: "bottom-right", into });
+  assert.equal(r.output.data, into.output);
+  assert.equal(r.weights.data, into.weights);
+  assert.deepEqual(r.output.shape, [2, 3, 5, 6]);
+  assert.deepEqual(r.weights.shape, [2, 3, 5, 7]);
+  assert.deepEqual(Array.from(into.output), Array.from(fresh.output.data));
+  assert.deepEqual(Array.from(into.weights), Array.from(fresh.weights.data));
+  // Only the output given: the weights are a fresh array.
+  const out = new Float32Array(2 * 3 * 5 * 6);
+  const r2 = lens.attention(q, k, v, { returnWeights: true, into: { output: out } });
+  assert.equal(r2.output.data, out);
+  assert.equal(r2.weights.data.length, 2 * 3 * 5 * 7);
+});
+
+test("into: wrong arrays are BAD_ARGUMENT naming the array and the sizes", () => {
+  const q = [[1, 2]];
+  assertAttnLensError(
+    () => lens.attention(q, q, q, { into: { output: new Float32Array(3) } }),
+    "BAD_ARGUMENT",
+    /into\.output has 3 elements/,
+    /\[1, 2\] need 2/,
+  );
+  assertAttnLensError(
+    () => lens.attention(q, q, q, { returnWeights: true, into: { weights: new Float32Array(2) } }),
+    "BAD_ARGUMENT",
+    /into\.weights has 2 elements/,
+    /need 1/,
+  );
+  assertAttnLensError(
+    () => lens.attention(q, q, q, { into: { output: new Float64Array(2) } }),
+    "BAD_ARGUMENT",
+    /into\.output must be a Float32Array; got a Float64Array/,
+  );
+  assertAttnLensError(() => lens.attention(q, q, q, { into: { output: [0, 0] } }), "BAD_ARGUMENT", /into\.output must be a Float32Array/);
+  assertAttnLensError(
+    () => lens.attention(q, q, q, { into: { weights: new Float32Array(1) } }),
+    "BAD_ARGUMENT",
+    /into\.weights is given but returnWeights is false/,
+  );
+  assertAttnLensError(() => lens.attention(q, q, q, { into: { out: new Float32Array(2) } }), "UNKNOWN_OPTION", /into/);
+  assertAttnLensError(() => lens.attention(q, q, q, { into: 5 }), "BAD_ARGUMENT", /into must be an object; got number 5/);
+  // A detached array has length 0: the size rule catches it.
+  const detached = new Float32Array(2);
+  structuredClone(detached.buffer, { transfer: [detached.buffer] });
+  assertAttnLensError(() => lens.attention(q, q, q, { into: { output: detached } }), "BAD_ARGUMENT", /into\.output has 0 elements/);
 });
