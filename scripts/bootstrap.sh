@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what attnlens needs and is missing, and nothing else. Idempotent.
 #   Debian packages: a C++ compiler, CMake, Eigen, Catch2, zlib, Emscripten, Chromium; LLVM 19
-#                    and wabt (the WebAssembly modules); clang 14 with its runtimes (libFuzzer)
+#                    and wabt (the WebAssembly modules); clang 14 with its runtimes (libFuzzer);
+#                    with --bench also PyTorch and OpenBLAS (npm run bench's training table)
 #   npm packages:    `npm ci` from package-lock.json (when node_modules is missing or stale),
 #                    and Node 22 from scripts/node22/package-lock.json (linux-x64)
 # Runs as root (CI) or through sudo. Without apt it prints what to install and stops.
@@ -31,6 +32,13 @@ declare -A provides=(
   [clang-14]=/usr/bin/clang++-14
   [libclang-rt-14-dev]=/usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a
 )
+
+# npm run bench (bootstrap.sh --bench) also compares training with PyTorch on CPU (OpenBLAS).
+if [[ ${1:-} == --bench ]]; then
+  packages+=(python3-torch libopenblas0-pthread)
+  provides[python3-torch]=/usr/lib/python3/dist-packages/torch/__init__.py
+  provides[libopenblas0-pthread]=/usr/lib/x86_64-linux-gnu/openblas-pthread/libopenblas.so.0
+fi
 
 missing=()
 for p in "${packages[@]}"; do

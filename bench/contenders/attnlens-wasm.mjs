@@ -1,6 +1,7 @@
 // attnlens from the built npm package (WebAssembly), one call per run.
-//   modes: full, causal, weights (full + weights), streaming, streaming-causal, reference and
-//   causal-reference (the plain 3-step path)
+//   modes: full, causal, weights (full + weights), weights-into (the same, written into arrays
+//   the caller allocated once), streaming, streaming-causal, reference and causal-reference
+//   (the plain 3-step path)
 import { loadAttnLens } from "attnlens";
 import { parseArgs, readInputs, report, time } from "../common.mjs";
 
@@ -14,6 +15,10 @@ const options = {
   full: {},
   causal: { causal: true },
   weights: { returnWeights: true },
+  "weights-into": {
+    returnWeights: true,
+    into: { output: new Float32Array(q.length), weights: new Float32Array(args.H * args.L * args.L) },
+  },
   streaming: { streaming: true },
   "streaming-causal": { streaming: true, causal: true },
   reference: {},

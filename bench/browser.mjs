@@ -1,0 +1,100 @@
+// npm run bench, third table: the attention benchmark in headless Chromium (Debian's, through
+// playwright-core), where users are. Same inputs, shapes and timing rule as bench/run.mjs:
+// q, k, v = [1, 8, L, 64], one thread, median after warm-up; every output checked against the
+// float64 reference. Chromium runs relaxed SIMD, so attnlens loads attnlens-relaxed.wasm; the
+// SIMD128 module is measured too.
+//   node bench/browser.mjs [--quick] [--sizes=256,1024]
+import { chromium } from "playwright-core";
+import { join } from "node:path";
+import { serve } from "../scripts/serve.mjs";
+import { randomInputs, reference, worstDifference } from "./shared.mjs";
+
+const here = new URL(".", import.meta.url).pathname;
+const root = join(here, "..");
+const quick = process.argv.includes("--quick");
+const sizesArg = process.argv.find((a) => a.startsWith("--sizes="));
+const SIZES = sizesArg ? sizesArg.slice(8).split(",").map(Number) : [256, 1024];
+const TOLERANCE = 1e-4;
+
+const server = await serve(root);
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
+  headless: true,
+  args: ["--no-sandbox", "--disable-gpu", "--no-first-run"],
+});
+try {
+  const page = await browser.newPage();
+  page.on("pageerror", (e) => console.error(`page error: ${e.message}`));
+  await page.goto(`${server.url}/bench/browser.html`);
+  const version = browser.version();
+  const rows = await page.evaluate(
+    async ({ sizes, quick }) => {
+      const { loadAttnLens } = await import("/dist/attnlens.js");
+      const { randomInputs, time } = await import("/bench/shared.mjs");
+      const { attentionModel } = await import("/bench/onnx.mjs");
+      const ort = await import("/bench/node_modules/onnxruntime-web/dist/ort.wasm.min.mjs");
+      ort.env.wasm.numThreads = 1;
+      ort.env.wasm.wasmPaths = "/bench/node_modules/onnxruntime-web/dist/";
+      ort.env.logLevel = "error";
+      const relaxed = await loadAttnLens();
+      const baseline = await loadAttnLens({ simd: "baseline" });
+      const [H, D] = [8, 64];
+      const out = [];
+      for (const L of sizes) {
+        const all = randomInputs(L, 2026 + L);
+        const n = H * L * D;
+        const shape = [1, H, L, D];
+        const [q, k, v] = [0, 1, 2].map((i) => ({ data: all.slice(i * n, (i + 1) * n), shape }));
+        const reps = quick ? 3 : L >= 1024 ? 7 : 40;
+        for (const causal of [false, true]) {
+          for (const [name, lens] of [
+            [`attnlens wasm (${relaxed.simd})`, relaxed],
+            [`attnlens wasm (${baseline.simd})`, baseline],
+          ]) {
+            const r = await time(() => lens.attention(q, k, v, { causal }), reps);
+            out.push({ name, L, causal, ms: r.ms, output: Array.from(r.result.output.data) });
+          }
+          const session = await ort.InferenceSession.create(attentionModel({ B: 1, H, L, D, causal }), {
+            executionProviders: ["wasm"],
+            graphOptimizationLevel: "all",
+          });
+          const feeds = Object.fromEntries(["q", "k", "v"].map((x, i) => [x, new ort.Tensor("float32", [q, k, v][i].data, shape)]));
+          const r = await time(() => session.run(feeds), reps);
+          out.push({ name: "onnxruntime-web (wasm, 1 thread)", L, causal, ms: r.ms, output: Array.from(r.result.output.data) });
+          await session.release();
+        }
+      }
+      return out;
+    },
+    { sizes: SIZES, quick },
+  );
+  const expected = new Map();
+  for (const r of rows) {
+    const key = `${r.L}|${r.causal}`;
+    if (!expected.has(key)) expected.set(key, reference(randomInputs(r.L, 2026 + r.L), r.L, r.causal));
+    r.diff = worstDifference(Float32Array.from(r.output), expected.get(key));
+  }
+  const columns = [false, true].flatMap((causal) => SIZES.map((L) => ({ causal, L })));
+  const names = [...new Set(rows.map((r) => r.name))];
+  const find = (name, { causal, L }) => rows.find((r) => r.name === name && r.causal === causal && r.L === L);
+  console.log(`attnlens benchmark in Chromium ${version} (headless) — q, k, v = [1, 8, L, 64], one thread, median after warm-up`);
+  console.log(`| contender | ${columns.map((c) => `${c.causal ? "causal" : "full"} L=${c.L}`).join(" | ")} |`);
+  console.log(`| --- | ${columns.map(() => "---").join(" | ")} |`);
+  for (const name of names) {
+    const cells = columns.map((c) => {
+      const r = find(name, c);
+      return `${r.ms.toFixed(r.ms < 10 ? 2 : 1)} ms${r.diff > TOLERANCE ? " ✗" : ""}`;
+    });
+    console.log(`| ${name} | ${cells.join(" | ")} |`);
+  }
+  const peer = "onnxruntime-web (wasm, 1 thread)";
+  for (const name of names.filter((n) => n !== peer)) {
+    const ratios = columns.map((c) => `${(find(peer, c).ms / find(name, c).ms).toFixed(2)}×`);
+    console.log(`| ↳ ${name} vs onnxruntime-web | ${ratios.join(" | ")} |`);
+  }
+  const worst = Math.max(...rows.map((r) => r.diff));
+  console.log(`Largest difference from the float64 reference: ${worst.toExponential(2)} (✗ above ${TOLERANCE})`);
+} finally {
+  await browser.close();
+  await server.close();
+}

@@ -1,0 +1,49 @@
+// attnlens' model module from the built package (WebAssembly), for bench/training.mjs: one JSON
+// line with training tokens/s of the 2-layer d = 128 model at B = 16, T = 128 (median step of
+// `steps` after one warm-up step) and the forward time of 32 tokens on GPT-2 small's shapes.
+//   node bench/contenders/attnlens-model.mjs [--dist=DIR] [--quick]
+import { pathToFileURL } from "node:url";
+import { join } from "node:path";
+
+const arg = (name) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+const quick = process.argv.includes("--quick");
+const dist = arg("dist") ?? join(new URL(".", import.meta.url).pathname, "../../dist");
+const { loadAttnLens } = await import(pathToFileURL(join(dist, "attnlens.node.js")).href);
+const lens = await loadAttnLens();
+
+function ids(n, vocab, seed) {
+  let x = seed;
+  return Int32Array.from({ length: n }, () => {
+    x = (Math.imul(x, 1103515245) + 12345) >>> 0;
+    return x % vocab;
+  });
+}
+function median(fn, runs) {
+  fn();
+  const t = [];
+  for (let i = 0; i < runs; i++) {
+    const start = performance.now();
+    fn();
+    t.push(performance.now() - start);
+  }
+  return t.sort((a, b) => a - b)[runs >> 1];
+}
+
+const small = { layers: 2, heads: 4, dModel: 128, context: 128, vocabSize: 4096 };
+const model = await lens.createModel({ config: small, seed: 1 });
+const [B, T] = [16, 128];
+const batch = { data: ids(B * (T + 1), small.vocabSize, 2), shape: [B, T + 1] };
+const stepMs = median(() => model.trainStep(batch, { lr: 1e-4 }), quick ? 3 : 5);
+model.dispose();
+const gpt2 = await lens.createModel({ config: { layers: 12, heads: 12, dModel: 768, context: 1024, vocabSize: 50257 }, seed: 1 });
+const forwardMs = median(() => gpt2.forward(ids(32, 50257, 3)), quick ? 2 : 5);
+gpt2.dispose();
+console.log(
+  JSON.stringify({
+    module: lens.simd,
+    node: process.versions.node,
+    stepMs,
+    tokensPerSecond: (B * T * 1000) / stepMs,
+    gpt2Forward32Ms: forwardMs,
+  }),
+);
