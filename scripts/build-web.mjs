@@ -52,7 +52,8 @@ await build({
     outDir: dist,
     emptyOutDir: false,
     target: "es2022",
-    minify: true,
+    minify: "terser",
+    terserOptions: { compress: { passes: 2 } },
     lib: { entry: join(root, "web/element/index.js"), formats: ["es"], fileName: () => "element.js" },
     // allow-extension lets the bundler keep modules shared with the lazy views inside element.js
     // (which then exports them to the chunks) instead of splitting them into more files.
