@@ -456,6 +456,13 @@ export interface Prediction {
   p: number;
 }
 
+export interface Analysis {
+  tokens: TextToken[];
+  totalTokens: number;
+  predictions: Prediction[][];
+  attention: Tensor | null;
+}
+
 export interface AdamWSettings {
   beta1: number;
   beta2: number;
@@ -505,6 +512,12 @@ export interface Model extends Omit<Tokenizer, "dispose"> {
   forward(ids: TokenIdsInput, options?: ModelForwardOptions): ModelForwardResult;
   /** Per position of `text`'s tokens: the k (default 5) likeliest next tokens, likeliest first. */
   predict(text: string, options?: { k?: number }): Prediction[][];
+  /**
+   * One forward pass over `text`'s first `maxTokens` tokens (default and at most the context):
+   * the tokens, the k (default 5) likeliest next tokens at each, and with `attention: true` the
+   * attention [layers, heads, L, L] (else null). `totalTokens` counts all of the text's tokens.
+   */
+  analyze(text: string, options?: { k?: number; attention?: boolean; maxTokens?: number }): Analysis;
   /** Mean cross-entropy (nats per token) of targets given ids (same shape; -1 ignores a
    * position) and its gradient for every tensor, named as in the checkpoint. */
   gradients(ids: TokenIdsInput, targets: TokenIdsInput): { loss: number; grads: Record<string, Tensor> };

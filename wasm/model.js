@@ -171,6 +171,12 @@ function tokenizerMethods(core, handle, limits, live) {
 
 const FORWARD_OPTIONS = { attention: "boolean", residuals: "boolean" };
 const PREDICT_OPTIONS = { k: "number" };
+const ANALYZE_OPTIONS = { k: "number", attention: "boolean", maxTokens: "number" };
+
+function checkK(k = 5) {
+  if (!Number.isInteger(k) || k < 1) fail("BAD_ARGUMENT", `k must be an integer of at least 1; got ${describe(k)}`);
+  return k;
+}
 const TRAIN_OPTIONS = { lr: "number" };
 const SAVE_OPTIONS = { dtype: "string" };
 const ADAMW_OPTIONS = { beta1: "number", beta2: "number", eps: "number", weightDecay: "number", maxGradNorm: "number", schedule: "any" };
@@ -200,6 +206,35 @@ export function createModelApi(core) {
     const needTokenizer = (what) => {
       if (!hasTokenizer) fail("BAD_ARGUMENT", `${what} needs a tokenizer: give vocab.json and merges.txt when loading the model`);
     };
+    // Per row of logits [L, V]: the k likeliest next tokens (softmax probabilities), ties to the
+    // smaller id. A model may have more embedding rows than its tokenizer has tokens (padded
+    // vocabularies): such an id has no text.
+    const topTokens = ({ data, shape }, k) => {
+      const [L, V] = shape;
+      const top = Math.min(k, V);
+      const text = (v) => (v < info.tokenizerSize ? tokenizer.decode([v]) : "");
+      const out = [];
+      for (let t = 0; t < L; t++) {
+        const row = data.subarray(t * V, (t + 1) * V);
+        let max = -Infinity;
+        for (let v = 0; v < V; v++) if (row[v] > max) max = row[v];
+        let sum = 0;
+        for (let v = 0; v < V; v++) sum += Math.exp(row[v] - max);
+        // The k largest by a partial selection.
+        const best = [];
+        for (let v = 0; v < V; v++) {
+          if (best.length === top && row[v] <= row[best[top - 1]]) continue;
+          let at = best.length < top ? best.length : top - 1;
+          best[at] = v;
+          while (at > 0 && row[best[at - 1]] < row[v]) {
+            best[at] = best[at - 1];
+            best[--at] = v;
+          }
+        }
+        out.push(best.map((v) => ({ id: v, text: text(v), p: Math.exp(row[v] - max) / sum })));
+      }
+      return out;
+    };
     const model = {
       config: Object.freeze(info.config),
       parameters: info.parameters,
@@ -218,37 +253,29 @@ export function createModelApi(core) {
         live();
         needTokenizer("predict()");
         const o = typedOptions("options", options, PREDICT_OPTIONS);
-        const k = o.k ?? 5;
-        if (!Number.isInteger(k) || k < 1) fail("BAD_ARGUMENT", `k must be an integer of at least 1; got ${describe(k)}`);
+        const k = checkK(o.k);
         const ids = tokenizer.encode(text);
         if (ids.length === 0) return [];
-        const { data, shape } = model.forward(ids).logits;
-        const [L, V] = shape;
-        const top = Math.min(k, V);
-        const out = [];
-        for (let t = 0; t < L; t++) {
-          const row = data.subarray(t * V, (t + 1) * V);
-          let max = -Infinity;
-          for (let v = 0; v < V; v++) if (row[v] > max) max = row[v];
-          let sum = 0;
-          for (let v = 0; v < V; v++) sum += Math.exp(row[v] - max);
-          // The k largest by a partial selection: ties go to the smaller id.
-          const best = [];
-          for (let v = 0; v < V; v++) {
-            if (best.length === top && row[v] <= row[best[top - 1]]) continue;
-            let at = best.length < top ? best.length : top - 1;
-            best[at] = v;
-            while (at > 0 && row[best[at - 1]] < row[v]) {
-              best[at] = best[at - 1];
-              best[--at] = v;
-            }
-          }
-          // A model may have more embedding rows than its tokenizer has tokens (padded
-          // vocabularies): such an id has no text.
-          const text = (v) => (v < info.tokenizerSize ? tokenizer.decode([v]) : "");
-          out.push(best.map((v) => ({ id: v, text: text(v), p: Math.exp(row[v] - max) / sum })));
+        return topTokens(model.forward(ids).logits, k);
+      },
+      analyze(text, options) {
+        live();
+        needTokenizer("analyze()");
+        const o = typedOptions("options", options, ANALYZE_OPTIONS);
+        const k = checkK(o.k);
+        const context = info.config.context;
+        const maxTokens = o.maxTokens ?? context;
+        if (!Number.isInteger(maxTokens) || maxTokens < 1 || maxTokens > context) {
+          fail("BAD_ARGUMENT", `maxTokens must be an integer from 1 to the model's context (${context}); got ${describe(maxTokens)}`);
         }
-        return out;
+        const all = tokenizer.tokens(text);
+        const tokens = all.slice(0, maxTokens);
+        if (tokens.length === 0) return { tokens, totalTokens: 0, predictions: [], attention: null };
+        const r = model.forward(
+          Int32Array.from(tokens, (t) => t.id),
+          { attention: o.attention ?? false },
+        );
+        return { tokens, totalTokens: all.length, predictions: topTokens(r.logits, k), attention: r.attention ?? null };
       },
       gradients(ids, targets) {
         live();

@@ -122,3 +122,53 @@ test("predict: per position the k likeliest next tokens, their softmax probabili
   );
   model.dispose();
 });
+
+test("analyze: one forward gives predict's predictions, forward's attention and the text's tokens", async () => {
+  const model = await lens.loadModel({ files });
+  const text = "the cat sat on the mat, the cat sat";
+  const tokens = model.tokens(text);
+  const r = model.analyze(text, { k: 3, attention: true });
+  assert.deepEqual(r.tokens, tokens);
+  assert.equal(r.totalTokens, tokens.length);
+  // The same ids through the same forward: bit-identical results.
+  assert.deepEqual(r.predictions, model.predict(text, { k: 3 }));
+  const { attention } = model.forward(model.encode(text), { attention: true });
+  assert.deepEqual(r.attention.shape, attention.shape);
+  assert.ok(Buffer.from(r.attention.data.buffer).equals(Buffer.from(attention.data.buffer)), "attention differs from forward's");
+  assert.equal(model.analyze(text).attention, null, "attention only when asked");
+
+  // maxTokens keeps the first tokens; the count of all is reported.
+  const first = model.analyze(text, { maxTokens: 4, attention: true });
+  assert.deepEqual(first.tokens, tokens.slice(0, 4));
+  assert.equal(first.totalTokens, tokens.length);
+  assert.deepEqual(first.attention.shape.slice(2), [4, 4]);
+  assert.deepEqual(
+    first.predictions,
+    model.predict(
+      tokens
+        .slice(0, 4)
+        .map((t) => t.text)
+        .join(""),
+      { k: 5 },
+    ),
+  );
+  // A text longer than the context is cut to the context by default.
+  const long = "the cat ".repeat(model.config.context);
+  const cut = model.analyze(long);
+  assert.equal(cut.tokens.length, model.config.context);
+  assert.ok(cut.totalTokens > model.config.context);
+  assert.deepEqual(model.analyze(""), { tokens: [], totalTokens: 0, predictions: [], attention: null });
+
+  for (const maxTokens of [0, 1.5, model.config.context + 1, "4"]) {
+    assert.throws(
+      () => model.analyze(text, { maxTokens }),
+      (e) => e.code === "BAD_ARGUMENT" && /maxTokens/.test(e.message),
+      `maxTokens ${maxTokens}`,
+    );
+  }
+  assert.throws(
+    () => model.analyze(text, { k: -1 }),
+    (e) => e.code === "BAD_ARGUMENT" && /k must be/.test(e.message),
+  );
+  model.dispose();
+});
