@@ -70,12 +70,19 @@ await build({
 });
 // The loader finds the modules beside the bundle that contains it (web/lens.js); it fetches
 // one of the two (wasm/api.js, makeLoader).
-const modules = ["attnlens.wasm", "attnlens-relaxed.wasm"];
+const modules = ["attnlens.wasm", "attnlens-relaxed.wasm", "attnlens-model.wasm", "attnlens-model-relaxed.wasm"];
 for (const module of modules) copyFileSync(join(dist, module), join(site, "assets", module));
 // The blog example loads the element exactly as a post would: one script tag, no bundler.
 const elementFiles = readdirSync(dist).filter((f) => /^element(-.+)?\.js$/.test(f));
 for (const f of elementFiles) copyFileSync(join(dist, f), join(site, f));
 for (const module of modules) copyFileSync(join(dist, module), join(site, module));
+// The shipped model (trained mode), beside element.js in the package and in the site; fetched
+// only when a figure shows it.
+const modelFiles = ["model.safetensors", "config.json", "vocab.json", "merges.txt"];
+for (const dir of [join(dist, "models/attnlens"), join(site, "models/attnlens")]) {
+  mkdirSync(dir, { recursive: true });
+  for (const f of modelFiles) copyFileSync(join(root, "models/attnlens", f), join(dir, f));
+}
 mkdirSync(join(site, "examples/figures"), { recursive: true });
 copyFileSync(join(root, "web/examples/blog.html"), join(site, "examples/blog.html"));
 for (const f of readdirSync(join(root, "web/examples/figures")))

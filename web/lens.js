@@ -6,8 +6,13 @@ import createAttnLensCore from "../dist/attnlens_core.js";
 import { fetchWasm, makeLoader } from "../dist/api.js";
 
 const WASM_FILE = "./attnlens.wasm";
+const MODEL_FILES = { baseline: "./attnlens-model.wasm", relaxed: "./attnlens-model-relaxed.wasm" };
 
-export const loadLens = makeLoader(createAttnLensCore, fetchWasm, new URL(WASM_FILE, import.meta.url));
+export const loadLens = makeLoader(createAttnLensCore, fetchWasm, new URL(WASM_FILE, import.meta.url), {
+  // The model module (trained mode): its loader, code and .wasm are fetched on first use only.
+  createCore: () => import("../dist/attnlens_model_core.js").then((m) => m.default),
+  urls: { baseline: new URL(MODEL_FILES.baseline, import.meta.url), relaxed: new URL(MODEL_FILES.relaxed, import.meta.url) },
+});
 
 /**
  * Explains `state.sentence` for the modes the figure needs, up to the library's token limit

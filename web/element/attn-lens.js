@@ -29,6 +29,11 @@ function loadView(name) {
 // Attention files: the parsers and the layers × heads grid, loaded when a figure shows a file or data.
 let filesModules;
 const loadFiles = () => (filesModules ??= Promise.all([import("../files/index.js"), loadView("grid")]).then(([files]) => files));
+// Trained mode (a model computes the figure): loaded when a figure shows a model.
+let trainedModule;
+let trained;
+const loadTrained = () => (trainedModule ??= Promise.all([import("./trained.js"), loadView("grid")]).then(([m]) => (trained = m)));
+const MODELS = ["random", "attnlens", "custom"];
 /** Views that need an explain() trace, which weights from a file do not have. */
 const TRACE_VIEWS = { steps: "every-step", pca: "PCA" };
 
@@ -124,6 +129,8 @@ export class AttnLensElement extends LitElement {
     tokensSrc: { type: String, attribute: "tokens-src", reflect: true },
     data: { attribute: false },
     layer: { type: String, reflect: true },
+    model: { type: String, reflect: true },
+    modelSrc: { type: String, attribute: "model-src", reflect: true },
     _loading: { state: true },
     _figure: { state: true },
     _error: { state: true },
@@ -398,6 +405,43 @@ export class AttnLensElement extends LitElement {
       overflow: hidden;
       white-space: nowrap;
     }
+    .grid small {
+      opacity: 0.75;
+      font-size: 9px;
+      white-space: pre-line;
+      line-height: 1.2;
+    }
+    .predictions {
+      padding: 0 8px 8px;
+      font-size: 12px;
+    }
+    .predictions summary {
+      cursor: pointer;
+      opacity: 0.8;
+    }
+    .prediction-strip {
+      display: flex;
+      gap: 6px;
+      overflow-x: auto;
+      padding: 4px 0;
+    }
+    .prediction {
+      flex: 0 0 auto;
+      min-width: 64px;
+      font-variant-numeric: tabular-nums;
+      white-space: pre;
+    }
+    .prediction-token {
+      font-weight: 600;
+      border-bottom: 1px solid rgba(128, 128, 128, 0.5);
+      margin-bottom: 2px;
+    }
+    .prediction-row {
+      display: flex;
+      justify-content: space-between;
+      gap: 6px;
+      opacity: 0.85;
+    }
     .grid canvas {
       display: block;
       width: var(--thumb);
@@ -451,10 +495,14 @@ export class AttnLensElement extends LitElement {
   get figureState() {
     const raw = {};
     for (const key of Object.keys(DEFAULTS)) if (this[key] !== undefined && this[key] !== null) raw[key] = this[key];
-    if (!this._fileMode) return normalizeState(raw);
-    // Weights from a file: heads and layers are the file's; head, hide and layer are checked against them.
+    if (!this._fileMode && !this._modelMode) return this._modelProblem(normalizeState(raw));
+    // Weights from a file or a model: heads and layers are theirs; head, hide and layer are checked against them.
     const { head, hide, ...rest } = raw;
     const { state, problems } = normalizeState(rest);
+    if (this._modelMode && state.mode !== "causal")
+      problems.push(
+        `The trained model is causal: it was trained with the mask, and without it its heads would show nothing it learned, so mode "${state.mode}" is offered with random weights only.`,
+      );
     const data = this._figure?.file ? this._panels[0] : null;
     state.layer = 0;
     state.head = "mean";
@@ -474,6 +522,117 @@ export class AttnLensElement extends LitElement {
     }
     state.hide = hide ? (parseHeadList(hide, heads) ?? []) : [];
     return { state, problems };
+  }
+
+  _modelProblem(result) {
+    if (this.model && !MODELS.includes(this.model))
+      result.problems.push(`model must be "random" or "attnlens" (or "custom" after openModel()); got "${this.model}"`);
+    return result;
+  }
+
+  /** Whether a model computes the figure (model="attnlens", or a checkpoint given to openModel). */
+  get _modelMode() {
+    return !this._fileMode && (this.model === "attnlens" || (this.model === "custom" && Boolean(this._picked)));
+  }
+
+  /** Where the model comes from: { url } or { files }, and a key that changes with it. */
+  _modelSource() {
+    if (this.model === "custom") return { files: this._picked, key: this._picked };
+    const url = new URL(this.modelSrc || trained.shippedModelUrl(), document.baseURI).href;
+    return { url: url.endsWith("/") ? url : `${url}/`, key: url };
+  }
+
+  /**
+   * Shows a GPT-2-family checkpoint a reader picked: `files` a FileList or File[] (model.safetensors,
+   * config.json, vocab.json, merges.txt; others are ignored) or an object name -> bytes/text.
+   * `model` then reads "custom". Resolves when the model is shown; rejects with the error also
+   * shown in the figure. Progress: `options.onProgress` and attn-lens-model-progress events.
+   */
+  openModel(files, options = {}) {
+    this._picked = files;
+    this._pickedProgress = options.onProgress;
+    this.model = "custom";
+    this._modelLoad = null;
+    return this._startModel();
+  }
+
+  /** Frees a checkpoint given to openModel() and returns to random weights. */
+  closeModel() {
+    if (this._picked) this._openedModel?.model.dispose();
+    this._picked = null;
+    this._openedModel = null;
+    this._modelLoad = null;
+    this.model = "random";
+    this._figure = null;
+    this._computedKey = null;
+  }
+
+  /** Loads the model of `model`/`model-src` (once per source); a newer source cancels an older one. */
+  _startModel() {
+    if (this._modelLoad) return this._modelLoad;
+    const generation = ++this._loadGeneration;
+    this._abort?.abort();
+    const controller = (this._abort = new AbortController());
+    this._figure = null;
+    this._panels = [];
+    this._error = null;
+    this._openedModel = null;
+    this._loading = this.model === "custom" ? "your checkpoint" : "the trained model";
+    this.requestUpdate();
+    const onProgress = (progress) => {
+      if (generation !== this._loadGeneration) return;
+      this._loading = trained.progressText(this.model === "custom" ? "your checkpoint" : "the trained model", progress);
+      (this._pickedProgress && this.model === "custom" ? this._pickedProgress : null)?.(progress);
+      this.dispatchEvent(new CustomEvent("attn-lens-model-progress", { bubbles: true, composed: true, detail: progress }));
+    };
+    const event = (detail) => this.dispatchEvent(new CustomEvent("attn-lens-model", { bubbles: true, composed: true, detail }));
+    this._modelLoad = Promise.all([loadTrained(), this._lens ?? loadLens()])
+      .then(([, lens]) => {
+        this._lens = lens;
+        const source = this._modelSource();
+        this._modelKey = source.key;
+        return trained.openModel(lens, source, { signal: controller.signal, onProgress });
+      })
+      .then(
+        (opened) => {
+          if (generation !== this._loadGeneration) return;
+          this._openedModel = opened;
+          this._loading = null;
+          this._computedKey = null;
+          this.requestUpdate();
+          event({ name: opened.name, config: opened.model.config, error: null });
+        },
+        (error) => {
+          if (generation !== this._loadGeneration || error.name === "AbortError") return;
+          this._loading = null;
+          this._error = error.message;
+          this.requestUpdate();
+          event({ name: null, config: null, error });
+          throw error;
+        },
+      );
+    return this._modelLoad;
+  }
+
+  /** Computes the figure of the sentence under the opened model. */
+  _computeModel() {
+    const started = performance.now();
+    const { state } = this._state;
+    try {
+      const data = trained.modelFigure(this._openedModel, state.sentence);
+      this._panels = data ? [data] : [];
+      this._figure = data
+        ? { file: true, model: true, state, totalTokens: data.totalTokens, truncated: data.totalTokens > data.tokens.length }
+        : { empty: true };
+      this._error = null;
+    } catch (error) {
+      this._figure = null;
+      this._panels = [];
+      this._error = error.message;
+    }
+    this._computeMs = this._generation++ ? performance.now() - started : 0;
+    this._computedSinceRender = true;
+    this._state = this.figureState;
   }
 
   /** Whether the figure shows given weights (src, data or opened files) rather than computing them. */
@@ -605,10 +764,30 @@ export class AttnLensElement extends LitElement {
       this._opened = null;
       this._startLoad().catch(() => {});
     }
+    if ((changed.has("model") || changed.has("modelSrc")) && this.model !== "custom") {
+      if (this._picked) this.closeModel();
+      this._modelLoad = null;
+      this._openedModel = null;
+      if (!this._modelMode && changed.get("model") && changed.get("model") !== "random") {
+        // Back to random weights: drop the model's figure and compute again.
+        ++this._loadGeneration;
+        this._loading = null;
+        this._figure = null;
+        this._panels = [];
+        this._error = null;
+        this._computedKey = null;
+      }
+    }
     this._state = this.figureState;
     const { state } = this._state;
     const key = JSON.stringify(COMPUTE_KEYS.map((k) => state[k]));
-    if (!this._fileMode && this._visible && key !== this._computedKey) {
+    if (this._modelMode && this._visible) {
+      if (!this._modelLoad) this._startModel().catch(() => {});
+      else if (this._openedModel && state.sentence !== this._computedKey) {
+        this._computedKey = state.sentence;
+        this._computeModel();
+      }
+    } else if (!this._fileMode && this._visible && key !== this._computedKey) {
       this._computedKey = key;
       // An edit computes inside this update, so the figure changes in the same frame; the first
       // figure waits for its animation frame (one figure per frame on a page with many).
@@ -1182,7 +1361,8 @@ export class AttnLensElement extends LitElement {
     const drawn = this._drawnState();
     const truncated = figure.truncated
       ? html`<div class="message warning" part="message" role="status">
-          Showing the first ${this._panels[0].tokens.length} of ${figure.totalTokens} tokens (the most the library explains at once).
+          Showing the first ${this._panels[0].tokens.length} of ${figure.totalTokens} tokens
+          (${figure.model ? "the model's context" : "the most the library explains at once"}).
         </div>`
       : nothing;
     const allHidden =
@@ -1191,7 +1371,7 @@ export class AttnLensElement extends LitElement {
         : nothing;
     return html`${this._toolbar(drawn, link)}${messages}${truncated}${allHidden}${title}
       <div class="figures" part="figure">${cache(this._renderBody(drawn))}</div>
-      ${this._renderHeads(drawn)}${caption}
+      ${this._renderHeads(drawn)}${figure.model && trained ? trained.predictionsTemplate(this._panels[0]) : nothing}${caption}
       <details class="describe" part="description" @toggle=${(e) => (this._describing = e.target.open)}>
         <summary>Describe this figure in text</summary>
         ${this._describing ? describe({ view: drawn.view, panels: this._panels, head: drawn.head, layer: drawn.layer ?? 0, stepsModel: this._stepsModel }) : nothing}

@@ -43,11 +43,13 @@ export function gridTemplate({ data, selected, width, big, onPick, label = "Laye
             const pressed = selected.layer === l && selected.head === h;
             return html`<button
               aria-pressed=${String(pressed)}
-              title=${`${layerName(data, l)}, ${name}`}
+              title=${`${layerName(data, l)}, ${name}${h !== "mean" && data.headNotes ? `: ${data.headNotes[l][h]}` : ""}`}
               aria-label=${`${layerName(data, l)}, ${name}`}
               @click=${() => onPick(l, h)}
             >
-              <canvas data-panel=${panel} data-layer=${l} data-head=${h} aria-hidden="true"></canvas>${name}
+              <canvas data-panel=${panel} data-layer=${l} data-head=${h} aria-hidden="true"></canvas>${name}${
+                h !== "mean" && data.headNotes ? html`<small>${data.headNotes[l][h]}</small>` : ""
+              }
             </button>`;
           })}
         </div>`,
@@ -76,7 +78,7 @@ export function gridScene(data, palette, scale, width) {
   const choices = [...(heads > 1 ? ["mean"] : []), ...Array.from({ length: heads }, (_, h) => h)];
   const side = thumbSize(data, width, true);
   const cellW = side + GAP + 8;
-  const rowH = side + 22;
+  const rowH = side + (data.headNotes ? 46 : 22);
   const w = LABEL_W + choices.length * cellW + 8;
   const h = 30 + layers * rowH + 8;
   return {
@@ -97,6 +99,16 @@ export function gridScene(data, palette, scale, width) {
           p.image(x, y, side, side, weightBitmap(data, l, hd, scale, palette, THUMBNAIL_CELLS));
           const name = hd === "mean" ? "mean" : headName(data, hd);
           p.text(fitText(name, cellW - 2, font(10)), x + side / 2, y + side + 13, { size: 10, fill: palette.muted, anchor: "middle" });
+          if (hd !== "mean" && data.headNotes)
+            data.headNotes[l][hd]
+              .split("\n")
+              .forEach((note, k) =>
+                p.text(fitText(note, cellW - 2, font(9)), x + side / 2, y + side + 25 + 11 * k, {
+                  size: 9,
+                  fill: palette.muted,
+                  anchor: "middle",
+                }),
+              );
         });
       }
     },

@@ -1,0 +1,206 @@
+// Trained mode in Chromium: <attn-lens model="attnlens"> shows the shipped model's heads for a
+// sentence (causal, rows summing to 1), its head scores and its next-token predictions, which
+// agree with the library in Node on the same text; openModel() shows a checkpoint a reader picks
+// and names what is wrong with one of another architecture; the demo page's model switch.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { loadAttnLens } from "attnlens";
+import { openPage, useSite } from "../support/browser.mjs";
+
+const site = useSite();
+const shipped = new URL("../../models/attnlens/", import.meta.url);
+const fixtures = process.env.ATTNLENS_MODEL_FIXTURES ?? new URL("../../build/native/model-fixtures/", import.meta.url).pathname;
+const CHECKPOINT = ["model.safetensors", "config.json", "vocab.json", "merges.txt"];
+const SENTENCE = "Mr. Darcy said that Elizabeth was not handsome enough to tempt him.";
+
+async function pageWith(body) {
+  const session = await openPage(site.browser.context, site.server.url);
+  await session.page.route(`${site.server.url}trained-test.html`, (route) =>
+    route.fulfill({
+      status: 200,
+      contentType: "text/html",
+      body: `<!doctype html><meta charset="utf-8"><body style="width:900px"><script type="module" src="./element.js"></script>${body}</body>`,
+    }),
+  );
+  await session.page.goto(`${site.server.url}trained-test.html`);
+  return session;
+}
+
+/** Waits for the element's model figure (or its error): tokens, weights, predictions, notes. */
+const shown = (page, selector = "attn-lens") =>
+  page
+    .waitForFunction(
+      (sel) => {
+        const el = document.querySelector(sel);
+        const error = el?.shadowRoot?.querySelector(".message.error")?.textContent;
+        if (error) return { error };
+        const a = el?.attention;
+        if (!a?.predictions || !el.shadowRoot.querySelector(".grid canvas")) return null;
+        return {
+          model: el.model,
+          tokens: a.tokens.map((t) => t.text),
+          shape: a.weights.shape,
+          weights: Array.from(a.weights.data),
+          causal: a.causal,
+          predictions: a.predictions,
+          notes: a.headNotes,
+          grid: el.shadowRoot.querySelectorAll(".grid canvas").length,
+          predictionColumns: el.shadowRoot.querySelectorAll(".prediction").length,
+          predictionRows: el.shadowRoot.querySelectorAll(".prediction-row").length,
+        };
+      },
+      selector,
+      { timeout: 60000 },
+    )
+    .then((h) => h.jsonValue());
+
+/** Rows sum to 1 and the upper triangles are exactly 0, in every head; the worst row is reported. */
+function checkCausalRows({ shape: [layers, heads, L], weights }) {
+  let worst = 0;
+  let where = "";
+  for (let m = 0; m < layers * heads; m++)
+    for (let i = 0; i < L; i++) {
+      let sum = 0;
+      for (let j = 0; j < L; j++) {
+        const w = weights[(m * L + i) * L + j];
+        assert.ok(Number.isFinite(w), `weight [${m}, ${i}, ${j}] is ${w}`);
+        if (j > i) assert.equal(w, 0, `masked weight [${m}, ${i}, ${j}]`);
+        sum += w;
+      }
+      if (Math.abs(sum - 1) > worst) [worst, where] = [Math.abs(sum - 1), `head ${m}, row ${i}`];
+    }
+  // A float32 softmax row of at most L = 128 terms: the sum's rounding is below L · 2^-24 ≈ 8e-6.
+  assert.ok(worst <= 8e-6, `a row sums to 1 ± ${worst} (${where})`);
+}
+
+const readShipped = () =>
+  Object.fromEntries(
+    CHECKPOINT.map((name) => [name, readFileSync(new URL(name, shipped), name.endsWith(".safetensors") ? undefined : "utf8")]),
+  );
+
+test('<attn-lens model="attnlens">: the 2 × 4 heads, causal, with scores and predictions equal to the library in Node', async () => {
+  const { page, problems } = await pageWith(`<attn-lens model="attnlens" view="grid" sentence="${SENTENCE}"></attn-lens>`);
+  const figure = await shown(page);
+  assert.equal(figure.error, undefined, figure.error);
+  assert.equal(figure.model, "attnlens");
+  assert.deepEqual(figure.shape.slice(0, 2), [2, 4]);
+  assert.equal(figure.causal, true);
+  checkCausalRows(figure);
+  assert.equal(figure.grid, 2 * 5, "2 layers × (mean + 4 heads) thumbnails");
+  assert.match(figure.notes[0][0], /^prev [.\d]+\nind [.\d]+$/);
+
+  // The same text through the library in Node: the same tokens, and every probability shown
+  // equals Node's for that id. The logits of the two builds (relaxed SIMD in Chromium, SIMD128
+  // in Node 20) differ in the last bits, under 1e-4 (see model-native.test.mjs); p = softmax
+  // moves by at most p · (e^(2 · 1e-4) - 1) < 2e-4.
+  const lens = await loadAttnLens();
+  const model = await lens.loadModel({ files: readShipped() });
+  assert.deepEqual(
+    figure.tokens,
+    model.tokens(SENTENCE).map((t) => t.text),
+  );
+  const all = model.predict(SENTENCE, { k: model.config.vocabSize });
+  assert.equal(figure.predictions.length, figure.tokens.length);
+  assert.equal(figure.predictionColumns, figure.tokens.length);
+  assert.equal(figure.predictionRows, 5 * figure.tokens.length);
+  let worst = 0;
+  figure.predictions.forEach((top, t) => {
+    assert.equal(top.length, 5);
+    const sum = top.reduce((s, p) => s + p.p, 0);
+    assert.ok(sum <= 1 + 1e-12, `position ${t}: the top 5 sum to ${sum}`);
+    const node = new Map(all[t].map((p) => [p.id, p]));
+    for (const p of top) {
+      assert.equal(p.text, node.get(p.id).text);
+      worst = Math.max(worst, Math.abs(p.p - node.get(p.id).p));
+    }
+  });
+  assert.ok(worst < 2e-4, `a probability differs from Node's by ${worst}`);
+  // The previous-token score shown is the mean of the weights just below the diagonal.
+  const [, heads, L] = figure.shape;
+  const node = model.analyze(SENTENCE, { attention: true }).attention.data;
+  let below = 0;
+  for (let i = 1; i < L; i++) below += node[(0 * heads + 3) * L * L + i * L + i - 1];
+  assert.equal(figure.notes[0][3].split("\n")[0], `prev ${(below / (L - 1)).toFixed(2).replace(/^0\./, ".")}`);
+  model.dispose();
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test("openModel(): a picked checkpoint is shown; one of another architecture gets a message naming it", async () => {
+  const { page, problems } = await pageWith(`<attn-lens view="grid" sentence="the cat sat on the mat"></attn-lens>`);
+  const files = Object.fromEntries(CHECKPOINT.map((name) => [name, [...readFileSync(`${fixtures}/${name}`)]]));
+  const config = JSON.parse(files["config.json"].map((c) => String.fromCharCode(c)).join(""));
+  // As a file picker gives them: File objects, with a file the checkpoint does not need.
+  const opened = await page.evaluate(async (files) => {
+    const el = document.querySelector("attn-lens");
+    const picked = Object.entries({ ...files, "README.md": [35] }).map(([name, bytes]) => new File([new Uint8Array(bytes)], name));
+    const events = [];
+    el.addEventListener("attn-lens-model-progress", (e) => events.push(e.detail.phase));
+    const ready = new Promise((done) => el.addEventListener("attn-lens-model", (e) => done(e.detail), { once: true }));
+    await el.openModel(picked);
+    const detail = await ready;
+    return { model: el.model, name: detail.name, config: detail.config, error: detail.error, phases: [...new Set(events)] };
+  }, files);
+  assert.equal(opened.error, null);
+  assert.equal(opened.model, "custom");
+  assert.equal(opened.config.layers, config.n_layer);
+  assert.ok(opened.phases.includes("done"), `progress phases ${opened.phases}`);
+  const figure = await shown(page);
+  assert.deepEqual(figure.shape.slice(0, 2), [config.n_layer, config.n_head]);
+  checkCausalRows(figure);
+
+  const bert = await page.evaluate(async (files) => {
+    const el = document.querySelector("attn-lens");
+    const picked = [
+      new File([new Uint8Array(files["model.safetensors"])], "model.safetensors"),
+      new File([JSON.stringify({ model_type: "bert", architectures: ["BertForMaskedLM"] })], "config.json"),
+    ];
+    return el.openModel(picked).then(
+      () => "no error",
+      (e) => ({ code: e.code, message: e.message, shown: el.shadowRoot.querySelector(".message.error")?.textContent }),
+    );
+  }, files);
+  assert.equal(bert.code, "BAD_FILE");
+  assert.match(bert.message, /"bert"/);
+  assert.equal(bert.shown, bert.message);
+
+  const missing = await page.evaluate(async () => {
+    const el = document.querySelector("attn-lens");
+    return el.openModel([new File(["{}"], "config.json")]).then(
+      () => "no error",
+      (e) => el.shadowRoot.querySelector(".message.error")?.textContent,
+    );
+  });
+  assert.match(missing, /needs model\.safetensors and config\.json.*got config\.json/);
+
+  // closeModel(): back to random weights.
+  const back = await page.evaluate(async () => {
+    const el = document.querySelector("attn-lens");
+    el.closeModel();
+    await new Promise((done) => el.addEventListener("attn-lens-render", done, { once: true }));
+    return { model: el.model, random: Boolean(el.explanation?.causal) };
+  });
+  assert.deepEqual(back, { model: "random", random: true });
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test("trained mode: a text longer than the context shows its first 128 tokens and says so; full mode is explained", async () => {
+  const long = "It is a truth universally acknowledged. ".repeat(30);
+  const { page } = await pageWith(`<attn-lens model="attnlens" mode="compare" sentence="${long}"></attn-lens>`);
+  const figure = await shown(page);
+  assert.equal(figure.tokens.length, 128);
+  const messages = await page.evaluate(() =>
+    [...document.querySelector("attn-lens").shadowRoot.querySelectorAll(".message")].map((m) => m.textContent),
+  );
+  assert.ok(
+    messages.some((m) => /first 128 of \d+ tokens\s+\(the model's context\)/.test(m)),
+    messages.join(" | "),
+  );
+  assert.ok(
+    messages.some((m) => /trained model is causal/.test(m)),
+    messages.join(" | "),
+  );
+  await page.close();
+});
