@@ -4,7 +4,7 @@
 import { preloadViews } from "./element/define.js";
 import { DEFAULTS, MAX_HEADS, MAX_SEED, dimsFor, normalizeState, paramsToRaw, stateToParams, MAX_LINK_SENTENCE } from "./state.js";
 import { attentionToCsv, attentionToJson, download, explanationToJson, weightsToCsv } from "./export.js";
-import { RANDOM_MODE_EXAMPLES } from "./examples.js";
+import { RANDOM_MODE_EXAMPLES, TRAINED_MODE_EXAMPLES } from "./examples.js";
 
 const $ = (selector) => document.querySelector(selector);
 const figure = $("#figure");
@@ -34,7 +34,12 @@ const NAMES = {
   init: "Weights",
   theme: "Theme",
   colormap: "Colours",
+  model: "Model",
 };
+/** The shipped model, copied into the site by scripts/build-web.mjs. */
+const MODEL_SRC = "models/attnlens/";
+/** Views that show the computation of random weights (not offered for the trained model). */
+const RANDOM_ONLY_VIEWS = ["steps", "pca"];
 /** Token chips shown under the sentence (the figure shows them all). */
 const MAX_CHIPS = 80;
 
@@ -63,19 +68,33 @@ fillSelect(
   $("#heads"),
   Array.from({ length: MAX_HEADS }, (_, i) => i + 1),
 );
-for (const example of RANDOM_MODE_EXAMPLES) {
-  const button = document.createElement("button");
-  button.type = "button";
-  button.textContent = example.label;
-  button.addEventListener("click", (e) => update({ sentence: example.sentence }, e));
-  $("#example-buttons").append(button);
+for (const [model, examples] of [
+  ["random", RANDOM_MODE_EXAMPLES],
+  ["attnlens", TRAINED_MODE_EXAMPLES],
+]) {
+  for (const example of examples) {
+    const button = document.createElement("button");
+    button.type = "button";
+    button.dataset.for = model;
+    button.textContent = example.label;
+    button.addEventListener("click", (e) => {
+      update({ sentence: example.sentence, ...(example.view ? { view: example.view } : {}) }, e);
+      // A preset that opens one head of the trained model large.
+      if (example.layer !== undefined) {
+        figure.layer = String(example.layer);
+        figure.head = String(example.head);
+      }
+    });
+    $("#example-buttons").append(button);
+  }
 }
 
 /** Shows the state in the controls (never the other way round, except through events). */
 function showState() {
   if (sentenceInput.value !== state.sentence) sentenceInput.value = state.sentence;
-  for (const input of document.querySelectorAll('input[name="mode"], input[name="view"]'))
-    input.checked = state[input.name] === input.value;
+  document.body.dataset.model = state.model;
+  for (const input of document.querySelectorAll('input[name="mode"], input[name="view"], input[name="model"]'))
+    input.checked = (input.name === "mode" && trainedShown() ? "causal" : state[input.name]) === input.value;
   $("#heads").value = String(state.heads);
   // Only d_model values the heads divide evenly are offered, each with its size per head.
   const dims = dimsFor(state.heads);
@@ -99,13 +118,18 @@ function showState() {
 
 /** Whether the figure shows weights from a file (the element validates head and layer against it). */
 const fileShown = () => document.body.classList.contains("file-mode");
+/** Whether the trained model computes the figure (its heads and layers are the element's too). */
+const trainedShown = () => state.model === "attnlens";
 const FILE_OWNED = ["head", "hide"];
 
 /** Pushes the state to the figure and the URL. */
 function apply() {
+  if (figure.getAttribute("model-src") !== MODEL_SRC) figure.setAttribute("model-src", MODEL_SRC);
   for (const key of Object.keys(DEFAULTS)) {
-    if (fileShown() && FILE_OWNED.includes(key)) continue;
-    const value = key === "hide" ? state.hide.map((h) => h + 1).join(",") : String(state[key]);
+    if ((fileShown() || trainedShown()) && FILE_OWNED.includes(key)) continue;
+    let value = key === "hide" ? state.hide.map((h) => h + 1).join(",") : String(state[key]);
+    // The trained model is causal; full attention stays a random-weights view.
+    if (key === "mode" && trainedShown()) value = "causal";
     if (figure.getAttribute(key) !== value) figure.setAttribute(key, value);
   }
   document.documentElement.dataset.theme = state.theme;
@@ -129,6 +153,14 @@ function updateLink() {
 function update(changes, event) {
   inputAt ??= event?.timeStamp ?? performance.now();
   const next = { ...state, ...changes };
+  if (next.model === "attnlens" && RANDOM_ONLY_VIEWS.includes(next.view)) next.view = "grid";
+  if (changes.model) {
+    // Each model has its own heads and layers: start from the mean of the first layer.
+    next.head = "mean";
+    next.hide = [];
+    figure.layer = "0";
+    figure.head = "mean";
+  }
   if (changes.heads !== undefined && changes.dim === undefined) {
     // Keep each head's size (d_head) when the number of heads changes, within the d_model limit.
     const perHead = state.dim / state.heads;
@@ -142,7 +174,7 @@ function update(changes, event) {
 }
 
 sentenceInput.addEventListener("input", (e) => update({ sentence: sentenceInput.value }, e));
-for (const input of document.querySelectorAll('input[name="mode"], input[name="view"]')) {
+for (const input of document.querySelectorAll('input[name="mode"], input[name="view"], input[name="model"]')) {
   input.addEventListener("change", (e) => update({ [input.name]: input.value }, e));
 }
 $("#heads").addEventListener("change", (e) => update({ heads: Number(e.target.value) }, e));
@@ -166,7 +198,7 @@ $("#colormap").addEventListener("change", (e) => update({ colormap: e.target.val
 $("#worked-example").addEventListener("click", (e) => update({ ...WORKED_EXAMPLE, hide: [] }, e));
 
 figure.addEventListener("attn-lens-change", (e) => {
-  if (fileShown()) {
+  if (fileShown() || trainedShown()) {
     update({ view: e.detail.view }, e);
     return;
   }
@@ -183,7 +215,8 @@ function showMessage() {
   if (lastRender?.error) message.textContent = lastRender.error;
   else if (lastRender && (!result || result.empty))
     message.textContent = "Type a sentence above to see how its words attend to each other.";
-  else if (result?.truncated) message.textContent = `That is ${result.totalTokens} tokens; the figure shows the first ${ex.tokens.length}.`;
+  else if (result?.truncated)
+    message.textContent = `That is ${result.totalTokens} tokens; the figure shows the first ${(ex ?? figure.attention).tokens.length}.`;
   else message.textContent = problems.join(" ");
 }
 

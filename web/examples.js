@@ -23,11 +23,31 @@ export const RANDOM_MODE_EXAMPLES = [
 ];
 
 /**
- * For a trained model's mode (not shown in the random mode): these promise things that only
- * learned weights can show — coreference ("it" → "animal"), word sense ("bank" by "river") —
- * so a page in the random mode would mislead with them.
+ * For the trained model (models/attnlens): sentences in the style of its training text, and
+ * presets that open a head large. Coreference ("it" → "animal") and word sense need a far
+ * larger model than this one, so no example promises them.
  */
 export const TRAINED_MODE_EXAMPLES = [
-  { label: "The animal didn't cross the street…", sentence: "The animal didn't cross the street because it was too tired." },
-  { label: "I went to the bank…", sentence: "I went to the bank to sit by the river." },
+  {
+    label: "A previous-token head (layer 1, head 4)",
+    sentence: "It is a truth universally acknowledged, that a single man in possession of a good fortune, must be in want of a wife.",
+    view: "heatmap",
+    layer: 0,
+    head: 3,
+  },
+  {
+    label: "A repeated phrase (no induction head formed)",
+    sentence: "Mr. Darcy walked to Netherfield Park with his sister. Mr. Darcy walked to Netherfield Park with his sister.",
+    view: "grid",
+  },
+  {
+    label: "The State of the Union",
+    sentence: "The state of the Union is strong, and the people of the United States have done their part.",
+    view: "grid",
+  },
+  {
+    label: "Every head of a letter",
+    sentence: "My dear Lizzy, I have just received your letter, and I am very glad to hear that you are well.",
+    view: "grid",
+  },
 ];

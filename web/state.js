@@ -14,6 +14,7 @@ export const DEFAULTS = Object.freeze({
   init: "xavier",
   theme: "auto",
   colormap: "viridis",
+  model: "random",
 });
 
 export const CHOICES = Object.freeze({
@@ -23,6 +24,7 @@ export const CHOICES = Object.freeze({
   init: ["xavier", "normal", "identity"],
   theme: ["light", "dark", "auto"],
   colormap: ["viridis", "cividis", "magma", "blues"],
+  model: ["random", "attnlens"],
 });
 
 export const MAX_HEADS = 8;

@@ -120,7 +120,7 @@ test("the grid view: a click on a head opens it in the heatmap; lines and export
   const note = await page.waitForFunction(
     () => document.querySelector("attn-lens").shadowRoot.querySelector(".figures .message")?.textContent,
   );
-  assert.match(await note.jsonValue(), /a\s+file holds only the weights/);
+  assert.match(await note.jsonValue(), /not offered for weights from a\s+file/);
   assert.deepEqual(problems, []);
   await page.close();
 });

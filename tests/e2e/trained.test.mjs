@@ -204,3 +204,69 @@ test("trained mode: a text longer than the context shows its first 128 tokens an
   );
   await page.close();
 });
+
+test("the page: the model switch shows the trained model and is in the link; a preset opens the previous-token head", async () => {
+  const { page, problems } = await openPage(site.browser.context, site.server.url);
+  await page.goto(`${site.server.url}index.html?sentence=${encodeURIComponent(SENTENCE)}`);
+  await page.waitForSelector("attn-lens .frame canvas.figure", { timeout: 20000 }).catch(() => {});
+  await page.waitForFunction(() => document.querySelector("#figure").explanation?.causal);
+  const started = Date.now();
+  await page.check('input[name="model"][value="attnlens"]');
+  const figure = await shown(page, "#figure");
+  const switchMs = Date.now() - started;
+  assert.equal(figure.error, undefined, figure.error);
+  assert.deepEqual(figure.shape.slice(0, 2), [2, 4]);
+  checkCausalRows(figure);
+  // Only what the trained model can show is offered; the link says which model.
+  const offered = await page.evaluate(() => ({
+    full: document.querySelector('input[name="mode"][value="full"]').checkVisibility(),
+    steps: document.querySelector('input[name="view"][value="steps"]').checkVisibility(),
+    seed: document.querySelector("#seed").checkVisibility(),
+    grid: document.querySelector('input[name="view"][value="grid"]').checked,
+    mode: document.querySelector("#figure").getAttribute("mode"),
+  }));
+  assert.deepEqual(offered, { full: false, steps: false, seed: false, grid: false, mode: "causal" });
+  await page.waitForFunction(() => new URL(location.href).searchParams.get("model") === "attnlens");
+
+  await page.getByRole("button", { name: /previous-token head/ }).click();
+  await page.waitForFunction(() => {
+    const el = document.querySelector("#figure");
+    return el.layer === "0" && el.head === "3" && el.view === "heatmap" && el.attention?.tokens.length > 20;
+  });
+  const label = await page.evaluate(() => document.querySelector("#figure").shadowRoot.querySelector(".frame").getAttribute("aria-label"));
+  assert.match(label, /attnlens model, layer 1, head 4 of 4/);
+
+  // Per keystroke at 32 tokens (printed, not asserted: timings are measured by benches).
+  const text =
+    "My dear sister, I have just received your letter about the ball at Netherfield, and I am very glad to hear that you are all well";
+  await page.fill("#sentence", text);
+  await page.waitForFunction((n) => document.querySelector("#figure").attention?.tokens.length >= n, 28);
+  const times = [];
+  for (let k = 0; k < 20; k++) {
+    const ms = await page.evaluate(
+      (t) =>
+        new Promise((done) => {
+          const el = document.querySelector("#figure");
+          const input = document.querySelector("#sentence");
+          const start = performance.now();
+          el.addEventListener("attn-lens-render", () => done(performance.now() - start), { once: true });
+          input.value = t;
+          input.dispatchEvent(new Event("input", { bubbles: true }));
+        }),
+      `${text}${k % 2 ? "." : "!"}`,
+    );
+    times.push(ms);
+  }
+  times.sort((a, b) => a - b);
+  const tokens = await page.evaluate(() => document.querySelector("#figure").attention.tokens.length);
+  console.log(
+    `trained mode in Chromium: switch to the first figure ${switchMs} ms (model fetch and load included); ` +
+      `per keystroke at ${tokens} tokens, median of 20: ${times[10].toFixed(1)} ms`,
+  );
+  // Back to random weights: the random figure again.
+  await page.check('input[name="model"][value="random"]');
+  await page.waitForFunction(() => document.querySelector("#figure").explanation?.causal?.weights.shape[0] >= 1);
+  await page.waitForFunction(() => !new URL(location.href).searchParams.has("model"));
+  assert.deepEqual(problems, []);
+  await page.close();
+});

@@ -33,7 +33,6 @@ const loadFiles = () => (filesModules ??= Promise.all([import("../files/index.js
 let trainedModule;
 let trained;
 const loadTrained = () => (trainedModule ??= Promise.all([import("./trained.js"), loadView("grid")]).then(([m]) => (trained = m)));
-const MODELS = ["random", "attnlens", "custom"];
 /** Views that need an explain() trace, which weights from a file do not have. */
 const TRACE_VIEWS = { steps: "every-step", pca: "PCA" };
 
@@ -429,6 +428,9 @@ export class AttnLensElement extends LitElement {
       flex: 0 0 auto;
       min-width: 64px;
       font-variant-numeric: tabular-nums;
+    }
+    .prediction span,
+    .prediction-token {
       white-space: pre;
     }
     .prediction-token {
@@ -495,7 +497,9 @@ export class AttnLensElement extends LitElement {
   get figureState() {
     const raw = {};
     for (const key of Object.keys(DEFAULTS)) if (this[key] !== undefined && this[key] !== null) raw[key] = this[key];
-    if (!this._fileMode && !this._modelMode) return this._modelProblem(normalizeState(raw));
+    // "custom" is what model reads after openModel(); it cannot be set as an attribute.
+    if (raw.model === "custom" && this._picked) delete raw.model;
+    if (!this._fileMode && !this._modelMode) return normalizeState(raw);
     // Weights from a file or a model: heads and layers are theirs; head, hide and layer are checked against them.
     const { head, hide, ...rest } = raw;
     const { state, problems } = normalizeState(rest);
@@ -522,12 +526,6 @@ export class AttnLensElement extends LitElement {
     }
     state.hide = hide ? (parseHeadList(hide, heads) ?? []) : [];
     return { state, problems };
-  }
-
-  _modelProblem(result) {
-    if (this.model && !MODELS.includes(this.model))
-      result.problems.push(`model must be "random" or "attnlens" (or "custom" after openModel()); got "${this.model}"`);
-    return result;
   }
 
   /** Whether a model computes the figure (model="attnlens", or a checkpoint given to openModel). */
@@ -1308,8 +1306,9 @@ export class AttnLensElement extends LitElement {
     }
     if (this._figure.file && TRACE_VIEWS[state.view])
       return html`<div class="message" part="message" role="status">
-        The ${TRACE_VIEWS[state.view]} view shows the computation itself (queries, keys, scores, the vectors before and after attention); a
-        file holds only the weights, so it is not offered here. The grid, heatmap and lines views show them.
+        The ${TRACE_VIEWS[state.view]} view shows the computation of one layer of random weights (queries, keys, scores, the vectors before
+        and after attention), so it is not offered for ${this._figure.model ? "a trained model" : "weights from a file"}. The grid, heatmap
+        and lines views show its weights.
       </div>`;
     if (state.view === "grid") return html`${this._panels.map((_, k) => this._renderGrid(state, k, true))}`;
     if (state.view === "steps") {
