@@ -1,6 +1,7 @@
 // Screenshots of the built demo site in headless Chromium (for the README and for looking).
 //   node scripts/screenshot.mjs OUT.png [QUERY] [--width 1280] [--height 900] [--page index.html] [--full]
-//   node scripts/screenshot.mjs --readme DIR     the README's set: demo, long paragraph, 360 px, blog
+//   node scripts/screenshot.mjs --readme DIR [NAME]  the README's set (or one of it): demo, long
+//                                                paragraph, 360 px, blog, trained-model grid
 import { serve } from "./serve.mjs";
 import { launchBrowser, openPage } from "../tests/support/browser.mjs";
 
@@ -23,6 +24,11 @@ const README = [
   ["long-paragraph.png", `?heads=8&sentence=${encodeURIComponent(PARAGRAPH)}`, { width: 1280, height: 1000, figureOnly: true }],
   ["phone-360.png", "", { width: 360, height: 740, mobile: true }],
   ["blog.png", "", { width: 1280, height: 900, page: "examples/blog.html", full: true }],
+  [
+    "trained-grid.png",
+    `?model=attnlens&view=grid&layer=1&h=4&sentence=${encodeURIComponent("It is a truth universally acknowledged, that a single man in possession of a good fortune, must be in want of a wife.")}`,
+    { width: 1280, height: 1100, figureOnly: true },
+  ],
 ];
 
 async function shoot(
@@ -35,7 +41,7 @@ async function shoot(
   const { page, problems } = await openPage(browser.context, server.url);
   await page.setViewportSize({ width, height });
   await page.goto(`${server.url}${pagePath}${query}`);
-  await page.waitForSelector("attn-lens .frame canvas.figure", { timeout: 20000 }).catch(() => {});
+  await page.waitForSelector("attn-lens .frame canvas.figure, attn-lens .grid canvas", { timeout: 20000 }).catch(() => {});
   // Figures below the fold are drawn as they come near: scroll through the page first.
   await page.evaluate(async () => {
     for (let y = 0; y < document.body.scrollHeight; y += 300) {
@@ -56,7 +62,8 @@ const server = await serve(new URL("../dist/site", import.meta.url).pathname);
 const readme = option("--readme");
 try {
   if (readme) {
-    for (const [file, query, o] of README) {
+    const only = args[0];
+    for (const [file, query, o] of README.filter(([file]) => !only || file === only)) {
       const browser = await launchBrowser(o.mobile ? { hasTouch: true, isMobile: true } : {});
       try {
         await shoot(browser, server, `${readme.replace(/\/$/, "")}/${file}`, query, o);

@@ -47,6 +47,17 @@ const params = new URLSearchParams(location.search);
 const embed = params.get("embed") === "1";
 if (embed) document.body.classList.add("embed");
 let { state, problems } = normalizeState(paramsToRaw(params), { names: NAMES, headBase: 1 });
+/**
+ * The trained model's picked layer and head (0-based; the element checks them against the model).
+ * In the link as 1-based `layer` and `h`, like the random mode's head.
+ */
+const picked = { layer: "0", head: "mean" };
+if (state.model === "attnlens") {
+  const n = (text) => (/^\d+$/.test(text ?? "") && Number(text) >= 1 ? String(Number(text) - 1) : null);
+  picked.layer = n(params.get("layer")) ?? "0";
+  picked.head = n(params.get("h")) ?? "mean";
+  state.head = "mean";
+}
 let linkCut = false;
 let urlTimer;
 let link = location.href;
@@ -81,8 +92,8 @@ for (const [model, examples] of [
       update({ sentence: example.sentence, ...(example.view ? { view: example.view } : {}) }, e);
       // A preset that opens one head of the trained model large.
       if (example.layer !== undefined) {
-        figure.layer = String(example.layer);
-        figure.head = String(example.head);
+        Object.assign(picked, { layer: String(example.layer), head: String(example.head) });
+        apply();
       }
     });
     $("#example-buttons").append(button);
@@ -125,6 +136,10 @@ const FILE_OWNED = ["head", "hide"];
 /** Pushes the state to the figure and the URL. */
 function apply() {
   if (figure.getAttribute("model-src") !== MODEL_SRC) figure.setAttribute("model-src", MODEL_SRC);
+  if (trainedShown() && !fileShown()) {
+    figure.layer = picked.layer;
+    figure.head = picked.head;
+  }
   for (const key of Object.keys(DEFAULTS)) {
     if ((fileShown() || trainedShown()) && FILE_OWNED.includes(key)) continue;
     let value = key === "hide" ? state.hide.map((h) => h + 1).join(",") : String(state[key]);
@@ -142,6 +157,10 @@ function apply() {
 function updateLink() {
   const { params: query, cut } = stateToParams(state);
   linkCut = cut;
+  if (trainedShown()) {
+    if (picked.layer !== "0") query.set("layer", String(Number(picked.layer) + 1));
+    if (picked.head !== "mean") query.set("h", String(Number(picked.head) + 1));
+  }
   if (embed) query.set("embed", "1");
   const search = query.toString();
   link = new URL(search ? `?${search}` : location.pathname, location.href).href;
@@ -158,8 +177,8 @@ function update(changes, event) {
     // Each model has its own heads and layers: start from the mean of the first layer.
     next.head = "mean";
     next.hide = [];
-    figure.layer = "0";
-    figure.head = "mean";
+    picked.layer = "0";
+    picked.head = "mean";
   }
   if (changes.heads !== undefined && changes.dim === undefined) {
     // Keep each head's size (d_head) when the number of heads changes, within the d_model limit.
@@ -199,6 +218,7 @@ $("#worked-example").addEventListener("click", (e) => update({ ...WORKED_EXAMPLE
 
 figure.addEventListener("attn-lens-change", (e) => {
   if (fileShown() || trainedShown()) {
+    if (!fileShown()) Object.assign(picked, { layer: e.detail.layer, head: e.detail.head });
     update({ view: e.detail.view }, e);
     return;
   }

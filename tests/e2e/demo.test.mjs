@@ -152,6 +152,7 @@ test("the URL holds the state: opening the link restores the same figure", async
 test("a hovered cell that an edit removes is dropped, and the figure still follows", async () => {
   const { page, problems } = await open("?sentence=one+two+three+four+five+six");
   // The pointer rests on a cell of the last row while the sentence changes under it.
+  await page.locator("attn-lens .frame").scrollIntoViewIfNeeded();
   const box = await page.locator("attn-lens .frame").boundingBox();
   await page.mouse.move(box.x + box.width * 0.45, box.y + box.height * 0.68);
   assert.match(await readout(page), /^row [56] /);

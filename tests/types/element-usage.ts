@@ -78,4 +78,20 @@ async function files(input: HTMLInputElement): Promise<void> {
 
 void files(document.createElement("input"));
 
+async function trainedModel(input: HTMLInputElement): Promise<void> {
+  const el = document.createElement("attn-lens");
+  el.model = "attnlens";
+  el.modelSrc = "models/attnlens/";
+  el.addEventListener("attn-lens-model-progress", (event) => console.log(event.detail.phase, event.detail.bytes / event.detail.totalBytes));
+  el.addEventListener("attn-lens-model", (event) => console.log(event.detail.name, event.detail.config?.layers, event.detail.error?.code));
+  if (input.files) await el.openModel(input.files, { onProgress: (p) => console.log(p.phase) });
+  const top = el.attention?.predictions?.[0]?.[0];
+  console.log(top?.text, top?.p, el.attention?.scores?.previous[0]?.[0]);
+  const which: "random" | "attnlens" | "custom" = el.model;
+  console.log(which);
+  el.closeModel();
+}
+
+void trainedModel(document.createElement("input"));
+
 void page();

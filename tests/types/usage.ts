@@ -75,6 +75,8 @@ async function main(): Promise<void> {
   const tokens: TextToken[] = tokenizer.tokens("hi");
   const text: string = tokenizer.decode([...ids]);
   const next: Prediction[][] = again.hasTokenizer ? again.predict("the", { k: 3 }) : [];
+  const analysis = again.analyze("the cat", { k: 2, attention: true, maxTokens: 8 });
+  console.log(analysis.tokens[0]?.begin, analysis.totalTokens, analysis.predictions[0]?.[0]?.p, analysis.attention?.shape);
   console.log(logits, attention, loss, steps, grad, tokens[0]?.begin, text, next, again.config.vocabSize);
   for (const m of [model, again]) m.dispose();
   tokenizer.dispose();

@@ -42,7 +42,16 @@ export interface AttnLensAttention {
   headNames?: string[];
   /** Sentences shown above the figure: rows that do not sum to 1, placeholder tokens, a guessed layout. */
   warnings: string[];
-  source: { file: string; format: "attnlens" | "bertviz" | "circuitsvis" | "npy" | "safetensors" | "object"; storage: string };
+  /** Where the weights came from: a file, an object, or (format "model") a model computing them. */
+  source:
+    | { file: string; format: "attnlens" | "bertviz" | "circuitsvis" | "npy" | "safetensors" | "object"; storage: string }
+    | { format: "model"; config: { layers: number; heads: number; dModel: number; context: number; vocabSize: number } };
+  /** From a model: per token, its five likeliest next tokens ({ id, text, p }), likeliest first. */
+  predictions?: { id: number; text: string; p: number }[][];
+  /** From a model: per [layer][head], previous-token scores on this text and induction scores on a fixed probe (null if the context is too short). */
+  scores?: { previous: number[][]; induction: number[][] | null };
+  /** From a model: the text's token count before it was cut to the model's context. */
+  totalTokens?: number;
 }
 
 /**
@@ -114,7 +123,7 @@ export declare class AttnLensElement extends HTMLElement {
   heads: string;
   /** "mean" or a 0-based head index "0".."heads-1" (the figure labels head "0" as head 1). Default "mean". */
   head: string;
-  /** For weights from a file: the 0-based layer the heatmap and lines show. Default "0". */
+  /** For weights from a file or a model: the 0-based layer the heatmap and lines show. Default "0". */
   layer: string | undefined;
   /**
    * URL of an attention file (relative to the page): our JSON, BertViz or CircuitsVis JSON, .npy or
@@ -126,6 +135,20 @@ export declare class AttnLensElement extends HTMLElement {
   tokensSrc: string | undefined;
   /** Weights to show, given directly (wins over src). */
   data: AttnLensData | null | undefined;
+  /**
+   * What computes the figure: "random" (default; one layer of seeded random weights, every view)
+   * or "attnlens" (the trained model shipped with the package: 2 layers × 4 heads, causal; the
+   * grid, heatmap and lines views, each head's scores and the next-token predictions). Reads
+   * "custom" after openModel(). The model and its module are fetched only when shown. A src, data
+   * or opened file wins over a model.
+   */
+  model: "random" | "attnlens" | "custom";
+  /**
+   * Directory URL (relative to the page) of the checkpoint model="attnlens" shows: model.safetensors,
+   * config.json, vocab.json, merges.txt. Default: models/attnlens/ beside the element's bundle.
+   * Attribute `model-src`.
+   */
+  modelSrc: string | undefined;
   /** Heads the lines view hides: 1-based numbers, comma-separated, e.g. "2,4". Default "". */
   hide: string;
   /** d_model, the embedding size: a multiple of heads, at most 256. Default "64". */
@@ -161,6 +184,18 @@ export declare class AttnLensElement extends HTMLElement {
    * *tokens*.json). Nothing is uploaded. Rejects with the message the figure shows.
    */
   openFiles(files: FileList | File[]): Promise<void>;
+  /**
+   * Shows a GPT-2-family checkpoint a reader picked: files named model.safetensors and config.json,
+   * plus vocab.json and merges.txt for its tokenizer (others are ignored), or an object name ->
+   * bytes or text. Nothing is uploaded. `model` then reads "custom". Rejects with the
+   * AttnLensError the figure shows (BAD_FILE names what was found for another architecture).
+   */
+  openModel(
+    files: FileList | File[] | Record<string, Uint8Array | ArrayBuffer | string>,
+    options?: { onProgress?: (progress: AttnLensModelProgress) => void },
+  ): Promise<void>;
+  /** Frees a checkpoint given to openModel() and returns to model="random". */
+  closeModel(): void;
   /** The current figure as a standalone SVG document. Throws before the first figure. */
   toSVG(): string;
   /** The current figure as a PNG image, `scale` (default 2) times its CSS size. */
@@ -189,6 +224,23 @@ export interface AttnLensEventMap extends HTMLElementEventMap {
   "attn-lens-change": CustomEvent<AttnLensChangeDetail>;
   /** When src, data or openFiles() has been read (or failed to); bubbles, composed. */
   "attn-lens-load": CustomEvent<AttnLensLoadDetail>;
+  /** While a model loads; bubbles, composed. */
+  "attn-lens-model-progress": CustomEvent<AttnLensModelProgress>;
+  /** When a model is ready (error null) or failed to load; bubbles, composed. */
+  "attn-lens-model": CustomEvent<AttnLensModelDetail>;
+}
+
+/** "fetch": model.safetensors downloading; "copy", "parse", "done": the library loading it. */
+export interface AttnLensModelProgress {
+  phase: "fetch" | "copy" | "parse" | "done";
+  bytes: number;
+  totalBytes: number;
+}
+
+export interface AttnLensModelDetail {
+  name: string | null;
+  config: { layers: number; heads: number; dModel: number; context: number; vocabSize: number } | null;
+  error: (Error & { code?: string }) | null;
 }
 
 /** Registers the element under `tagName` unless that name is taken. */
@@ -205,5 +257,7 @@ declare global {
     "attn-lens-render": CustomEvent<AttnLensRenderDetail>;
     "attn-lens-change": CustomEvent<AttnLensChangeDetail>;
     "attn-lens-load": CustomEvent<AttnLensLoadDetail>;
+    "attn-lens-model-progress": CustomEvent<AttnLensModelProgress>;
+    "attn-lens-model": CustomEvent<AttnLensModelDetail>;
   }
 }
