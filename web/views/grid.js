@@ -100,15 +100,13 @@ export function gridScene(data, palette, scale, width) {
           const name = hd === "mean" ? "mean" : headName(data, hd);
           p.text(fitText(name, cellW - 2, font(10)), x + side / 2, y + side + 13, { size: 10, fill: palette.muted, anchor: "middle" });
           if (hd !== "mean" && data.headNotes)
-            data.headNotes[l][hd]
-              .split("\n")
-              .forEach((note, k) =>
-                p.text(fitText(note, cellW - 2, font(9)), x + side / 2, y + side + 25 + 11 * k, {
-                  size: 9,
-                  fill: palette.muted,
-                  anchor: "middle",
-                }),
-              );
+            data.headNotes[l][hd].split("\n").forEach((note, k) =>
+              p.text(fitText(note, cellW - 2, font(9)), x + side / 2, y + side + 25 + 11 * k, {
+                size: 9,
+                fill: palette.muted,
+                anchor: "middle",
+              }),
+            );
         });
       }
     },
