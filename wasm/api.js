@@ -295,6 +295,7 @@ const EXPLAIN_OPTIONS = {
   positional: "string",
   maxTokens: "number",
   truncate: "boolean",
+  trace: "boolean",
 };
 const WEIGHT_NAMES = ["wq", "wk", "wv", "wo", "bq", "bk", "bv", "bo"];
 

@@ -511,6 +511,7 @@ val explain_options_to_js(const attnlens::ExplainOptions& o) {
   put_string(out, "positional", attnlens::positional_name(o.positional));
   put_number(out, "maxTokens", o.max_tokens);
   put_bool(out, "truncate", o.truncate);
+  put_bool(out, "trace", o.trace);
   return out;
 }
 
@@ -530,6 +531,7 @@ attnlens::ExplainOptions explain_options_from_js(const val& opts) {
   if (given("maxTokens"))
     o.max_tokens = int_from_js(get(opts, "maxTokens").as<double>(), "maxTokens");
   if (given("truncate")) o.truncate = get(opts, "truncate").as<bool>();
+  if (given("trace")) o.trace = get(opts, "trace").as<bool>();
   return o;
 }
 
@@ -585,11 +587,17 @@ val explain(const val& sentence, const val& opts) {
     put(out, "positions", tensor_to_js(ex.positions));
     put(out, "embeddings", tensor_to_js(ex.embeddings));
     put(out, "projections", weights_to_js(ex.projections));
-    const val trace = trace_to_js(ex.trace);
-    put(out, "trace", trace);
-    put(out, "weights", get(trace, "weights"));  // the same numbers: copied out once
+    if (o.trace) {
+      const val trace = trace_to_js(ex.trace);
+      put(out, "trace", trace);
+      put(out, "weights", get(trace, "weights"));  // the same numbers: copied out once
+      put(out, "output", get(trace, "output"));
+    } else {
+      put(out, "trace", val::null());
+      put(out, "weights", tensor_to_js(ex.weights));
+      put(out, "output", tensor_to_js(ex.output));
+    }
     put(out, "meanWeights", tensor_to_js(ex.mean_weights));
-    put(out, "output", get(trace, "output"));
     put(out, "contextual", tensor_to_js(ex.contextual));
     put(out, "pca", pca);
     put(out, "stats", stats);
@@ -709,6 +717,7 @@ std::string description() {
   j.key("positional").string(attnlens::positional_name(e.positional));
   j.key("maxTokens").number(e.max_tokens);
   j.key("truncate").boolean(e.truncate);
+  j.key("trace").boolean(e.trace);
   j.close('}');
   j.close('}');
 

@@ -51,9 +51,9 @@ Explanation explain(std::string_view sentence, const ExplainOptions& options) {
 
   ForwardOptions forward;
   forward.causal = options.causal;
-  forward.trace = true;
+  forward.trace = options.trace;
   ForwardResult r = layer.forward(ex.embeddings.view(), forward);
-  ex.trace = std::move(*r.trace);
+  if (r.trace) ex.trace = std::move(*r.trace);
   ex.weights = std::move(r.weights);
   ex.output = std::move(r.output);
 
@@ -64,7 +64,7 @@ Explanation explain(std::string_view sentence, const ExplainOptions& options) {
 
   const int H = options.num_heads;
   const std::int64_t slice = L * L;
-  for (int h = 0; h < H; ++h) {
+  for (int h = 0; h < (options.trace ? H : 0); ++h) {
     // Only entries the mask lets through count: masked scores never reach the softmax.
     std::vector<float> raw;
     std::vector<float> scaled;

@@ -183,3 +183,33 @@ TEST_CASE("explain: same seed bit-identical, other seed differs, truncation",
   CHECK(t.stats.truncated);
   CHECK(t.stats.total_tokens == 5);
 }
+
+TEST_CASE("explain without the trace: the same weights, output, PCA and entropy, no stages",
+          "[explain]") {
+  const auto same = [](const attnlens::Tensor& a, const attnlens::Tensor& b) {
+    return a.shape == b.shape && a.data == b.data;
+  };
+  for (const bool causal : {true, false}) {
+    attnlens::ExplainOptions o;
+    o.causal = causal;
+    o.num_heads = 2;
+    o.model_dim = 16;
+    const auto full = attnlens::explain("the cat sat on the mat because it was tired", o);
+    o.trace = false;
+    const auto lean = attnlens::explain("the cat sat on the mat because it was tired", o);
+    // Both run the same operations on the same numbers: bit-identical, not merely close.
+    CHECK(same(lean.weights, full.weights));
+    CHECK(same(lean.mean_weights, full.mean_weights));
+    CHECK(same(lean.output, full.output));
+    CHECK(same(lean.contextual, full.contextual));
+    CHECK(lean.pca.original == full.pca.original);
+    CHECK(lean.pca.contextual == full.pca.contextual);
+    CHECK(same(lean.stats.entropy, full.stats.entropy));
+    CHECK(lean.tokens.size() == full.tokens.size());
+    CHECK(lean.trace.scores.data.empty());
+    CHECK(lean.trace.weights.data.empty());
+    CHECK(lean.stats.raw_score_variance.empty());
+    CHECK(full.stats.raw_score_variance.size() == 2);
+    CHECK(same(full.trace.weights, full.weights));
+  }
+}

@@ -33,12 +33,17 @@ struct ExplainOptions {
   Positional positional = Positional::Sinusoidal;
   int max_tokens = kDefaultMaxTokens;  // 1 .. kMaxTokensLimit
   bool truncate = false;  // over max_tokens: keep the first max_tokens instead of failing
+  // Record every stage (Explanation::trace) and the score variances, which the every-step view
+  // shows. false leaves the trace empty and the variances without entries: the weights, output,
+  // PCA and entropy are the same, and a long text is explained several times faster (the trace
+  // holds four more [H, L, L] tensors).
+  bool trace = true;
 };
 
 struct ExplainStats {
   std::int64_t total_tokens = 0;              // tokens in the whole sentence
   bool truncated = false;                     // true if only the first max_tokens were used
-  std::vector<double> raw_score_variance;     // [H] variance of Q_h K_hᵀ (unmasked entries)
+  std::vector<double> raw_score_variance;     // [H] variance of Q_h K_hᵀ (unmasked); [] if !trace
   std::vector<double> scaled_score_variance;  // [H] variance after multiplying by the scale
   Tensor entropy;                             // [H, L] entropy of each weight row (nats)
 };
@@ -49,7 +54,7 @@ struct Explanation {
   Tensor positions;                  // [L, E] (zeros with Positional::None)
   Tensor embeddings;                 // [L, E] X = token_embeddings + positions
   SelfAttentionWeights projections;  // W_Q, W_K, W_V, W_O ([E, E])
-  Trace trace;                       // every stage; see self_attention.hpp
+  Trace trace;                       // every stage; see self_attention.hpp (empty if !trace)
   Tensor weights;                    // [H, L, L]
   Tensor mean_weights;               // [L, L] the mean of the heads' weights
   Tensor output;                     // [L, E] the attention layer's output
