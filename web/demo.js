@@ -5,6 +5,7 @@ import { preloadViews } from "./element/define.js";
 import { DEFAULTS, MAX_HEADS, MAX_SEED, dimsFor, normalizeState, paramsToRaw, stateToParams, MAX_LINK_SENTENCE } from "./state.js";
 import { attentionToCsv, attentionToJson, download, explanationToJson, weightsToCsv } from "./export.js";
 import { RANDOM_MODE_EXAMPLES, TRAINED_MODE_EXAMPLES } from "./examples.js";
+import { computeFigure, loadLens } from "./lens.js";
 
 const $ = (selector) => document.querySelector(selector);
 const figure = $("#figure");
@@ -129,19 +130,22 @@ function showState() {
 
 /** Whether the figure shows weights from a file (the element validates head and layer against it). */
 const fileShown = () => document.body.classList.contains("file-mode");
-/** Whether the trained model computes the figure (its heads and layers are the element's too). */
-const trainedShown = () => state.model === "attnlens";
+/** Whether a reader's checkpoint computes the figure (openModel). */
+const checkpointShown = () => document.body.classList.contains("checkpoint-mode");
+/** Whether a trained model computes the figure (its heads and layers are the element's too). */
+const trainedShown = () => state.model === "attnlens" || checkpointShown();
 const FILE_OWNED = ["head", "hide"];
 
 /** Pushes the state to the figure and the URL. */
 function apply() {
   if (figure.getAttribute("model-src") !== MODEL_SRC) figure.setAttribute("model-src", MODEL_SRC);
-  if (trainedShown() && !fileShown()) {
+  if (trainedShown() && !fileShown() && !checkpointShown()) {
     figure.layer = picked.layer;
     figure.head = picked.head;
   }
   for (const key of Object.keys(DEFAULTS)) {
     if ((fileShown() || trainedShown()) && FILE_OWNED.includes(key)) continue;
+    if (key === "model" && checkpointShown()) continue;
     let value = key === "hide" ? state.hide.map((h) => h + 1).join(",") : String(state[key]);
     // The trained model is causal; full attention stays a random-weights view.
     if (key === "mode" && trainedShown()) value = "causal";
@@ -194,7 +198,10 @@ function update(changes, event) {
 
 sentenceInput.addEventListener("input", (e) => update({ sentence: sentenceInput.value }, e));
 for (const input of document.querySelectorAll('input[name="mode"], input[name="view"], input[name="model"]')) {
-  input.addEventListener("change", (e) => update({ [input.name]: input.value }, e));
+  input.addEventListener("change", (e) => {
+    if (input.name === "model" && checkpointShown()) $("#close-checkpoint").click();
+    update({ [input.name]: input.value }, e);
+  });
 }
 $("#heads").addEventListener("change", (e) => update({ heads: Number(e.target.value) }, e));
 $("#head").addEventListener("change", (e) => update({ head: e.target.value === "mean" ? "mean" : Number(e.target.value) }, e));
@@ -283,13 +290,15 @@ const current = () => {
   const result = figure.explanation;
   return result && !result.empty ? result : null;
 };
-$("#export-json").addEventListener("click", () => {
+$("#export-json").addEventListener("click", async () => {
   if (figure.attention) {
     download(JSON.stringify(attentionToJson(figure.attention)), "attention.attnlens.json", "application/json");
     return;
   }
-  const result = current();
+  let result = current();
   if (!result) return;
+  // The figure skips the stages its view does not draw; the export has every one of them.
+  if (!result.traced) result = computeFigure(await loadLens(), result.state, { trace: true });
   const json = Object.fromEntries(["causal", "full"].filter((m) => result[m]).map((m) => [m, explanationToJson(result[m])]));
   download(JSON.stringify(json, null, 1), "attnlens-matrices.json", "application/json");
 });
@@ -309,6 +318,7 @@ const fileStatus = $("#file-status");
 async function openFiles(files) {
   if (!files.length) return;
   fileStatus.textContent = `Reading ${[...files].map((f) => f.name).join(", ")}…`;
+  if (checkpointShown()) $("#close-checkpoint").click();
   document.body.classList.add("file-mode");
   $("#close-file").hidden = false;
   try {
@@ -368,3 +378,65 @@ apply();
 showMessage();
 // The page offers every view: fetch the ones loaded on demand once the first figure is up.
 figure.addEventListener("attn-lens-render", () => (window.requestIdleCallback ?? setTimeout)(preloadViews), { once: true });
+
+// ---- a GPT-2-family checkpoint from disk; nothing leaves the browser -----------------------------
+
+const checkpointStatus = $("#checkpoint-status");
+const MB = (bytes) => (bytes / 1e6).toFixed(0);
+async function openCheckpoint(picked) {
+  if (!picked.length) return;
+  const files = [...picked];
+  const has = (name) => files.some((f) => f.name === name);
+  const ownTokenizer = has("vocab.json") && has("merges.txt");
+  const started = performance.now();
+  checkpointStatus.textContent = `Reading ${files.map((f) => f.name).join(", ")}…`;
+  document.body.classList.remove("file-mode");
+  document.body.classList.add("checkpoint-mode");
+  $("#close-checkpoint").hidden = false;
+  try {
+    if (!ownTokenizer) {
+      // GPT-2's own tokenizer, served beside the page (scripts/build-web.mjs copies it).
+      const [vocab, merges] = await Promise.all(
+        ["vocab.json", "merges.txt"].map((name) =>
+          fetch(`gpt2-tokenizer/${name}`).then((r) => {
+            if (!r.ok) throw new Error(`GPT-2's ${name} could not be fetched (HTTP ${r.status})`);
+            return r.text();
+          }),
+        ),
+      );
+      files.push(new File([vocab], "vocab.json"), new File([merges], "merges.txt"));
+    }
+    const ready = new Promise((done) => figure.addEventListener("attn-lens-model", (e) => done(e.detail), { once: true }));
+    await figure.openModel(files);
+    const c = (await ready).config;
+    checkpointStatus.textContent =
+      `Showing your checkpoint: ${c.layers} layers × ${c.heads} heads, d_model ${c.dModel}, a context of ${c.context} tokens, ` +
+      `${c.vocabSize} tokens in its vocabulary${ownTokenizer ? "" : " (GPT-2's tokenizer)"}; loaded in ${((performance.now() - started) / 1000).toFixed(1)} s.`;
+    figure.scrollIntoView({ block: "nearest" });
+  } catch (error) {
+    checkpointStatus.textContent = error.message;
+  }
+}
+figure.addEventListener("attn-lens-model-progress", (e) => {
+  if (!checkpointShown()) return;
+  const { phase, bytes, totalBytes } = e.detail;
+  checkpointStatus.textContent =
+    phase === "parse"
+      ? "Checking the tensors…"
+      : phase === "done"
+        ? "Starting the model…"
+        : `Reading model.safetensors: ${MB(bytes)} of ${MB(totalBytes)} MB`;
+});
+for (const id of ["#open-checkpoint", "#open-checkpoint-folder"]) {
+  $(id).addEventListener("change", (e) => {
+    openCheckpoint(e.target.files);
+    e.target.value = "";
+  });
+}
+$("#close-checkpoint").addEventListener("click", () => {
+  document.body.classList.remove("checkpoint-mode");
+  $("#close-checkpoint").hidden = true;
+  checkpointStatus.textContent = "";
+  figure.closeModel();
+  apply();
+});

@@ -16,10 +16,12 @@ export const loadLens = makeLoader(createAttnLensCore, fetchWasm, new URL(WASM_F
 
 /**
  * Explains `state.sentence` for the modes the figure needs, up to the library's token limit
- * (lens.limits.maxTokens; longer text shows its first tokens). Returns
- * { causal?, full?, totalTokens, truncated } or { empty: true } for text without tokens.
+ * (lens.limits.maxTokens; longer text shows its first tokens). `trace`: record every stage (the
+ * every-step view and the matrices export need it; the other views do not, and a long text is
+ * explained many times faster without). Returns { causal?, full?, totalTokens, truncated,
+ * traced } or { empty: true } for text without tokens.
  */
-export function computeFigure(lens, state) {
+export function computeFigure(lens, state, { trace = true } = {}) {
   const options = {
     modelDim: state.dim,
     numHeads: state.heads,
@@ -28,6 +30,7 @@ export function computeFigure(lens, state) {
     init: state.init,
     maxTokens: lens.limits.maxTokens,
     truncate: true,
+    trace,
   };
   const modes = state.mode === "compare" ? ["causal", "full"] : [state.mode];
   const result = {};
@@ -40,5 +43,6 @@ export function computeFigure(lens, state) {
   const any = result[modes[0]];
   result.totalTokens = any.stats.totalTokens;
   result.truncated = any.stats.truncated;
+  result.traced = trace;
   return result;
 }

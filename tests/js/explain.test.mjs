@@ -58,6 +58,29 @@ test("explain: truncation keeps the first tokens and says so", () => {
   assert.equal(ex.stats.totalTokens, 6);
 });
 
+test("explain without the trace: the same numbers, no stages, no score variances", () => {
+  for (const causal of [true, false]) {
+    const options = { modelDim: 32, numHeads: 4, causal };
+    const full = lens.explain("the cat sat on the mat because it was tired", options);
+    const lean = lens.explain("the cat sat on the mat because it was tired", { ...options, trace: false });
+    // The same operations on the same numbers in the same module: bit-identical.
+    for (const key of ["weights", "meanWeights", "output", "contextual", "embeddings"]) {
+      assert.deepEqual(lean[key].shape, full[key].shape, key);
+      assert.deepEqual(lean[key].data, full[key].data, key);
+    }
+    assert.deepEqual(lean.pca.contextual.data, full.pca.contextual.data);
+    assert.deepEqual(lean.stats.entropy.data, full.stats.entropy.data);
+    assert.equal(lean.trace, null);
+    assert.deepEqual(lean.stats.rawScoreVariance, []);
+    assert.equal(lean.options.trace, false);
+    assert.equal(full.options.trace, true);
+  }
+  assert.throws(
+    () => lens.explain("the cat", { trace: "no" }),
+    (e) => e.code === "BAD_ARGUMENT" && /trace/.test(e.message),
+  );
+});
+
 test("selfAttention: identity init with one head is attention(x, x, x)", () => {
   const rand = randomGenerator(9);
   const x = randomTensor([5, 4], rand);

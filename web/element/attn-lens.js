@@ -785,8 +785,14 @@ export class AttnLensElement extends LitElement {
         this._computedKey = state.sentence;
         this._computeModel();
       }
-    } else if (!this._fileMode && this._visible && key !== this._computedKey) {
-      this._computedKey = key;
+    } else if (
+      !this._fileMode &&
+      this._visible &&
+      (state.view === "steps" ? `${key}/trace` : key) !== this._computedKey &&
+      `${key}/trace` !== this._computedKey
+    ) {
+      // Only the every-step view needs the trace; a figure computed with it serves every view.
+      this._computedKey = state.view === "steps" ? `${key}/trace` : key;
       // An edit computes inside this update, so the figure changes in the same frame; the first
       // figure waits for its animation frame (one figure per frame on a page with many).
       if (!this._lens || !this._figure) schedule(this);
@@ -824,7 +830,7 @@ export class AttnLensElement extends LitElement {
     const started = performance.now();
     const { state } = this.figureState;
     try {
-      this._figure = { ...computeFigure(this._lens, state), state };
+      this._figure = { ...computeFigure(this._lens, state, { trace: this._computedKey?.endsWith("/trace") }), state };
       this._panels = this._figure.empty ? [] : panelsOf(this._figure);
       this._error = null;
     } catch (error) {
@@ -1314,6 +1320,9 @@ export class AttnLensElement extends LitElement {
     if (state.view === "steps") {
       if (!this._panels[0]?.explanation)
         return html`<div class="message" role="status">The every-step view needs the random-weights mode.</div>`;
+      // A figure computed for another view has no trace yet: its computation with one is under way.
+      if (!this._panels[0].explanation.trace)
+        return html`<div class="placeholder" style="height:${this._reserve(state)}px">Computing every step…</div>`;
       const steps = loaded.steps;
       const key = `${this._generation}/${state.head}`;
       if (this._stepsKey !== key) {

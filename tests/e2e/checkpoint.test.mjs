@@ -1,0 +1,144 @@
+// The demo page's checkpoint picker in Chromium: a GPT-2-shaped checkpoint picked from disk (made
+// by scripts/gpt2-checkpoint.mjs, random weights) is shown with GPT-2's own tokenizer; a BERT
+// config gets a message naming it; GPT-2 small's exact shapes (500 MB) load and run a 32-token
+// sentence in the page, and the load and forward times are printed.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync, statfsSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { openPage, useSite } from "../support/browser.mjs";
+import { GPT2_SMALL, writeGpt2Checkpoint } from "../../scripts/gpt2-checkpoint.mjs";
+
+const site = useSite();
+const gpt2Encoder = createRequire(import.meta.url)("gpt-3-encoder");
+const SENTENCE = "Hello world, this is a test of the checkpoint picker.";
+
+async function openDemo(sentence = SENTENCE) {
+  const session = await openPage(site.browser.context, site.server.url);
+  await session.page.goto(`${site.server.url}index.html?sentence=${encodeURIComponent(sentence)}`);
+  await session.page.waitForFunction(() => document.querySelector("#figure").explanation?.causal);
+  return session;
+}
+
+/** Waits until the status line says the checkpoint is shown (or reports an error). */
+const statusAfterLoad = (page, timeout = 60000) =>
+  page
+    .waitForFunction(
+      () => {
+        const text = document.querySelector("#checkpoint-status").textContent;
+        const figure = document.querySelector("#figure");
+        if (/^Showing your checkpoint/.test(text) && figure.attention?.predictions) return { text, ok: true };
+        if (figure.shadowRoot.querySelector(".message.error")) return { text, ok: false };
+        return null;
+      },
+      null,
+      { timeout, polling: 100 },
+    )
+    .then((h) => h.jsonValue());
+
+test("the page's picker: a GPT-2-shaped checkpoint without a tokenizer is shown with GPT-2's; BERT is named", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "attnlens-ckpt-"));
+  try {
+    const config = { layers: 2, heads: 3, dModel: 48, context: 64, vocabSize: 50257 };
+    writeGpt2Checkpoint(dir, config, 3);
+    const { page, problems } = await openDemo();
+    await page.setInputFiles("#open-checkpoint", [join(dir, "model.safetensors"), join(dir, "config.json")]);
+    const status = await statusAfterLoad(page);
+    assert.ok(status.ok, status.text);
+    assert.match(status.text, /2 layers × 3 heads, d_model 48, a context of 64 tokens, 50257 tokens .*\(GPT-2's tokenizer\)/);
+    const shown = await page.evaluate(() => {
+      const el = document.querySelector("#figure");
+      return {
+        model: el.model,
+        shape: el.attention.weights.shape,
+        tokens: el.attention.tokens.map((t) => t.text),
+        predictions: el.shadowRoot.querySelectorAll(".prediction").length,
+        rows: el.attention.predictions.every((top) => top.length === 5),
+      };
+    });
+    assert.equal(shown.model, "custom");
+    assert.deepEqual(shown.shape.slice(0, 2), [2, 3]);
+    // GPT-2's tokenizer: the tokens are gpt-3-encoder's (the reference implementation's) for the text.
+    assert.deepEqual(
+      shown.tokens,
+      gpt2Encoder.encode(SENTENCE).map((id) => gpt2Encoder.decode([id])),
+    );
+    assert.equal(shown.predictions, shown.tokens.length);
+    assert.ok(shown.rows);
+
+    // A BERT checkpoint's config: the message names what was found.
+    writeFileSync(join(dir, "config.json"), JSON.stringify({ model_type: "bert", architectures: ["BertForMaskedLM"], hidden_size: 48 }));
+    await page.setInputFiles("#open-checkpoint", [join(dir, "model.safetensors"), join(dir, "config.json")]);
+    await page.waitForFunction(() => /bert/.test(document.querySelector("#checkpoint-status").textContent));
+    const message = await page.textContent("#checkpoint-status");
+    assert.match(message, /model_type is "bert"/);
+
+    // Back to the built-in models: the random figure again.
+    await page.click("#close-checkpoint");
+    await page.waitForFunction(
+      () => document.querySelector("#figure").model === "random" && document.querySelector("#figure").explanation?.causal,
+    );
+    assert.deepEqual(problems, []);
+    await page.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("GPT-2 small's exact shapes (random weights, 500 MB) load and run a 32-token sentence in the page", async (t) => {
+  const free = (() => {
+    const s = statfsSync(tmpdir());
+    return s.bavail * s.bsize;
+  })();
+  if (free < 2e9) {
+    t.skip(`${tmpdir()} has ${(free / 1e9).toFixed(1)} GB free; the checkpoint needs 0.5 GB and room to spare`);
+    return;
+  }
+  const dir = mkdtempSync(join(tmpdir(), "attnlens-gpt2-"));
+  try {
+    const bytes = writeGpt2Checkpoint(dir, GPT2_SMALL, 1);
+    const { page, problems } = await openDemo("It was the best of times.");
+    const started = Date.now();
+    await page.setInputFiles("#open-checkpoint", [join(dir, "model.safetensors"), join(dir, "config.json")]);
+    const status = await statusAfterLoad(page, 300000);
+    const loadMs = Date.now() - started;
+    assert.ok(status.ok, status.text);
+    assert.match(status.text, /12 layers × 12 heads, d_model 768, a context of 1024 tokens/);
+    // A 32-token sentence (counted by GPT-2's tokenizer): time from the edit to the drawn figure.
+    // The first 32 of GPT-2's tokens of a longer text (whole words, so they tokenize the same again).
+    const long =
+      "the quick brown fox jumps over the lazy dog while the cat sleeps on the warm mat by the door of the old house in the small town near the river where the children play every day after school";
+    const sentence = gpt2Encoder.decode(gpt2Encoder.encode(long).slice(0, 32));
+    const L = gpt2Encoder.encode(sentence).length;
+    assert.equal(L, 32);
+    const times = [];
+    for (const text of [sentence, `${sentence}.`, sentence]) {
+      times.push(
+        await page.evaluate(
+          (t) =>
+            new Promise((done) => {
+              const el = document.querySelector("#figure");
+              const input = document.querySelector("#sentence");
+              const start = performance.now();
+              el.addEventListener("attn-lens-render", () => done(performance.now() - start), { once: true });
+              input.value = t;
+              input.dispatchEvent(new Event("input", { bubbles: true }));
+            }),
+          text,
+        ),
+      );
+    }
+    const shape = await page.evaluate(() => document.querySelector("#figure").attention.weights.shape);
+    assert.deepEqual(shape, [12, 12, L, L]);
+    console.log(
+      `GPT-2 small shapes in Chromium: ${(bytes / 1e6).toFixed(0)} MB checkpoint picked -> figure in ${loadMs} ms; ` +
+        `an edit at ${L} tokens (forward, predictions, grid of 144 heads) ${times.map((ms) => ms.toFixed(0)).join(", ")} ms`,
+    );
+    assert.deepEqual(problems, []);
+    await page.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
