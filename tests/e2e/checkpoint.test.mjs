@@ -9,6 +9,7 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openPage, useSite } from "../support/browser.mjs";
+import { typeAndTime } from "../support/figure.mjs";
 import { GPT2_SMALL, writeGpt2Checkpoint } from "../../scripts/gpt2-checkpoint.mjs";
 
 const site = useSite();
@@ -114,22 +115,7 @@ test("GPT-2 small's exact shapes (random weights, 500 MB) load and run a 32-toke
     const L = gpt2Encoder.encode(sentence).length;
     assert.equal(L, 32);
     const times = [];
-    for (const text of [sentence, `${sentence}.`, sentence]) {
-      times.push(
-        await page.evaluate(
-          (t) =>
-            new Promise((done) => {
-              const el = document.querySelector("#figure");
-              const input = document.querySelector("#sentence");
-              const start = performance.now();
-              el.addEventListener("attn-lens-render", () => done(performance.now() - start), { once: true });
-              input.value = t;
-              input.dispatchEvent(new Event("input", { bubbles: true }));
-            }),
-          text,
-        ),
-      );
-    }
+    for (const text of [sentence, `${sentence}.`, sentence]) times.push(await typeAndTime(page, text));
     const shape = await page.evaluate(() => document.querySelector("#figure").attention.weights.shape);
     assert.deepEqual(shape, [12, 12, L, L]);
     console.log(

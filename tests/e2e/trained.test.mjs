@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { loadAttnLens } from "attnlens";
 import { openPage, useSite } from "../support/browser.mjs";
+import { typeAndTime } from "../support/figure.mjs";
 
 const site = useSite();
 const shipped = new URL("../../models/attnlens/", import.meta.url);
@@ -243,19 +244,7 @@ test("the page: the model switch shows the trained model and is in the link; a p
   await page.waitForFunction((n) => document.querySelector("#figure").attention?.tokens.length >= n, 28);
   const times = [];
   for (let k = 0; k < 20; k++) {
-    const ms = await page.evaluate(
-      (t) =>
-        new Promise((done) => {
-          const el = document.querySelector("#figure");
-          const input = document.querySelector("#sentence");
-          const start = performance.now();
-          el.addEventListener("attn-lens-render", () => done(performance.now() - start), { once: true });
-          input.value = t;
-          input.dispatchEvent(new Event("input", { bubbles: true }));
-        }),
-      `${text}${k % 2 ? "." : "!"}`,
-    );
-    times.push(ms);
+    times.push(await typeAndTime(page, `${text}${k % 2 ? "." : "!"}`));
   }
   times.sort((a, b) => a - b);
   const tokens = await page.evaluate(() => document.querySelector("#figure").attention.tokens.length);

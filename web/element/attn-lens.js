@@ -614,22 +614,13 @@ export class AttnLensElement extends LitElement {
 
   /** Computes the figure of the sentence under the opened model. */
   _computeModel() {
-    const started = performance.now();
-    const { state } = this._state;
-    try {
+    this._computeWith((state) => {
       const data = trained.modelFigure(this._openedModel, state.sentence);
       this._panels = data ? [data] : [];
       this._figure = data
         ? { file: true, model: true, state, totalTokens: data.totalTokens, truncated: data.totalTokens > data.tokens.length }
         : { empty: true };
-      this._error = null;
-    } catch (error) {
-      this._figure = null;
-      this._panels = [];
-      this._error = error.message;
-    }
-    this._computeMs = this._generation++ ? performance.now() - started : 0;
-    this._computedSinceRender = true;
+    });
     this._state = this.figureState;
   }
 
@@ -827,11 +818,17 @@ export class AttnLensElement extends LitElement {
   }
 
   _compute() {
-    const started = performance.now();
-    const { state } = this.figureState;
-    try {
+    this._computeWith((state) => {
       this._figure = { ...computeFigure(this._lens, state, { trace: this._computedKey?.endsWith("/trace") }), state };
       this._panels = this._figure.empty ? [] : panelsOf(this._figure);
+    });
+  }
+
+  /** Runs `compute(state)`, which sets the figure and its panels; an error empties them and is shown. */
+  _computeWith(compute) {
+    const started = performance.now();
+    try {
+      compute(this.figureState.state);
       this._error = null;
     } catch (error) {
       this._figure = null;
