@@ -66,7 +66,12 @@ await build({
   ...quiet,
   root: join(root, "web"),
   base: "./",
-  build: { outDir: site, emptyOutDir: true, target: "es2022", rollupOptions: { input: join(root, "web/index.html") } },
+  build: {
+    outDir: site,
+    emptyOutDir: true,
+    target: "es2022",
+    rollupOptions: { input: [join(root, "web/index.html"), join(root, "web/train.html")] },
+  },
 });
 // The loader finds the modules beside the bundle that contains it (web/lens.js); it fetches
 // one of the two (wasm/api.js, makeLoader).

@@ -1,0 +1,55 @@
+// Trains the in-browser task (web/train/) in Node with the same wasm module family, printing
+// the loss on each copy, the best induction and previous-token scores, tokens/s and an ETA,
+// and when the induction head forms (induction >= 0.4 and second-copy loss < first / 3).
+//   node scripts/train-induction.mjs [--layers 2 --heads 4 --dim 32 --vocab 64 --length 32 --n-min 4 --n-max 16
+//                                     --batch 64 --lr 3e-3 --warmup 100 --steps 6000 --seed 1] [--until-formed] [--stop-after N] [--json]
+import { loadAttnLens } from "attnlens";
+import { DEFAULTS, createTrainer, formed } from "../web/train/trainer.js";
+
+const args = process.argv.slice(2);
+const flag = (name) => args.includes(name);
+const number = (name, fallback) => {
+  const i = args.indexOf(name);
+  const value = i >= 0 ? Number(args[i + 1]) : fallback;
+  if (!Number.isFinite(value)) throw new Error(`${name} must be a number; got "${args[i + 1]}"`);
+  return value;
+};
+const options = {
+  layers: number("--layers", DEFAULTS.layers),
+  heads: number("--heads", DEFAULTS.heads),
+  dModel: number("--dim", DEFAULTS.dModel),
+  vocab: number("--vocab", DEFAULTS.vocab),
+  length: number("--length", DEFAULTS.length),
+  nMin: number("--n-min", DEFAULTS.nMin),
+  nMax: number("--n-max", DEFAULTS.nMax),
+  batch: number("--batch", DEFAULTS.batch),
+  lr: number("--lr", DEFAULTS.lr),
+  warmup: number("--warmup", DEFAULTS.warmup),
+  steps: number("--steps", DEFAULTS.steps),
+  seed: number("--seed", DEFAULTS.seed),
+  probeEvery: number("--probe-every", DEFAULTS.probeEvery),
+};
+const lens = await loadAttnLens();
+const trainer = await createTrainer(lens, options);
+console.log(`Node ${process.version}, ${lens.simd} module; ${JSON.stringify(options)}`);
+let formedAt = null;
+// --stop-after N: the first N steps of the run (same schedule), e.g. to compare with a browser.
+const stop = Math.min(options.steps, number("--stop-after", options.steps));
+while (trainer.steps < stop) {
+  const r = trainer.step(options.probeEvery);
+  const bar = "#".repeat(Math.round((30 * r.step) / options.steps)).padEnd(30, ".");
+  console.log(
+    `[${bar}] step ${String(r.step).padStart(5)}  loss ${r.loss.toFixed(3)}  first ${r.first.toFixed(3)}  second ${r.second.toFixed(3)}  ` +
+      `induction ${r.bestInduction.toFixed(2)}  prev ${r.bestPrevious.toFixed(2)}  ${Math.round(r.tokensPerSecond)} tok/s  ` +
+      `${r.seconds.toFixed(0)} s, ETA ${r.eta.toFixed(0)} s`,
+  );
+  if (!formedAt && formed(r)) {
+    formedAt = r;
+    console.log(`induction head formed at step ${r.step}: ${r.tokens} tokens, ${r.seconds.toFixed(1)} s of training`);
+    if (flag("--until-formed")) break;
+  }
+}
+if (!formedAt) console.log(`no induction head within ${trainer.steps} steps (${trainer.history.at(-1).tokens} tokens)`);
+// --json: the probe reports' losses, for comparing runs bit for bit (tests/e2e/train.test.mjs).
+if (flag("--json")) console.log(JSON.stringify(trainer.history.map(({ step, loss, first, second }) => ({ step, loss, first, second }))));
+trainer.dispose();

@@ -1,0 +1,101 @@
+// The synthetic task where induction heads pay off (Olsson et al. 2022): each row is random
+// tokens in which a span of n random tokens is followed at once by its repeat. The first copy
+// cannot be predicted (its loss stays near ln V); the second can, by a head that finds the
+// earlier occurrence of the current token and copies what followed it. n varies from row to
+// row and the span sits at the row's end, so no fixed distance back (a positional head) solves
+// it. Deterministic for a seed in any JS engine: the generator is integer arithmetic only.
+
+/** mulberry32: a small 32-bit generator; next() returns an integer in [0, 2^32). */
+export function generator(seed) {
+  let a = seed >>> 0;
+  return {
+    next() {
+      a = (a + 0x6d2b79f5) >>> 0;
+      let t = a;
+      t = Math.imul(t ^ (t >>> 15), t | 1);
+      t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+      return (t ^ (t >>> 14)) >>> 0;
+    },
+    /** An integer in [0, n), without modulo bias for n far below 2^32 (n ≤ 2^16 here). */
+    below(n) {
+      return this.next() % n;
+    },
+  };
+}
+
+/**
+ * A batch of `batch` rows of `length` ids in [0, vocab): random ids, the last 2n of them a span of
+ * n (nMin ≤ n ≤ nMax, per row) and its repeat. As trainStep wants it: { data: Int32Array,
+ * shape: [batch, length] } (inputs are the first length - 1, targets the last), plus `spans`:
+ * per row { start, n }, the first copy's start.
+ */
+export function repeatedBatch(rng, { batch, length, nMin, nMax, vocab }) {
+  const data = new Int32Array(batch * length);
+  const spans = [];
+  for (let b = 0; b < batch; b++) {
+    const row = data.subarray(b * length, (b + 1) * length);
+    const n = nMin + rng.below(nMax - nMin + 1);
+    const start = length - 2 * n;
+    for (let j = 0; j < start + n; j++) row[j] = rng.below(vocab);
+    row.copyWithin(start + n, start, start + n);
+    spans.push({ start, n });
+  }
+  return { data, shape: [batch, length], spans };
+}
+
+/**
+ * Losses of a forward pass over `batch` (repeatedBatch's rows): logits [B, T, V] of the inputs
+ * (the first T = length - 1 ids); position t predicts id t + 1. `first` averages the
+ * predictions of the first copy's ids after its first (unpredictable: about ln V), `second`
+ * those of the second copy's ids after its first (predictable by copying). The second copy's
+ * first id is in neither: predicting it takes knowing where the span starts, not induction.
+ */
+export function copyLosses(logits, batch) {
+  const [B, T, V] = logits.shape;
+  const length = batch.shape[1];
+  const sums = { first: 0, second: 0 };
+  const counts = { first: 0, second: 0 };
+  for (let b = 0; b < B; b++) {
+    const { start, n } = batch.spans[b];
+    for (let t = start; t < Math.min(T, start + 2 * n - 1); t++) {
+      const target = t + 1;
+      const part = target < start + n ? "first" : target > start + n ? "second" : null;
+      if (!part) continue;
+      const row = logits.data.subarray((b * T + t) * V, (b * T + t + 1) * V);
+      let max = -Infinity;
+      for (let v = 0; v < V; v++) if (row[v] > max) max = row[v];
+      let sum = 0;
+      for (let v = 0; v < V; v++) sum += Math.exp(row[v] - max);
+      sums[part] += Math.log(sum) + max - row[batch.data[b * length + target]];
+      counts[part]++;
+    }
+  }
+  return { first: sums.first / counts.first, second: sums.second / counts.second };
+}
+
+/**
+ * Per [layer][head] scores from attention [layers, B, heads, T, T] over repeatedBatch's rows:
+ * `induction`, the mean attention from each second-copy token start + n + j to the token after
+ * its earlier occurrence, start + j + 1; `previous`, the mean attention from each t ≥ 1 to t - 1.
+ */
+export function headScores(attention, batch) {
+  const [layers, B, heads, T] = attention.shape;
+  const induction = Array.from({ length: layers }, () => new Array(heads).fill(0));
+  const previous = Array.from({ length: layers }, () => new Array(heads).fill(0));
+  for (let l = 0; l < layers; l++)
+    for (let b = 0; b < B; b++) {
+      const { start, n } = batch.spans[b];
+      for (let h = 0; h < heads; h++) {
+        const m = (l * B + b) * heads + h;
+        const a = attention.data.subarray(m * T * T, (m + 1) * T * T);
+        let ind = 0;
+        let pairs = 0;
+        for (let j = 0; start + n + j < T; j++, pairs++) ind += a[(start + n + j) * T + start + j + 1];
+        let prev = 0;
+        for (let t = 1; t < T; t++) prev += a[t * T + t - 1];
+        induction[l][h] += ind / pairs / B;
+        previous[l][h] += prev / (T - 1) / B;
+      }
+    }
+  return { induction, previous };
+}

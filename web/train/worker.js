@@ -1,0 +1,69 @@
+// The trainer in a Web Worker, so the page stays responsive while it trains. Messages in:
+// { type: "reset", options } (a new model), { type: "run" }, { type: "pause" }. Out:
+// { type: "report", report, running } after each probe (the probe's first row's attention
+// [layers, heads, T, T] as `grid`), { type: "error", message }.
+import { loadLens } from "../lens.js";
+import { createTrainer, formed } from "./trainer.js";
+
+let trainer = null;
+let running = false;
+let generation = 0;
+
+function post(report) {
+  const [layers, B, heads, T] = report.attention.shape;
+  // Row 0 of the probe: [layers, heads, T, T].
+  const grid = new Float32Array(layers * heads * T * T);
+  for (let l = 0; l < layers; l++)
+    grid.set(report.attention.data.subarray(l * B * heads * T * T, (l * B * heads + heads) * T * T), l * heads * T * T);
+  const { attention, ...rest } = report;
+  postMessage(
+    {
+      type: "report",
+      running,
+      formed: formed(report),
+      vocab: trainer.options.vocab,
+      report: rest,
+      grid: { data: grid, shape: [layers, heads, T, T] },
+      probe: trainer.probeRow,
+    },
+    [grid.buffer],
+  );
+}
+
+function loop(g) {
+  if (!running || g !== generation) return;
+  try {
+    const report = trainer.step(trainer.options.probeEvery);
+    if (trainer.steps >= trainer.options.steps) running = false;
+    post(report);
+  } catch (error) {
+    running = false;
+    postMessage({ type: "error", message: error.message });
+    return;
+  }
+  // A task per chunk of steps: a pause or reset message is handled in between.
+  setTimeout(() => loop(g), 0);
+}
+
+onmessage = async ({ data: message }) => {
+  try {
+    if (message.type === "reset") {
+      const g = ++generation;
+      running = false;
+      trainer?.dispose();
+      trainer = null;
+      const lens = await loadLens();
+      const next = await createTrainer(lens, message.options);
+      if (g !== generation) return next.dispose();
+      trainer = next;
+      post(trainer.measure());
+    } else if (message.type === "run" && trainer) {
+      running = true;
+      loop(generation);
+    } else if (message.type === "pause") {
+      running = false;
+    }
+  } catch (error) {
+    postMessage({ type: "error", message: error.message });
+  }
+};
