@@ -106,6 +106,8 @@ test("keyboard and screen readers: a live readout, and the figure as text and as
   await page.keyboard.press("Escape");
   assert.match(await readout(page), /^Hover a cell/);
   await page.locator("attn-lens details.describe summary").click();
+  // The description renders on the details' toggle event, which the browser fires after the click returns.
+  await page.waitForSelector("attn-lens details.describe li");
   const items = await page.$$eval("attn-lens details.describe li", (lis) => lis.map((li) => li.textContent.replace(/\s+/g, " ").trim()));
   assert.equal(items.length, 12, "one line per token, for each of the two panels");
   assert.match(items[1], /^“cat” attends most to “\S+” \(\d\) \d\.\d{3}/);
