@@ -2,9 +2,14 @@
 // the loss on each copy, the best induction and previous-token scores, tokens/s and an ETA,
 // and when the induction head forms (induction >= 0.4 and second-copy loss < first / 3).
 //   node scripts/train-induction.mjs [--layers 2 --heads 4 --dim 32 --vocab 64 --length 32 --n-min 4 --n-max 16
-//                                     --batch 64 --lr 3e-3 --warmup 100 --steps 6000 --seed 1] [--until-formed] [--stop-after N] [--json]
+//                                     --batch 64 --lr 3e-3 --warmup 100 --steps 12000 --seed 1] [--attention-only] [--once]
+//                                    [--until-formed] [--stop-after N] [--json] [--snapshot DIR]
+// --attention-only switches the blocks' MLPs off (trainer.js, switchOffMlps); --once
+// trains on rows that hold each span twice only (the default repeats it to the row's end).
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { loadAttnLens } from "attnlens";
-import { DEFAULTS, createTrainer, formed } from "../web/train/trainer.js";
+import { DEFAULTS, copies, createTrainer, formed } from "../web/train/trainer.js";
 
 const args = process.argv.slice(2);
 const flag = (name) => args.includes(name);
@@ -28,11 +33,14 @@ const options = {
   steps: number("--steps", DEFAULTS.steps),
   seed: number("--seed", DEFAULTS.seed),
   probeEvery: number("--probe-every", DEFAULTS.probeEvery),
+  attentionOnly: flag("--attention-only"),
+  periodic: !flag("--once"),
 };
 const lens = await loadAttnLens();
 const trainer = await createTrainer(lens, options);
 console.log(`Node ${process.version}, ${lens.simd} module; ${JSON.stringify(options)}`);
 let formedAt = null;
+let copiedAt = null;
 // --stop-after N: the first N steps of the run (same schedule), e.g. to compare with a browser.
 const stop = Math.min(options.steps, number("--stop-after", options.steps));
 while (trainer.steps < stop) {
@@ -43,6 +51,10 @@ while (trainer.steps < stop) {
       `induction ${r.bestInduction.toFixed(2)}  prev ${r.bestPrevious.toFixed(2)}  ${Math.round(r.tokensPerSecond)} tok/s  ` +
       `${r.seconds.toFixed(0)} s, ETA ${r.eta.toFixed(0)} s`,
   );
+  if (!copiedAt && copies(r)) {
+    copiedAt = r;
+    console.log(`second copy under a third of the first at step ${r.step}: ${r.tokens} tokens, ${r.seconds.toFixed(1)} s of training`);
+  }
   if (!formedAt && formed(r)) {
     formedAt = r;
     console.log(`induction head formed at step ${r.step}: ${r.tokens} tokens, ${r.seconds.toFixed(1)} s of training`);
@@ -52,4 +64,11 @@ while (trainer.steps < stop) {
 if (!formedAt) console.log(`no induction head within ${trainer.steps} steps (${trainer.history.at(-1).tokens} tokens)`);
 // --json: the probe reports' losses, for comparing runs bit for bit (tests/e2e/train.test.mjs).
 if (flag("--json")) console.log(JSON.stringify(trainer.history.map(({ step, loss, first, second }) => ({ step, loss, first, second }))));
+// --snapshot DIR: the files that resume this run (the page's "Skip ahead" loads web/train/snapshot).
+const snapshotDir = args.includes("--snapshot") ? args[args.indexOf("--snapshot") + 1] : null;
+if (snapshotDir) {
+  mkdirSync(snapshotDir, { recursive: true });
+  for (const [name, contents] of Object.entries(trainer.snapshot())) writeFileSync(join(snapshotDir, name), contents);
+  console.log(`snapshot of step ${trainer.steps} written to ${snapshotDir}`);
+}
 trainer.dispose();

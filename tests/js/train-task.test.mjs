@@ -3,7 +3,9 @@
 // enough to compute by hand.
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { loadAttnLens } from "attnlens";
 import { copyLosses, generator, headScores, repeatedBatch } from "../../web/train/task.js";
+import { createTrainer, learningRate, switchOffMlps } from "../../web/train/trainer.js";
 
 test("generator: mulberry32's outputs (from an independent Python implementation), and below(n) in range", () => {
   const take = (seed) => {
@@ -19,22 +21,35 @@ test("generator: mulberry32's outputs (from an independent Python implementation
   }
 });
 
-test("repeatedBatch: each row ends with a span and its repeat; the same seed gives the same batch", () => {
+test("repeatedBatch: each row holds a span and its repeat at a random place; the same seed gives the same batch", () => {
   const options = { batch: 32, length: 40, nMin: 3, nMax: 20, vocab: 11 };
   const batch = repeatedBatch(generator(5), options);
   assert.deepEqual(batch.shape, [32, 40]);
   assert.equal(batch.spans.length, 32);
   const lengths = new Set();
+  const starts = new Set();
   batch.spans.forEach(({ start, n }, b) => {
     assert.ok(n >= 3 && n <= 20, `row ${b}: n = ${n}`);
-    assert.equal(start + 2 * n, 40, `row ${b}: the repeat ends the row`);
+    assert.ok(Number.isInteger(start) && start >= 0 && start + 2 * n <= 40, `row ${b}: span at ${start}, n = ${n}, fits the row`);
+    starts.add(start + 2 * n);
     const row = batch.data.subarray(b * 40, (b + 1) * 40);
     for (let j = 0; j < n; j++) assert.equal(row[start + n + j], row[start + j], `row ${b}, span id ${j}`);
     for (const id of row) assert.ok(id >= 0 && id < 11);
     lengths.add(n);
   });
   assert.ok(lengths.size > 5, "span lengths vary from row to row");
+  // Where the repeat ends varies too: no fixed position tells where the second copy is.
+  assert.ok(starts.size > 5, "the repeat ends at different places");
   assert.deepEqual(repeatedBatch(generator(5), options).data, batch.data);
+  // periodic: the same spans, repeating on to the end of each row; before them, the same ids.
+  const periodic = repeatedBatch(generator(5), { ...options, periodic: true });
+  assert.deepEqual(periodic.spans, batch.spans);
+  periodic.spans.forEach(({ start, n }, b) => {
+    const row = periodic.data.subarray(b * 40, (b + 1) * 40);
+    const plain = batch.data.subarray(b * 40, (b + 1) * 40);
+    for (let j = 0; j < start + 2 * n; j++) assert.equal(row[j], plain[j], `row ${b}, id ${j}`);
+    for (let j = start + n; j < 40; j++) assert.equal(row[j], row[j - n], `row ${b}, id ${j} repeats id ${j - n}`);
+  });
   assert.notDeepEqual(repeatedBatch(generator(6), options).data, batch.data);
 });
 
@@ -76,4 +91,68 @@ test("headScores: induction and previous-token scores by hand", () => {
   assert.deepEqual(induction, [[1, 0.375]]);
   assert.equal(previous[0][0], 1);
   assert.ok(Math.abs(previous[0][1] - 1.75 / 3) < 1e-15);
+});
+
+test("learningRate: the library's schedule (warm-up, then a cosine to lr/10), to float32 rounding", async () => {
+  const lens = await loadAttnLens();
+  const model = await lens.createModel({ config: { layers: 1, heads: 1, dModel: 8, context: 8, vocabSize: 8 }, seed: 1 });
+  const o = { lr: 3e-3, warmup: 5, steps: 30 };
+  model.setOptimizer({ schedule: { maxLr: o.lr, minLr: o.lr / 10, warmupSteps: o.warmup, totalSteps: o.steps } });
+  const batch = { data: Int32Array.from({ length: 9 }, (_, i) => i % 8), shape: [1, 9] };
+  let worst = 0;
+  for (let step = 0; step < 34; step++) {
+    const { lr } = model.trainStepDetails(batch);
+    // The library holds lr and lr/10 as float32 (one rounding, 2^-24 relative) and rounds its
+    // double-precision result to float32 (another): within 2^-23 of the exact rate.
+    worst = Math.max(worst, Math.abs(lr - learningRate(o, step)) / lr);
+  }
+  model.dispose();
+  assert.ok(worst <= 2 ** -23, `worst relative difference ${worst}`);
+});
+
+test("a snapshot resumes the run: same weights, step, curve and batches (AdamW's moments start afresh)", async () => {
+  const lens = await loadAttnLens();
+  const options = { steps: 200, warmup: 20, probeEvery: 25, seed: 4 };
+  const a = await createTrainer(lens, options);
+  a.step(50);
+  const files = a.snapshot();
+  assert.deepEqual(Object.keys(files).sort(), ["config.json", "model.safetensors", "state.json"]);
+  const b = await createTrainer(lens, {}, { snapshot: files });
+  assert.equal(b.steps, 50);
+  assert.deepEqual(b.options, a.options);
+  assert.deepEqual(
+    b.history.map((r) => r.step),
+    a.history.map((r) => r.step),
+  );
+  // F32 weights are saved exactly: the probe's losses are the same numbers.
+  const [ra, rb] = [a.measure(), b.measure()];
+  assert.equal(rb.first, ra.first);
+  assert.equal(rb.second, ra.second);
+  // The next step's loss is computed before the update, on the next batch: equal when the batch
+  // stream resumed where it stopped.
+  assert.equal(b.step(1).loss, a.step(1).loss);
+  a.dispose();
+  b.dispose();
+  await assert.rejects(
+    createTrainer(lens, {}, { snapshot: { ...files, "state.json": JSON.stringify({ format: "other" }) } }),
+    /state\.json is not a training snapshot/,
+  );
+});
+
+test("switchOffMlps: an attention-only model that is still a GPT-2 checkpoint (every MLP gradient exactly 0)", async () => {
+  const lens = await loadAttnLens();
+  const created = await lens.createModel({ config: { layers: 2, heads: 2, dModel: 16, context: 12, vocabSize: 20 }, seed: 2 });
+  const model = await switchOffMlps(lens, created);
+  const ids = { data: Int32Array.from({ length: 2 * 11 }, (_, i) => (i * 7) % 20), shape: [2, 11] };
+  const { grads } = model.gradients(ids, ids);
+  const mlp = Object.keys(grads).filter((name) => /^h\.\d+\.(mlp\.c_fc\.|mlp\.c_proj\.weight$|ln_2\.)/.test(name));
+  assert.equal(mlp.length, 2 * 5, mlp.join(", "));
+  for (const name of mlp)
+    assert.ok(
+      grads[name].data.every((g) => g === 0),
+      `${name} has a non-zero gradient`,
+    );
+  // Attention still learns.
+  assert.ok(grads["h.0.attn.c_attn.weight"].data.some((g) => g !== 0));
+  model.dispose();
 });

@@ -1,14 +1,21 @@
 // The synthetic task where induction heads pay off (Olsson et al. 2022): each row is random
 // tokens in which a span of n random tokens is followed at once by its repeat. The first copy
 // cannot be predicted (its loss stays near ln V); the second can, by a head that finds the
-// earlier occurrence of the current token and copies what followed it. n varies from row to
-// row and the span sits at the row's end, so no fixed distance back (a positional head) solves
-// it. Deterministic for a seed in any JS engine: the generator is integer arithmetic only.
+// earlier occurrence of the current token and copies what followed it. n and the span's place
+// vary from row to row, so neither a fixed distance back nor a fixed position solves it (with
+// the span at the row's end, models learned position tricks instead: web/train/RECIPE.md).
+// Deterministic for a seed in any JS engine: the generator is integer arithmetic only.
 
-/** mulberry32: a small 32-bit generator; next() returns an integer in [0, 2^32). */
-export function generator(seed) {
-  let a = seed >>> 0;
+/**
+ * mulberry32: a small 32-bit generator; next() returns an integer in [0, 2^32). Its whole
+ * state is one integer: `state` reads it, generator(seed, state) resumes from it.
+ */
+export function generator(seed, state = seed) {
+  let a = state >>> 0;
   return {
+    get state() {
+      return a;
+    },
     next() {
       a = (a + 0x6d2b79f5) >>> 0;
       let t = a;
@@ -24,20 +31,23 @@ export function generator(seed) {
 }
 
 /**
- * A batch of `batch` rows of `length` ids in [0, vocab): random ids, the last 2n of them a span of
- * n (nMin ≤ n ≤ nMax, per row) and its repeat. As trainStep wants it: { data: Int32Array,
+ * A batch of `batch` rows of `length` ids in [0, vocab): random ids, 2n of them, at a random
+ * place, a span of n (nMin ≤ n ≤ nMax, per row) and its repeat; with `periodic`, the span
+ * repeats on to the row's end. As trainStep wants it: { data: Int32Array,
  * shape: [batch, length] } (inputs are the first length - 1, targets the last), plus `spans`:
  * per row { start, n }, the first copy's start.
  */
-export function repeatedBatch(rng, { batch, length, nMin, nMax, vocab }) {
+export function repeatedBatch(rng, { batch, length, nMin, nMax, vocab, periodic = false }) {
   const data = new Int32Array(batch * length);
   const spans = [];
   for (let b = 0; b < batch; b++) {
     const row = data.subarray(b * length, (b + 1) * length);
     const n = nMin + rng.below(nMax - nMin + 1);
-    const start = length - 2 * n;
-    for (let j = 0; j < start + n; j++) row[j] = rng.below(vocab);
+    const start = rng.below(length - 2 * n + 1);
+    for (let j = 0; j < length; j++) row[j] = rng.below(vocab);
     row.copyWithin(start + n, start, start + n);
+    // periodic: the span goes on repeating to the row's end (more copies to learn from per row).
+    if (periodic) for (let j = start + 2 * n; j < length; j++) row[j] = row[j - n];
     spans.push({ start, n });
   }
   return { data, shape: [batch, length], spans };
