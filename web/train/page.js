@@ -9,6 +9,9 @@ const history = [];
 window.trainHistory = history;
 let running = false;
 let lastFormed = null;
+let lastCopied = null;
+// null, or true while a snapshot loads, then the snapshot's step.
+let skipped = null;
 
 function options() {
   const seed = Number($("#train-seed").value.trim());
@@ -21,6 +24,8 @@ function reset() {
   try {
     history.length = 0;
     lastFormed = null;
+    lastCopied = null;
+    skipped = null;
     running = false;
     worker.postMessage({ type: "reset", options: options() });
     $("#train-status").textContent = "Creating the model…";
@@ -75,7 +80,29 @@ function drawCurve() {
     `second ${r.second.toFixed(3)}, induction ${r.bestInduction.toFixed(2)}, previous-token ${r.bestPrevious.toFixed(2)}.`;
 }
 
+function skipAhead() {
+  history.length = 0;
+  lastFormed = null;
+  lastCopied = null;
+  running = false;
+  skipped = true;
+  worker.postMessage({ type: "skip", base: new URL("train-snapshot/", document.baseURI).href });
+  $("#train-status").textContent = "Loading the snapshot…";
+  buttons();
+}
+
 worker.onmessage = ({ data }) => {
+  if (data.type === "history") {
+    // A snapshot's curve: its settings shown in the controls, its reports drawn.
+    $("#train-seed").value = String(data.options.seed);
+    $("#train-size").value = String(data.options.dModel);
+    $("#train-lr").value = String(data.options.lr);
+    history.length = 0;
+    for (const r of data.reports) history.push({ ...r, vocab: data.options.vocab });
+    lastFormed = history.find((r) => r.bestInduction >= 0.4 && r.second < r.first / 3) ?? null;
+    lastCopied = history.find((r) => r.second < r.first / 3) ?? null;
+    return;
+  }
   if (data.type === "error") {
     running = false;
     $("#train-status").textContent = data.message;
@@ -86,12 +113,21 @@ worker.onmessage = ({ data }) => {
   history.push(r);
   running = data.running;
   if (data.formed && !lastFormed) lastFormed = r;
+  if (!lastCopied && r.second < r.first / 3) lastCopied = r;
+  if (skipped === true) skipped = r.step;
   const eta = Number.isFinite(r.eta) ? `, ETA ${r.eta.toFixed(0)} s` : "";
+  const speed = r.tokensPerSecond > 0 ? `, ${Math.round(r.tokensPerSecond)} tokens/s${eta}` : "";
+  const from =
+    skipped === null
+      ? ""
+      : `Skipped ahead to a snapshot of this run at step ${skipped} (trained in Node by scripts/train-induction.mjs with these settings; Start goes on from it). `;
   $("#train-status").textContent =
-    `Step ${r.step}, ${(r.tokens / 1e6).toFixed(2)} M tokens, ${r.seconds.toFixed(1)} s, ${Math.round(r.tokensPerSecond)} tokens/s${eta}. ` +
+    `${from}Step ${r.step}, ${(r.tokens / 1e6).toFixed(2)} M tokens, ${r.seconds.toFixed(1)} s of training${speed}. ` +
     (lastFormed
       ? `The induction head formed at step ${lastFormed.step} (${lastFormed.seconds.toFixed(1)} s).`
-      : "No induction head yet (induction ≥ 0.4 and second-copy loss under a third of the first's).");
+      : lastCopied
+        ? `The second copy has cost under a third of the first since step ${lastCopied.step} (${lastCopied.seconds.toFixed(1)} s); no head scores 0.4 as an induction head yet.`
+        : "No induction head yet (induction ≥ 0.4 and second-copy loss under a third of the first's).");
   document.body.dataset.step = String(r.step);
   drawCurve();
   // The grid every 100 steps (and the first): redrawing it is the page's main-thread work.
@@ -119,6 +155,7 @@ $("#pause").addEventListener("click", () => {
   buttons();
 });
 $("#reset").addEventListener("click", reset);
+$("#skip").addEventListener("click", skipAhead);
 for (const id of ["#train-seed", "#train-size", "#train-lr"]) $(id).addEventListener("change", reset);
 addEventListener("resize", drawCurve);
 reset();

@@ -1,10 +1,13 @@
 // The trainer in a Web Worker, so the page stays responsive while it trains. Messages in:
-// { type: "reset", options } (a new model), { type: "run" }, { type: "pause" }. Out:
+// { type: "reset", options } (a new model), { type: "skip", base } (go on from the snapshot at
+// URL base), { type: "run" }, { type: "pause" }. Out: { type: "history", reports, options }
+// (a snapshot's curve before its last report),
 // { type: "report", report, running } after each probe (the probe's first row's attention
 // [layers, heads, T, T] as `grid`), { type: "error", message }.
 import { loadLens } from "../lens.js";
 import { createTrainer, formed } from "./trainer.js";
 
+const SNAPSHOT_FILES = ["model.safetensors", "config.json", "state.json"];
 let trainer = null;
 let running = false;
 let generation = 0;
@@ -56,6 +59,26 @@ onmessage = async ({ data: message }) => {
       const next = await createTrainer(lens, message.options);
       if (g !== generation) return next.dispose();
       trainer = next;
+      post(trainer.measure());
+    } else if (message.type === "skip") {
+      // A saved run (web/train/snapshot, from scripts/train-induction.mjs --snapshot): its curve
+      // so far, then the report of its last step.
+      const g = ++generation;
+      running = false;
+      trainer?.dispose();
+      trainer = null;
+      const fetched = await Promise.all(
+        SNAPSHOT_FILES.map(async (name) => {
+          const response = await fetch(new URL(name, message.base));
+          if (!response.ok) throw new Error(`the snapshot's ${name} could not be fetched (HTTP ${response.status})`);
+          return name.endsWith(".safetensors") ? new Uint8Array(await response.arrayBuffer()) : response.text();
+        }),
+      );
+      const lens = await loadLens();
+      const next = await createTrainer(lens, {}, { snapshot: Object.fromEntries(SNAPSHOT_FILES.map((name, i) => [name, fetched[i]])) });
+      if (g !== generation) return next.dispose();
+      trainer = next;
+      postMessage({ type: "history", reports: trainer.history.slice(0, -1), options: trainer.options });
       post(trainer.measure());
     } else if (message.type === "run" && trainer) {
       running = true;
