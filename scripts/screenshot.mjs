@@ -1,7 +1,8 @@
 // Screenshots of the built demo site in headless Chromium (for the README and for looking).
 //   node scripts/screenshot.mjs OUT.png [QUERY] [--width 1280] [--height 900] [--page index.html] [--full]
 //   node scripts/screenshot.mjs --readme DIR [NAME]  the README's set (or one of it): demo, long
-//                                                paragraph, 360 px, blog, trained-model grid
+//                                                paragraph, 360 px, blog, trained-model grid, the training
+//                                                page before training and after "Skip ahead"
 import { serve } from "./serve.mjs";
 import { launchBrowser, openPage } from "../tests/support/browser.mjs";
 
@@ -29,6 +30,9 @@ const README = [
     `?model=attnlens&view=grid&layer=1&h=4&sentence=${encodeURIComponent("It is a truth universally acknowledged, that a single man in possession of a good fortune, must be in want of a wife.")}`,
     { width: 1280, height: 1100, figureOnly: true },
   ],
+  // The training page before training (step 0) and after "Skip ahead" (the saved run's last step).
+  ["train-before.png", "", { width: 1280, height: 1400, page: "train.html", locator: "main", train: "start" }],
+  ["train-after.png", "", { width: 1280, height: 1400, page: "train.html", locator: "main", train: "skip" }],
 ];
 
 async function shoot(
@@ -36,7 +40,7 @@ async function shoot(
   server,
   out,
   query,
-  { width = 1280, height = 900, page: pagePath = "index.html", full = false, figureOnly = false },
+  { width = 1280, height = 900, page: pagePath = "index.html", full = false, figureOnly = false, locator = null, train = null },
 ) {
   const { page, problems } = await openPage(browser.context, server.url);
   await page.setViewportSize({ width, height });
@@ -50,8 +54,17 @@ async function shoot(
     }
     scrollTo(0, 0);
   });
+  if (train) {
+    await page.waitForFunction(() => document.body.dataset.step === "0", null, { timeout: 30000 });
+    if (train === "skip") {
+      const { step } = await page.evaluate(async () => (await fetch("train-snapshot/state.json")).json());
+      await page.click("#skip");
+      await page.waitForFunction((s) => document.body.dataset.step === String(s), step, { timeout: 30000 });
+    }
+  }
   await page.waitForTimeout(600);
-  if (figureOnly) await page.locator("attn-lens").screenshot({ path: out });
+  if (locator) await page.locator(locator).screenshot({ path: out });
+  else if (figureOnly) await page.locator("attn-lens").screenshot({ path: out });
   else await page.screenshot({ path: out, fullPage: full });
   if (problems.length) console.log(problems.join("\n"));
   console.log(`wrote ${out}`);
