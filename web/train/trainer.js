@@ -3,7 +3,7 @@
 // (worker.js) and in Node (scripts/train-induction.mjs).
 import { copyLosses, generator, headScores, repeatedBatch } from "./task.js";
 
-/** The defaults: the best of the runs recorded in web/train/RECIPE.md (no induction head formed yet). */
+/** The defaults: run 15 of web/train/RECIPE.md (copies after ~5 500 steps; no textbook induction head yet). */
 export const DEFAULTS = Object.freeze({
   layers: 2,
   heads: 4,
