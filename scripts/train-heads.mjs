@@ -18,7 +18,7 @@ const model = await lens.loadModel({
 });
 const o = JSON.parse(readFileSync(dir + "/state.json", "utf8")).options;
 const B = 64;
-const probe = repeatedBatch(generator(12345), { ...o, batch: B, periodic: false });
+const probe = repeatedBatch(generator(12345), { ...o, batch: B, periodic: false, chainRows: 0 });
 const inputs = { data: probe.data.filter((_, i) => i % o.length < o.length - 1), shape: [B, o.length - 1] };
 const { attention } = model.forward(inputs, { attention: true });
 const [L, , H, T] = attention.shape;

@@ -2,10 +2,12 @@
 // the loss on each copy, the best induction and previous-token scores, tokens/s and an ETA,
 // and when the induction head forms (induction >= 0.4 and second-copy loss < first / 3).
 //   node scripts/train-induction.mjs [--layers 2 --heads 4 --dim 32 --vocab 64 --length 32 --n-min 4 --n-max 16
-//                                     --batch 64 --lr 3e-3 --warmup 100 --steps 12000 --seed 1] [--attention-only] [--once]
+//                                     --batch 64 --lr 3e-3 --warmup 100 --steps 12000 --seed 1 --chain-rows 16]
+//                                    [--attention-only] [--once]
 //                                    [--until-formed] [--stop-after N] [--json] [--snapshot DIR]
 // --attention-only switches the blocks' MLPs off (trainer.js, switchOffMlps); --once
-// trains on rows that hold each span twice only (the default repeats it to the row's end).
+// trains on rows that hold each span twice only (the default repeats it to the row's end);
+// --chain-rows N: rows per batch of the skip-bigram chain (task.js) that rewards a previous-token head.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { loadAttnLens } from "attnlens";
@@ -33,6 +35,7 @@ const options = {
   steps: number("--steps", DEFAULTS.steps),
   seed: number("--seed", DEFAULTS.seed),
   probeEvery: number("--probe-every", DEFAULTS.probeEvery),
+  chainRows: number("--chain-rows", DEFAULTS.chainRows),
   attentionOnly: flag("--attention-only"),
   periodic: !flag("--once"),
 };

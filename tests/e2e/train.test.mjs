@@ -56,7 +56,7 @@ test("training in a worker: reports, the grid, a responsive page, pause; the sam
   );
   // Seed 3 trains the same way every time (Chromium and Node give the same bits, checked below):
   // from step 200 on, the training batches' loss is well under chance (ln 64 = 4.16 nats; it
-  // is 3.87-3.97 there) and the probe's second copy is predicted better than its first.
+  // is 3.64-3.89 there) and the probe's second copy is predicted better than its first.
   const curve = await page.evaluate(() =>
     window.trainHistory.filter((r) => r.step >= 200).map(({ step, loss, first, second }) => ({ step, loss, first, second })),
   );

@@ -4,7 +4,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { loadAttnLens } from "attnlens";
-import { copyLosses, generator, headScores, repeatedBatch } from "../../web/train/task.js";
+import { chainPermutation, copyLosses, generator, headScores, repeatedBatch } from "../../web/train/task.js";
 import { createTrainer, learningRate, switchOffMlps } from "../../web/train/trainer.js";
 
 test("generator: mulberry32's outputs (from an independent Python implementation), and below(n) in range", () => {
@@ -155,4 +155,45 @@ test("switchOffMlps: an attention-only model that is still a GPT-2 checkpoint (e
   // Attention still learns.
   assert.ok(grads["h.0.attn.c_attn.weight"].data.some((g) => g !== 0));
   model.dispose();
+});
+
+test("repeatedBatch chainRows: the first rows follow the skip-bigram chain, the rest are unchanged", () => {
+  const options = { batch: 12, length: 40, nMin: 3, nMax: 10, vocab: 17, periodic: true };
+  const plain = repeatedBatch(generator(8), options);
+  const mixed = repeatedBatch(generator(8), { ...options, chainRows: 4, chainP: 0.9 });
+  const perm = chainPermutation(17);
+  assert.deepEqual(
+    [...perm].sort((a, b) => a - b),
+    Array.from({ length: 17 }, (_, i) => i),
+    "a permutation",
+  );
+  assert.deepEqual(mixed.spans.slice(0, 4), [null, null, null, null]);
+  assert.deepEqual(mixed.spans.slice(4), plain.spans.slice(4));
+  // The other rows are the same ids as without chain rows (the chain draws come after them).
+  assert.deepEqual(mixed.data.subarray(4 * 40), plain.data.subarray(4 * 40));
+  let follows = 0;
+  for (let b = 0; b < 4; b++) for (let j = 2; j < 40; j++) if (mixed.data[b * 40 + j] === perm[mixed.data[b * 40 + j - 2]]) follows++;
+  // 4 rows x 38 ids, each following the rule with probability 0.9 (or by chance, 0.1/17):
+  // 137 expected, standard deviation 3.7; below 115 or at 152 would be 6 sigma off.
+  assert.ok(follows > 115 && follows < 152, `${follows} of 152 ids follow the chain`);
+});
+
+test("headScores: tokens after the second copy are not counted as induction pairs", () => {
+  // T = 6 inputs, span start 0, n = 2: the second copy is queries 2 and 3; queries 4 and 5 are
+  // the random rest of the row. The head puts all of query 2's and 3's weight on their targets
+  // (1 and 2), and query 4's and 5's on keys 3 and 4, where an uncapped loop would look.
+  const T = 6;
+  const attention = { data: new Float32Array(T * T), shape: [1, 1, 1, T, T] };
+  attention.data[0] = 1;
+  attention.data[1 * T + 0] = 1;
+  attention.data[2 * T + 1] = 1;
+  attention.data[3 * T + 2] = 1;
+  attention.data[4 * T + 3] = 1;
+  attention.data[5 * T + 4] = 1;
+  const { induction } = headScores(attention, { spans: [{ start: 0, n: 2 }] });
+  assert.deepEqual(induction, [[1]]);
+  // Half the weight off target on query 3: (1 + 0.5) / 2, whatever queries 4 and 5 do.
+  attention.data[3 * T + 2] = 0.5;
+  attention.data[3 * T + 0] = 0.5;
+  assert.deepEqual(headScores(attention, { spans: [{ start: 0, n: 2 }] }).induction, [[0.75]]);
 });

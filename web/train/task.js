@@ -30,14 +30,28 @@ export function generator(seed, state = seed) {
   };
 }
 
+/** A fixed shuffle of 0 .. vocab - 1 (the skip-bigram chain's rule), the same in every engine. */
+export function chainPermutation(vocab) {
+  const perm = Array.from({ length: vocab }, (_, i) => i);
+  const g = generator(99);
+  for (let i = vocab - 1; i > 0; i--) {
+    const j = g.below(i + 1);
+    [perm[i], perm[j]] = [perm[j], perm[i]];
+  }
+  return perm;
+}
+
 /**
  * A batch of `batch` rows of `length` ids in [0, vocab): random ids, 2n of them, at a random
  * place, a span of n (nMin ≤ n ≤ nMax, per row) and its repeat; with `periodic`, the span
- * repeats on to the row's end. As trainStep wants it: { data: Int32Array,
+ * repeats on to the row's end. With `chainRows` k, the first k rows are a skip-bigram chain
+ * instead — each id from the third on is, with probability `chainP`, chainPermutation(vocab) of
+ * the id two places back — which a previous-token head helps to predict, as in natural text
+ * (their `spans` entries are null). As trainStep wants it: { data: Int32Array,
  * shape: [batch, length] } (inputs are the first length - 1, targets the last), plus `spans`:
  * per row { start, n }, the first copy's start.
  */
-export function repeatedBatch(rng, { batch, length, nMin, nMax, vocab, periodic = false }) {
+export function repeatedBatch(rng, { batch, length, nMin, nMax, vocab, periodic = false, chainRows = 0, chainP = 0.9 }) {
   const data = new Int32Array(batch * length);
   const spans = [];
   for (let b = 0; b < batch; b++) {
@@ -47,8 +61,16 @@ export function repeatedBatch(rng, { batch, length, nMin, nMax, vocab, periodic 
     for (let j = 0; j < length; j++) row[j] = rng.below(vocab);
     row.copyWithin(start + n, start, start + n);
     // periodic: the span goes on repeating to the row's end (more copies to learn from per row).
-    if (periodic) for (let j = start + 2 * n; j < length; j++) row[j] = row[j - n];
-    spans.push({ start, n });
+    if (periodic && b >= chainRows) for (let j = start + 2 * n; j < length; j++) row[j] = row[j - n];
+    spans.push(b < chainRows ? null : { start, n });
+  }
+  if (chainRows > 0) {
+    const perm = chainPermutation(vocab);
+    const threshold = Math.round(chainP * 1000);
+    for (let b = 0; b < Math.min(chainRows, batch); b++) {
+      const row = data.subarray(b * length, (b + 1) * length);
+      for (let j = 2; j < length; j++) if (rng.below(1000) < threshold) row[j] = perm[row[j - 2]];
+    }
   }
   return { data, shape: [batch, length], spans };
 }
@@ -100,7 +122,8 @@ export function headScores(attention, batch) {
         const a = attention.data.subarray(m * T * T, (m + 1) * T * T);
         let ind = 0;
         let pairs = 0;
-        for (let j = 0; start + n + j < T; j++, pairs++) ind += a[(start + n + j) * T + start + j + 1];
+        // Only the second copy's tokens: after it the row is random again.
+        for (let j = 0; j < n && start + n + j < T; j++, pairs++) ind += a[(start + n + j) * T + start + j + 1];
         let prev = 0;
         for (let t = 1; t < T; t++) prev += a[t * T + t - 1];
         induction[l][h] += ind / pairs / B;

@@ -3,7 +3,7 @@
 // (worker.js) and in Node (scripts/train-induction.mjs).
 import { copyLosses, generator, headScores, repeatedBatch } from "./task.js";
 
-/** The defaults: run 15 of web/train/RECIPE.md (copies after ~5 500 steps; no textbook induction head yet). */
+/** The defaults: run 16 of web/train/RECIPE.md (a previous-token head, then copying; no textbook induction head yet). */
 export const DEFAULTS = Object.freeze({
   layers: 2,
   heads: 4,
@@ -20,6 +20,8 @@ export const DEFAULTS = Object.freeze({
   probeEvery: 25,
   attentionOnly: false,
   periodic: true,
+  chainRows: 16,
+  chainP: 0.9,
 });
 
 /** The second copy far easier than the first: the model copies, by whatever circuit. */
@@ -99,7 +101,7 @@ export async function createTrainer(lens, options = {}, { snapshot } = {}) {
   const rng = generator(o.seed, state ? state.rng : o.seed);
   // A fixed probe, from its own stream, measured every probeEvery steps.
   // It holds each span twice, however the training rows repeat theirs (the standard test).
-  const probe = repeatedBatch(generator(o.seed ^ 0x5eed), { ...o, batch: 8, periodic: false });
+  const probe = repeatedBatch(generator(o.seed ^ 0x5eed), { ...o, batch: 8, periodic: false, chainRows: 0 });
   const probeInputs = { data: probe.data.filter((_, i) => i % o.length < o.length - 1), shape: [8, o.length - 1] };
   const history = state ? state.history : [];
   let steps = state ? state.step : 0;
