@@ -11,6 +11,8 @@
 // each head's strongest key from the second copy of two probe rows is printed.
 import { loadAttnLens } from "attnlens";
 import { copyLosses, generator, headScores, repeatedBatch } from "../web/train/task.js";
+// Spelled out rather than taken from trainer.js's DEFAULTS, so that RECIPE.md's runs stay
+// reproducible when the page's defaults change (today the model and batch fields are the same).
 const D = {
   layers: 2,
   heads: 4,
