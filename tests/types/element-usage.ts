@@ -1,6 +1,6 @@
 // Type-checked with `tsc --noEmit --strict` (tests/types/tsconfig.json): "attnlens/element" as a
 // TypeScript page would use it.
-import { AttnLensElement, defineAttnLens, preloadViews } from "attnlens/element";
+import { AttnLensElement, AttnLensTrainElement, defineAttnLens, defineAttnLensTrain, preloadViews } from "attnlens/element";
 import type {
   AttnLensAttention,
   AttnLensChangeDetail,
@@ -8,6 +8,8 @@ import type {
   AttnLensLoadDetail,
   AttnLensRenderDetail,
   AttnLensState,
+  AttnLensTrainReport,
+  AttnLensTrainReportDetail,
 } from "attnlens/element";
 
 async function page(): Promise<void> {
@@ -93,5 +95,28 @@ async function trainedModel(input: HTMLInputElement): Promise<void> {
 }
 
 void trainedModel(document.createElement("input"));
+
+async function training(): Promise<void> {
+  const Train: typeof AttnLensTrainElement = defineAttnLensTrain();
+  const el = document.createElement("attn-lens-train");
+  el.seed = "3";
+  el.dModel = "64";
+  el.lr = "0.001";
+  el.snapshot = "train-snapshot/";
+  el.addEventListener("attn-lens-train-report", (event) => {
+    const detail: AttnLensTrainReportDetail = event.detail;
+    const r: AttnLensTrainReport = detail.report;
+    console.log(r.step, r.first, r.second, r.induction[1]?.[0], detail.formed, detail.copies);
+  });
+  el.addEventListener("attn-lens-train-error", (event) => console.log(event.detail.message));
+  document.body.append(el);
+  const ok: boolean = el.reset();
+  el.start();
+  el.pause();
+  el.skipAhead();
+  console.log(Train, ok, el.running, el.history.length);
+}
+
+void training();
 
 void page();

@@ -243,6 +243,85 @@ export interface AttnLensModelDetail {
   error: (Error & { code?: string }) | null;
 }
 
+/** One measurement of the training run (every 25 steps), as drawn by <attn-lens-train>. */
+export interface AttnLensTrainReport {
+  step: number;
+  /** Training tokens seen so far. */
+  tokens: number;
+  /** Seconds spent training (this page's, plus a snapshot's if one was loaded). */
+  seconds: number;
+  /** The last training batch's loss (nats per token). */
+  loss: number;
+  /** The probe's loss on the first and on the second copy of its spans (nats per token). */
+  first: number;
+  second: number;
+  /** Per layer, per head: the induction and previous-token scores on the probe. */
+  induction: number[][];
+  previous: number[][];
+  bestInduction: number;
+  bestPrevious: number;
+  tokensPerSecond: number;
+  /** Seconds to the run's last step at this speed (NaN before the first timed step). */
+  eta: number;
+  /** The vocabulary size (chance loss is ln vocab). */
+  vocab: number;
+}
+
+export interface AttnLensTrainReportDetail {
+  report: AttnLensTrainReport;
+  running: boolean;
+  /** An induction head formed: induction score >= 0.4 and second-copy loss under a third of the first's. */
+  formed: boolean;
+  /** The second copy's loss is under a third of the first's. */
+  copies: boolean;
+}
+
+/**
+ * <attn-lens-train>: trains a 2-layer transformer on repeated random spans in a Web Worker and
+ * draws the loss on each copy, the heads' scores and the attention grid as it goes.
+ */
+export declare class AttnLensTrainElement extends HTMLElement {
+  /** A whole number from 0 to 2^31 - 1 (attribute `seed`; default "1"). */
+  seed: string;
+  /** "32" or "64" (attribute `d-model`; default "32"). */
+  dModel: string;
+  /** The peak learning rate, above 0 and at most 0.1 (attribute `lr`; default "0.003"). */
+  lr: string;
+  /** Folder URL of the "Skip ahead" run, relative to the page; default: train-snapshot/ beside element.js. */
+  snapshot: string | undefined;
+  /** URL of the worker script, relative to the page; default: element-train-worker.js beside element.js. */
+  workerSrc: string | undefined;
+  theme: string | undefined;
+  /** Every report so far, oldest first. */
+  readonly history: AttnLensTrainReport[];
+  readonly running: boolean;
+  /** Trains until paused or the run's last step. */
+  start(): void;
+  /** Stops after the chunk of steps under way (at most 25 steps). */
+  pause(): void;
+  /** A new model with the current settings; false (and an error event) if a setting is invalid. */
+  reset(): boolean;
+  /** Loads the saved run at its last step, with its curve; start() goes on from it. */
+  skipAhead(): void;
+  readonly updateComplete: Promise<boolean>;
+  addEventListener<K extends keyof AttnLensTrainEventMap>(
+    type: K,
+    listener: (this: AttnLensTrainElement, event: AttnLensTrainEventMap[K]) => unknown,
+    options?: boolean | AddEventListenerOptions,
+  ): void;
+  addEventListener(type: string, listener: EventListenerOrEventListenerObject, options?: boolean | AddEventListenerOptions): void;
+}
+
+export interface AttnLensTrainEventMap extends HTMLElementEventMap {
+  /** After each report of the run (every 25 steps, and after a reset or a skip); bubbles, composed. */
+  "attn-lens-train-report": CustomEvent<AttnLensTrainReportDetail>;
+  /** A setting was invalid, or the worker or the snapshot failed; bubbles, composed. */
+  "attn-lens-train-error": CustomEvent<{ message: string }>;
+}
+
+/** Registers the training element under `tagName` unless that name is taken. */
+export declare function defineAttnLensTrain(tagName?: string, registry?: CustomElementRegistry): typeof AttnLensTrainElement;
+
 /** Registers the element under `tagName` unless that name is taken. */
 export declare function defineAttnLens(tagName?: string, registry?: CustomElementRegistry): typeof AttnLensElement;
 
@@ -252,6 +331,7 @@ export declare function preloadViews(): Promise<unknown[]>;
 declare global {
   interface HTMLElementTagNameMap {
     "attn-lens": AttnLensElement;
+    "attn-lens-train": AttnLensTrainElement;
   }
   interface HTMLElementEventMap {
     "attn-lens-render": CustomEvent<AttnLensRenderDetail>;
@@ -259,5 +339,7 @@ declare global {
     "attn-lens-load": CustomEvent<AttnLensLoadDetail>;
     "attn-lens-model-progress": CustomEvent<AttnLensModelProgress>;
     "attn-lens-model": CustomEvent<AttnLensModelDetail>;
+    "attn-lens-train-report": CustomEvent<AttnLensTrainReportDetail>;
+    "attn-lens-train-error": CustomEvent<{ message: string }>;
   }
 }

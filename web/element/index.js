@@ -1,2 +1,2 @@
-// Entry of dist/element.js: the element class, registered as <attn-lens>.
-export { AttnLensElement, defineAttnLens, preloadViews } from "./define.js";
+// Entry of dist/element.js: the element classes, registered as <attn-lens> and <attn-lens-train>.
+export { AttnLensElement, AttnLensTrainElement, defineAttnLens, defineAttnLensTrain, preloadViews } from "./define.js";

@@ -80,7 +80,8 @@ onmessage = async ({ data: message }) => {
       trainer = next;
       postMessage({ type: "history", reports: trainer.history.slice(0, -1), options: trainer.options });
       post(trainer.measure());
-    } else if (message.type === "run" && trainer) {
+    } else if (message.type === "run" && trainer && !running) {
+      // (A second "run" while running would start a second chain of chunks.)
       running = true;
       loop(generation);
     } else if (message.type === "pause") {
