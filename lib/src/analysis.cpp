@@ -4,6 +4,8 @@
 
 #include <Eigen/Eigenvalues>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 
 namespace attnlens {
 namespace {
@@ -13,6 +15,30 @@ void fix_sign(Eigen::Ref<Eigen::VectorXd> v) {
   Eigen::Index at = 0;
   v.cwiseAbs().maxCoeff(&at);
   if (v[at] < 0) v = -v;
+}
+
+// -p ln p for a float weight p, 0 unless p > 0 (so 0, NaN and negative entries add nothing).
+// No call into libm (WebAssembly has no log instruction; libm's log was 40 % of explain() at 512
+// tokens) and no branch that depends on the data (a mispredicted one per entry cost more than
+// the log). p = m 2^k with m in [sqrt(1/2), sqrt(2)), split from p's bits as musl's logf does;
+// ln m = 2 atanh(s) with s = (m - 1) / (m + 1), |s| <= 0.1716, and the series to s^7 leaves
+// 2 s^9 / 9 (1 - s^2) < 3.0e-8. In float each step rounds to within u = 2^-24 relative, so the
+// error is at most p (3.0e-8 + 4u |ln p|) per entry: over a row of weights that sum to 1, under
+// 3.0e-8 + 4u H. A denormal p (< 1.2e-38) comes out as some p ln q with q < 2^-125: its term
+// is below 1e-36 either way.
+inline float neg_p_ln_p(float p) {
+  std::uint32_t bits;
+  std::memcpy(&bits, &p, sizeof bits);
+  const std::uint32_t shifted = bits - 0x3f3504f3u;  // 0x3f3504f3 is sqrt(1/2)
+  const std::int32_t k = static_cast<std::int32_t>(shifted) >> 23;
+  const std::uint32_t m_bits = (shifted & 0x007fffffu) + 0x3f3504f3u;
+  float m;
+  std::memcpy(&m, &m_bits, sizeof m);
+  const float s = (m - 1.0f) / (m + 1.0f);
+  const float s2 = s * s;
+  const float ln_m = s * (2.0f + s2 * (2.0f / 3.0f + s2 * (2.0f / 5.0f + s2 * (2.0f / 7.0f))));
+  const float ln_p = static_cast<float>(k) * 0.693147181f + ln_m;
+  return p > 0.0f ? -p * ln_p : 0.0f;
 }
 
 }  // namespace
@@ -99,12 +125,17 @@ Tensor row_entropy(const ConstTensorView& weights) {
   Tensor entropy(rows_shape);
   const std::int64_t rows = S == 0 ? 0 : count / S;
   for (std::int64_t r = 0; r < rows; ++r) {
-    double h = 0.0;
-    for (std::int64_t j = 0; j < S; ++j) {
-      const double p = weights.data[r * S + j];
-      if (p > 0.0) h -= p * std::log(p);
-    }
-    entropy.data[static_cast<std::size_t>(r)] = static_cast<float>(h);
+    const float* row = weights.data + r * S;
+    // The terms are >= 0 for weights in [0, 1]: summed in float64, no cancellation. Four
+    // partial sums, so that four entries are in flight (and the compiler may use SIMD lanes).
+    double h[4] = {0.0, 0.0, 0.0, 0.0};
+    std::int64_t j = 0;
+    for (; j + 4 <= S; j += 4)
+      for (int lane = 0; lane < 4; ++lane)
+        h[lane] += neg_p_ln_p(row[j + lane]);
+    for (; j < S; ++j)
+      h[0] += neg_p_ln_p(row[j]);
+    entropy.data[static_cast<std::size_t>(r)] = static_cast<float>((h[0] + h[1]) + (h[2] + h[3]));
   }
   return entropy;
 }

@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <string_view>
+#include <unordered_map>
 
 namespace attnlens {
 namespace {
@@ -260,9 +262,18 @@ Eigen::VectorXf token_embedding(std::string_view token, int dim, std::uint64_t s
 RowMatrixXf token_embeddings(const std::vector<Token>& tokens, int dim, std::uint64_t seed) {
   if (dim < 1) detail::fail(ErrorCode::BAD_ARGUMENT, "dim must be at least 1; got ", dim);
   RowMatrixXf embeddings(static_cast<Eigen::Index>(tokens.size()), dim);
+  // A word met again copies its row: each distinct key is generated once (in a 512-token
+  // paragraph most tokens are repeats, and each generation is dim normals through log and cos).
+  std::unordered_map<std::string_view, Eigen::Index> first;
+  first.reserve(tokens.size());
   for (std::size_t i = 0; i < tokens.size(); ++i) {
-    embeddings.row(static_cast<Eigen::Index>(i)) =
-        token_embedding(tokens[i].key, dim, seed).transpose();
+    const auto row = static_cast<Eigen::Index>(i);
+    const auto [at, fresh] = first.try_emplace(tokens[i].key, row);
+    if (fresh) {
+      embeddings.row(row) = token_embedding(tokens[i].key, dim, seed).transpose();
+    } else {
+      embeddings.row(row) = embeddings.row(at->second);
+    }
   }
   return embeddings;
 }

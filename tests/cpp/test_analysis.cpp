@@ -3,7 +3,9 @@
 #include "helpers.hpp"
 #include "reference.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <random>
 
 using attnlens::RowMatrixXf;
 using attnlens::Shape;
@@ -77,6 +79,52 @@ TEST_CASE("row entropy: one-hot 0, uniform log S, empty row 0", "[analysis]") {
   CHECK(h.shape == Shape{3});
   // Computed in float64 and rounded once to float32: within u log(4) of the exact values.
   CHECK(testing::close(h.data, {0.0, std::log(4.0), 0.0}, u * std::log(4.0), {3}));
+}
+
+TEST_CASE("row entropy without libm: within its bound of float64 -sum p ln p", "[analysis]") {
+  // Softmax rows of random scores, flat (scale 0.1) to sharp (scale 30), of 7, 64 and 512 keys,
+  // and a row of awkward weights: tiny, denormal, exactly 1/2 and 1/4, near sqrt(2) times a
+  // power of two (where the reduction switches), zeros, NaN and a negative entry (both skipped).
+  std::mt19937_64 gen(20261125);
+  std::normal_distribution<double> normal;
+  std::vector<float> w;
+  std::vector<double> expected;
+  const auto add_row = [&](const std::vector<float>& row) {
+    double h = 0.0;
+    for (float p : row)
+      if (p > 0.0f) h -= static_cast<double>(p) * std::log(static_cast<double>(p));
+    w.insert(w.end(), row.begin(), row.end());
+    expected.push_back(h);
+  };
+  double largest = 0.0;
+  for (int S : {7, 64, 512}) {
+    for (double scale : {0.1, 1.0, 5.0, 30.0}) {
+      std::vector<double> z(static_cast<std::size_t>(S));
+      for (double& x : z)
+        x = scale * normal(gen);
+      const double top = *std::max_element(z.begin(), z.end());
+      double sum = 0.0;
+      for (double& x : z)
+        sum += (x = std::exp(x - top));
+      std::vector<float> row;
+      for (double x : z)
+        row.push_back(static_cast<float>(x / sum));
+      row.resize(512, 0.0f);  // rows of one length; zero weights add nothing
+      add_row(row);
+    }
+  }
+  std::vector<float> odd = {
+      1e-30f, 1e-40f, 0.5f, 0.25f, std::ldexp(1.41421f, -10), std::ldexp(1.41422f, -10),
+      0.0f,   -0.1f,  NAN};
+  odd.resize(512, 0.0f);
+  add_row(odd);
+  for (double h : expected)
+    largest = std::max(largest, h);
+  const auto h = attnlens::row_entropy(attnlens::ConstTensorView{w.data(), {13, 512}});
+  // analysis.cpp: per entry p (3.0e-8 + 4u |ln p|), so per row 3.0e-8 + 4u H, plus u H for the
+  // result's rounding to float32. (The weights sum to 1 within float32 rounding; the odd row's
+  // to 0.75.)
+  CHECK(testing::close(h.data, expected, 3.0e-8 + 5 * u * largest, {13}));
 }
 
 TEST_CASE("variance: scaling by s multiplies it by s^2, masked entries skipped", "[analysis]") {

