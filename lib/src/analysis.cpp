@@ -41,6 +41,34 @@ inline float neg_p_ln_p(float p) {
   return p > 0.0f ? -p * ln_p : 0.0f;
 }
 
+// The same, on four weights at once (SSE2 natively, SIMD128 in WebAssembly; GCC and Clang
+// vector extensions, as in kernels.cpp): the same operations lane by lane.
+using f4 = float __attribute__((vector_size(16)));
+using i4 = std::int32_t __attribute__((vector_size(16)));
+using u4 = std::uint32_t __attribute__((vector_size(16)));
+using d2 = double __attribute__((vector_size(16)));
+
+inline f4 neg_p_ln_p(f4 p) {
+  u4 bits;
+  std::memcpy(&bits, &p, sizeof bits);
+  const u4 shifted = bits - 0x3f3504f3u;
+  const i4 k = reinterpret_cast<const i4&>(shifted) >> 23;
+  const u4 m_bits = (shifted & 0x007fffffu) + 0x3f3504f3u;
+  f4 m;
+  std::memcpy(&m, &m_bits, sizeof m);
+  const f4 s = (m - 1.0f) / (m + 1.0f);
+  const f4 s2 = s * s;
+  const f4 ln_m = s * (2.0f + s2 * (2.0f / 3.0f + s2 * (2.0f / 5.0f + s2 * (2.0f / 7.0f))));
+  const f4 ln_p = __builtin_convertvector(k, f4) * 0.693147181f + ln_m;
+  const f4 term = -p * ln_p;
+  i4 kept;
+  std::memcpy(&kept, &term, sizeof kept);
+  kept &= (p > 0.0f);  // all ones where p > 0; 0 (so +0.0f) elsewhere
+  f4 out;
+  std::memcpy(&out, &kept, sizeof out);
+  return out;
+}
+
 }  // namespace
 
 Pca2D pca_2d(const Eigen::Ref<const RowMatrixXf>& original,
@@ -126,16 +154,22 @@ Tensor row_entropy(const ConstTensorView& weights) {
   const std::int64_t rows = S == 0 ? 0 : count / S;
   for (std::int64_t r = 0; r < rows; ++r) {
     const float* row = weights.data + r * S;
-    // The terms are >= 0 for weights in [0, 1]: summed in float64, no cancellation. Four
-    // partial sums, so that four entries are in flight (and the compiler may use SIMD lanes).
-    double h[4] = {0.0, 0.0, 0.0, 0.0};
+    // The terms are >= 0 for weights in [0, 1]: summed in float64, no cancellation, in four
+    // partial sums (entry j in sum j mod 4; the tail in sum 0).
+    d2 low = {0.0, 0.0};
+    d2 high = {0.0, 0.0};
     std::int64_t j = 0;
-    for (; j + 4 <= S; j += 4)
-      for (int lane = 0; lane < 4; ++lane)
-        h[lane] += neg_p_ln_p(row[j + lane]);
+    for (; j + 4 <= S; j += 4) {
+      f4 p;
+      std::memcpy(&p, row + j, sizeof p);
+      const f4 t = neg_p_ln_p(p);
+      low += d2{t[0], t[1]};
+      high += d2{t[2], t[3]};
+    }
     for (; j < S; ++j)
-      h[0] += neg_p_ln_p(row[j]);
-    entropy.data[static_cast<std::size_t>(r)] = static_cast<float>((h[0] + h[1]) + (h[2] + h[3]));
+      low[0] += neg_p_ln_p(row[j]);
+    entropy.data[static_cast<std::size_t>(r)] =
+        static_cast<float>((low[0] + low[1]) + (high[0] + high[1]));
   }
   return entropy;
 }
