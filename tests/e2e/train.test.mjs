@@ -183,8 +183,33 @@ test("<attn-lens-train> in a post: one script tag; a bad seed keeps the run; bad
   await page.waitForFunction((step) => document.querySelector("attn-lens-train").history.at(-1)?.step >= step + 25, saved.step, {
     timeout: 60000,
   });
+  // Moved within the page (as a framework may do): the run goes on, its curve kept.
+  const length = await page.evaluate(() => {
+    const el = document.querySelector("attn-lens-train");
+    document.body.prepend(el);
+    return el.history.length;
+  });
+  await page.waitForFunction((n) => document.querySelector("attn-lens-train").history.length >= n + 2, length, { timeout: 60000 });
+  const kept = await page.evaluate(() => document.querySelector("attn-lens-train").history.map((r) => r.step));
+  assert.ok(kept.length > saved.history.length && kept.at(-1) > saved.step, `after the move: steps ${kept.slice(-3).join(", ")}`);
   await page.click("#pause");
   assert.equal(await page.$eval("#pause", (e) => e.disabled), true);
+  // Taken out of the page while training: its worker stops (no more reports).
+  await page.click("#start");
+  const removed = await page.evaluate(() => {
+    const el = document.querySelector("attn-lens-train");
+    el.remove();
+    window.removedTrainer = el;
+    return el.history.length;
+  });
+  await page.waitForTimeout(1500);
+  const settled = await page.evaluate(() => window.removedTrainer.history.length);
+  await page.waitForTimeout(1000);
+  assert.equal(
+    await page.evaluate(() => window.removedTrainer.history.length),
+    settled,
+    `still reporting after removal (${removed} at removal)`,
+  );
   assert.deepEqual(problems, []);
   await page.close();
 });

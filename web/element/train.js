@@ -173,7 +173,10 @@ export class AttnLensTrainElement extends LitElement {
 
   connectedCallback() {
     super.connectedCallback();
+    clearTimeout(this._dropping);
     this._resize ??= new ResizeObserver(() => this._drawCurve());
+    const canvas = this.renderRoot?.querySelector?.("canvas.curve");
+    if (canvas) this._resize.observe(canvas);
     if (this._worker) return;
     // The worker and its model are made when the figure comes near the viewport (a post may
     // hold it far down), or at once where IntersectionObserver is missing.
@@ -197,10 +200,14 @@ export class AttnLensTrainElement extends LitElement {
     super.disconnectedCallback();
     this._resize?.disconnect();
     this._visible?.disconnect();
-    // A figure taken out of the page stops training and frees its worker (and the model in it).
-    this._worker?.terminate();
-    this._worker = null;
-    this._running = false;
+    // A figure taken out of the page stops training and frees its worker (and the model in it),
+    // unless it is put back at once (moved within the page): then the run goes on.
+    this._dropping = setTimeout(() => {
+      this._worker?.terminate();
+      this._worker = null;
+      this._running = false;
+      this._startWhenReady = false;
+    }, 1000);
   }
 
   updated() {
