@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # npm run bench: builds the native benchmarks (portable and -march=native) and the wasm package,
 # installs the peers (bench/package.json), then prints the comparison tables: attention in Node
-# (bench/run.mjs) and in Chromium (bench/browser.mjs), the model against PyTorch (bench/training.mjs).
+# (bench/run.mjs) and in Chromium (bench/browser.mjs), the model against PyTorch (bench/training.mjs),
+# and explain() at the page's sizes (bench/explain.mjs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/common.sh
@@ -33,3 +34,6 @@ node bench/browser.mjs "$@"
 
 step "the GPT-2 model: training and GPT-2 small's forward, against PyTorch"
 node bench/training.mjs "$@"
+
+step "explain() at the page's sizes, in Node 22 (the relaxed-SIMD module Chromium loads)"
+"$(node22_path)" bench/explain.mjs "$@"
