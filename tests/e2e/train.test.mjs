@@ -169,6 +169,20 @@ test("<attn-lens-train> in a post: one script tag; a bad seed keeps the run; bad
   assert.equal(await page.evaluate(() => document.querySelector("attn-lens-train").history.length), 1);
   await page.evaluate(() => document.querySelector("attn-lens-train").setAttribute("lr", "0.003"));
 
+  // A snapshot that cannot be fetched: the message names the file; the run so far is kept.
+  await page.evaluate(() => document.querySelector("attn-lens-train").setAttribute("snapshot", "no-such-run/"));
+  await page.click("#skip");
+  await page.waitForFunction(() =>
+    /could not be fetched/.test(document.querySelector("attn-lens-train").shadowRoot.querySelector("#train-status").textContent),
+  );
+  // (The three files are fetched together; whichever fails first is named.)
+  assert.match(
+    await page.textContent("#train-status"),
+    /^Skip ahead failed: the snapshot's (model\.safetensors|config\.json|state\.json) could not be fetched \(HTTP 404\)$/,
+  );
+  assert.deepEqual(await page.evaluate(() => document.querySelector("attn-lens-train").history.map((r) => r.step)), [0]);
+  await page.evaluate(() => document.querySelector("attn-lens-train").removeAttribute("snapshot"));
+
   // Skip ahead: the snapshot beside element.js; then training goes on from its last step.
   const saved = await page.evaluate(async () => (await fetch("../train-snapshot/state.json")).json());
   await page.click("#skip");

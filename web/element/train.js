@@ -285,15 +285,15 @@ export class AttnLensTrainElement extends LitElement {
 
   /** Loads the saved run (its curve, then its weights at its last step); Start goes on from it. */
   skipAhead() {
-    this.history = [];
+    // The run so far stays (curve and model) until the snapshot has loaded: if it cannot be
+    // fetched, the message says so and Start goes on with the run.
     this._running = false;
     this._startWhenReady = false;
+    this._skippedBefore = this._skipped;
     this._skipped = true;
     this._busy = true;
-    this._last = null;
     this._ensureWorker().postMessage({ type: "skip", base: this._url(this.snapshot, SNAPSHOT_DIR).href });
     this._status = "Loading the snapshot…";
-    this._drawCurve();
   }
 
   /** The controls show the run's settings (a rejected seed typed into the box is replaced). */
@@ -311,6 +311,7 @@ export class AttnLensTrainElement extends LitElement {
   _fail(message) {
     this._running = false;
     this._startWhenReady = false;
+    if (this._skipped === true) this._skipped = this._skippedBefore;
     this._busy = false;
     this._status = message;
     this._error(message);
@@ -329,7 +330,7 @@ export class AttnLensTrainElement extends LitElement {
       this.history = data.reports.map((r) => ({ ...r, vocab: data.options.vocab }));
       return;
     }
-    if (data.type === "error") return this._fail(data.message);
+    if (data.type === "error") return this._fail(this._skipped === true ? `Skip ahead failed: ${data.message}` : data.message);
     const r = { ...data.report, vocab: data.vocab };
     this._vocab = data.vocab;
     this.history.push(r);

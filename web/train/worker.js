@@ -63,10 +63,9 @@ onmessage = async ({ data: message }) => {
     } else if (message.type === "skip") {
       // A saved run (web/train/snapshot, from scripts/train-induction.mjs --snapshot): its curve
       // so far, then the report of its last step.
+      // The run so far is kept until the snapshot has loaded: a failed fetch loses nothing.
       const g = ++generation;
       running = false;
-      trainer?.dispose();
-      trainer = null;
       const fetched = await Promise.all(
         SNAPSHOT_FILES.map(async (name) => {
           const response = await fetch(new URL(name, message.base));
@@ -77,6 +76,7 @@ onmessage = async ({ data: message }) => {
       const lens = await loadLens();
       const next = await createTrainer(lens, {}, { snapshot: Object.fromEntries(SNAPSHOT_FILES.map((name, i) => [name, fetched[i]])) });
       if (g !== generation) return next.dispose();
+      trainer?.dispose();
       trainer = next;
       postMessage({ type: "history", reports: trainer.history.slice(0, -1), options: trainer.options });
       post(trainer.measure());
