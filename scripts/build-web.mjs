@@ -48,35 +48,31 @@ const colormaps = {
 };
 const quiet = { logLevel: "warn", configFile: false, publicDir: false, plugins: [colormaps] };
 
-await build({
-  ...quiet,
-  root,
-  build: {
-    outDir: dist,
-    emptyOutDir: false,
-    target: "es2022",
-    minify: "terser",
-    terserOptions: { compress: { passes: 2 } },
-    lib: { entry: join(root, "web/element/index.js"), formats: ["es"], fileName: () => "element.js" },
-    // allow-extension lets the bundler keep modules shared with the lazy views inside element.js
-    // (which then exports them to the chunks) instead of splitting them into more files.
-    rollupOptions: { preserveEntrySignatures: "allow-extension", output: { chunkFileNames: "element-[name].js" } },
-  },
+/** A library build into dist/: one ES module entry, minified by terser. */
+const library = (entry, fileName, rollupOptions) =>
+  build({
+    ...quiet,
+    root,
+    build: {
+      outDir: dist,
+      emptyOutDir: false,
+      target: "es2022",
+      minify: "terser",
+      terserOptions: { compress: { passes: 2 } },
+      lib: { entry: join(root, entry), formats: ["es"], fileName: () => fileName },
+      rollupOptions,
+    },
+  });
+
+// allow-extension lets the bundler keep modules shared with the lazy views inside element.js
+// (which then exports them to the chunks) instead of splitting them into more files.
+await library("web/element/index.js", "element.js", {
+  preserveEntrySignatures: "allow-extension",
+  output: { chunkFileNames: "element-[name].js" },
 });
 copyFileSync(join(root, "web/element/element.d.ts"), join(dist, "element.d.ts"));
 // The training element's worker: one module (no chunks), found by the element beside itself.
-await build({
-  ...quiet,
-  root,
-  build: {
-    outDir: dist,
-    emptyOutDir: false,
-    target: "es2022",
-    minify: "terser",
-    lib: { entry: join(root, "web/train/worker.js"), formats: ["es"], fileName: () => "element-train-worker.js" },
-    rollupOptions: { output: { codeSplitting: false } },
-  },
-});
+await library("web/train/worker.js", "element-train-worker.js", { output: { codeSplitting: false } });
 
 await build({
   ...quiet,

@@ -4,6 +4,7 @@
 // web/train/worker.js, beside the bundle that contains this file), single-threaded, so the element
 // works on any static host. Registered by define.js.
 import { LitElement, css, html, nothing } from "lit";
+import { hostStyles } from "./host-styles.js";
 
 // The drawing (train-draw.js, with D3's scale) is a chunk fetched when a training figure starts.
 let draw = null;
@@ -46,106 +47,98 @@ export class AttnLensTrainElement extends LitElement {
     _last: { state: true },
   };
 
-  static styles = css`
-    :host {
-      display: block;
-      box-sizing: border-box;
-      color: var(--attn-lens-fg, #1d232b);
-      background: var(--attn-lens-bg, #fff);
-      font:
-        14px/1.4 system-ui,
-        -apple-system,
-        "Segoe UI",
-        sans-serif;
-    }
-    :host([theme="dark"]) {
-      color: var(--attn-lens-fg, #e6e9ee);
-      background: var(--attn-lens-bg, #14181e);
-    }
-    .controls {
-      display: flex;
-      flex-wrap: wrap;
-      gap: 8px;
-      align-items: center;
-      padding: 8px;
-    }
-    button,
-    input,
-    select {
-      font: inherit;
-      color: inherit;
-      background: transparent;
-      border: 1px solid currentColor;
-      border-radius: 4px;
-      padding: 3px 8px;
-    }
-    select option {
-      color: #1d232b;
-      background: #fff;
-    }
-    button {
-      cursor: pointer;
-    }
-    button.accent {
-      background: #3b5bdb;
-      border-color: #3b5bdb;
-      color: #fff;
-    }
-    button:disabled {
-      opacity: 0.4;
-      cursor: default;
-    }
-    :is(button, input, select):focus-visible {
-      outline: 2px solid #3b5bdb;
-      outline-offset: 1px;
-    }
-    input[aria-invalid="true"] {
-      border-color: #c92a2a;
-    }
-    .status,
-    .note {
-      margin: 0;
-      padding: 0 8px 8px;
-      font-size: 13px;
-      font-variant-numeric: tabular-nums;
-    }
-    h3 {
-      font-size: 15px;
-      margin: 8px 8px 4px;
-    }
-    canvas.curve {
-      display: block;
-      width: 100%;
-      height: 260px;
-    }
-    table {
-      margin: 0 8px 8px;
-      border-collapse: collapse;
-      font-size: 12px;
-      font-variant-numeric: tabular-nums;
-    }
-    th,
-    td {
-      padding: 2px 8px;
-      text-align: right;
-      border-bottom: 1px solid rgba(128, 128, 128, 0.3);
-    }
-    td.strong {
-      font-weight: 700;
-    }
-    .swatch {
-      display: inline-block;
-      width: 10px;
-      height: 10px;
-      margin-right: 4px;
-      border-radius: 2px;
-    }
-    caption {
-      caption-side: top;
-      text-align: left;
-      padding-bottom: 4px;
-    }
-  `;
+  static styles = [
+    hostStyles,
+    css`
+      :host([theme="dark"]) {
+        color: var(--attn-lens-fg, #e6e9ee);
+        background: var(--attn-lens-bg, #14181e);
+      }
+      .controls {
+        display: flex;
+        flex-wrap: wrap;
+        gap: 8px;
+        align-items: center;
+        padding: 8px;
+      }
+      button,
+      input,
+      select {
+        font: inherit;
+        color: inherit;
+        background: transparent;
+        border: 1px solid currentColor;
+        border-radius: 4px;
+        padding: 3px 8px;
+      }
+      select option {
+        color: #1d232b;
+        background: #fff;
+      }
+      button {
+        cursor: pointer;
+      }
+      button.accent {
+        background: #3b5bdb;
+        border-color: #3b5bdb;
+        color: #fff;
+      }
+      button:disabled {
+        opacity: 0.4;
+        cursor: default;
+      }
+      :is(button, input, select):focus-visible {
+        outline: 2px solid #3b5bdb;
+        outline-offset: 1px;
+      }
+      input[aria-invalid="true"] {
+        border-color: #c92a2a;
+      }
+      .status,
+      .note {
+        margin: 0;
+        padding: 0 8px 8px;
+        font-size: 13px;
+        font-variant-numeric: tabular-nums;
+      }
+      h3 {
+        font-size: 15px;
+        margin: 8px 8px 4px;
+      }
+      canvas.curve {
+        display: block;
+        width: 100%;
+        height: 260px;
+      }
+      table {
+        margin: 0 8px 8px;
+        border-collapse: collapse;
+        font-size: 12px;
+        font-variant-numeric: tabular-nums;
+      }
+      th,
+      td {
+        padding: 2px 8px;
+        text-align: right;
+        border-bottom: 1px solid rgba(128, 128, 128, 0.3);
+      }
+      td.strong {
+        font-weight: 700;
+      }
+      .swatch {
+        display: inline-block;
+        width: 10px;
+        height: 10px;
+        margin-right: 4px;
+        border-radius: 2px;
+      }
+      caption {
+        caption-side: top;
+        text-align: left;
+        padding-bottom: 4px;
+      }
+    `,
+  ];
 
   constructor() {
     super();
