@@ -17,7 +17,7 @@ void fix_sign(Eigen::Ref<Eigen::VectorXd> v) {
   if (v[at] < 0) v = -v;
 }
 
-// -p ln p for a float weight p, 0 unless p > 0 (so 0, NaN and negative entries add nothing).
+// -p ln p for float weights p, 0 unless p > 0 (so 0, NaN and negative entries add nothing).
 // No call into libm (WebAssembly has no log instruction; libm's log was 40 % of explain() at 512
 // tokens) and no branch that depends on the data (a mispredicted one per entry cost more than
 // the log). p = m 2^k with m in [sqrt(1/2), sqrt(2)), split from p's bits as musl's logf does;
@@ -25,24 +25,8 @@ void fix_sign(Eigen::Ref<Eigen::VectorXd> v) {
 // 2 s^9 / 9 (1 - s^2) < 3.0e-8. In float each step rounds to within u = 2^-24 relative, so the
 // error is at most p (3.0e-8 + 4u |ln p|) per entry: over a row of weights that sum to 1, under
 // 3.0e-8 + 4u H. A denormal p (< 1.2e-38) comes out as some p ln q with q < 2^-125: its term
-// is below 1e-36 either way.
-inline float neg_p_ln_p(float p) {
-  std::uint32_t bits;
-  std::memcpy(&bits, &p, sizeof bits);
-  const std::uint32_t shifted = bits - 0x3f3504f3u;  // 0x3f3504f3 is sqrt(1/2)
-  const std::int32_t k = static_cast<std::int32_t>(shifted) >> 23;
-  const std::uint32_t m_bits = (shifted & 0x007fffffu) + 0x3f3504f3u;
-  float m;
-  std::memcpy(&m, &m_bits, sizeof m);
-  const float s = (m - 1.0f) / (m + 1.0f);
-  const float s2 = s * s;
-  const float ln_m = s * (2.0f + s2 * (2.0f / 3.0f + s2 * (2.0f / 5.0f + s2 * (2.0f / 7.0f))));
-  const float ln_p = static_cast<float>(k) * 0.693147181f + ln_m;
-  return p > 0.0f ? -p * ln_p : 0.0f;
-}
-
-// The same, on four weights at once (SSE2 natively, SIMD128 in WebAssembly; GCC and Clang
-// vector extensions, as in kernels.cpp): the same operations lane by lane.
+// is below 1e-36 either way. Four weights at once (SSE2 natively, SIMD128 in WebAssembly; GCC
+// and Clang vector extensions, as in kernels.cpp).
 using f4 = float __attribute__((vector_size(16)));
 using i4 = std::int32_t __attribute__((vector_size(16)));
 using u4 = std::uint32_t __attribute__((vector_size(16)));
@@ -155,7 +139,7 @@ Tensor row_entropy(const ConstTensorView& weights) {
   for (std::int64_t r = 0; r < rows; ++r) {
     const float* row = weights.data + r * S;
     // The terms are >= 0 for weights in [0, 1]: summed in float64, no cancellation, in four
-    // partial sums (entry j in sum j mod 4; the tail in sum 0).
+    // partial sums (entry j in sum j mod 4).
     d2 low = {0.0, 0.0};
     d2 high = {0.0, 0.0};
     std::int64_t j = 0;
@@ -166,8 +150,13 @@ Tensor row_entropy(const ConstTensorView& weights) {
       low += d2{t[0], t[1]};
       high += d2{t[2], t[3]};
     }
-    for (; j < S; ++j)
-      low[0] += neg_p_ln_p(row[j]);
+    if (j < S) {  // the last 1-3 weights, padded with zeros (which add +0)
+      f4 p = {0.0f, 0.0f, 0.0f, 0.0f};
+      std::memcpy(&p, row + j, static_cast<std::size_t>(S - j) * sizeof(float));
+      const f4 t = neg_p_ln_p(p);
+      low += d2{t[0], t[1]};
+      high += d2{t[2], t[3]};
+    }
     entropy.data[static_cast<std::size_t>(r)] =
         static_cast<float>((low[0] + low[1]) + (high[0] + high[1]));
   }

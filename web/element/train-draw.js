@@ -4,11 +4,9 @@
 // comes with it (shared with the PCA view).
 import { html, nothing } from "lit";
 import { scaleLinear } from "d3-scale";
+import { copies, formed } from "../train/criteria.js";
 
-/** The second copy far easier than the first: the model copies, by whatever circuit. */
-export const copies = (r) => r.second < r.first / 3;
-/** The phase change: an induction head, and a second copy far easier than the first. */
-export const formed = (r) => r.bestInduction >= 0.4 && copies(r);
+export { copies, formed };
 
 /** The status line after report r; `skipped` is the snapshot's step, or null. */
 export function describe(history, r, skipped) {

@@ -153,7 +153,6 @@ export class AttnLensTrainElement extends LitElement {
     this.history = [];
     this._worker = null;
     this._skipped = null;
-    this._vocab = 64;
     this._resize = null;
     this._visible = null;
     this._startWhenReady = false;
@@ -319,13 +318,11 @@ export class AttnLensTrainElement extends LitElement {
       this.dModel = String(dModel);
       this.lr = String(lr);
       this._showSettings();
-      this._vocab = data.options.vocab;
       this.history = data.reports.map((r) => ({ ...r, vocab: data.options.vocab }));
       return;
     }
     if (data.type === "error") return this._fail(this._skipped === true ? `Skip ahead failed: ${data.message}` : data.message);
     const r = { ...data.report, vocab: data.vocab };
-    this._vocab = data.vocab;
     this.history.push(r);
     this._busy = false;
     this._running = data.running;

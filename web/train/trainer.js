@@ -24,11 +24,7 @@ export const DEFAULTS = Object.freeze({
   chainP: 0.9,
 });
 
-/** The second copy far easier than the first: the model copies, by whatever circuit. */
-export const copies = (report) => report.second < report.first / 3;
-
-/** The phase change: an induction head and a second copy far easier than the first. */
-export const formed = (report) => report.bestInduction >= 0.4 && copies(report);
+export { copies, formed } from "./criteria.js";
 
 /** The c_fc bias that switches an MLP off (see switchOffMlps). */
 export const MLP_OFF_BIAS = -20;

@@ -5,7 +5,7 @@
 // { type: "report", report, running } after each probe (the probe's first row's attention
 // [layers, heads, T, T] as `grid`), { type: "error", message }.
 import { loadLens } from "../lens.js";
-import { createTrainer, formed } from "./trainer.js";
+import { createTrainer } from "./trainer.js";
 
 const SNAPSHOT_FILES = ["model.safetensors", "config.json", "state.json"];
 let trainer = null;
@@ -23,7 +23,6 @@ function post(report) {
     {
       type: "report",
       running,
-      formed: formed(report),
       vocab: trainer.options.vocab,
       report: rest,
       grid: { data: grid, shape: [layers, heads, T, T] },
