@@ -397,10 +397,16 @@ export interface ModelConfig {
   /** The longest sequence (rows of the position embedding). */
   context: number;
   vocabSize: number;
+  /**
+   * GPT-2's LayerNorm before each block's attention (default true). false: attention reads the
+   * residual stream as it is and the blocks have no ln_1 tensors; saved as
+   * "attnlens_attention_norm": false in config.json, which other GPT-2 loaders ignore.
+   */
+  attentionNorm: boolean;
 }
 
 export interface CreateModelOptions {
-  /** Sizes; each omitted one takes the library's default (2 layers, 4 heads, 128, 128, 256). */
+  /** Sizes; each omitted one takes the library's default (2 layers, 4 heads, 128, 128, 256, attentionNorm true). */
   config?: Partial<ModelConfig>;
   /** An integer 0 .. 2^53 - 1; default 0. */
   seed?: number;

@@ -382,6 +382,7 @@ export function createModelApi(core) {
       dModel: "number",
       context: "number",
       vocabSize: "number",
+      attentionNorm: "boolean",
     });
     const seed = o.seed ?? 0;
     if (typeof seed !== "number") fail("BAD_ARGUMENT", `seed must be a number; got ${describe(seed)}`);

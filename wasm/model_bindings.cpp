@@ -184,6 +184,7 @@ val config_to_js(const attnlens::Gpt2Config& c) {
   out.set("dModel", c.d_model);
   out.set("context", c.context);
   out.set("vocabSize", c.vocab_size);
+  out.set("attentionNorm", c.attention_norm);
   return out;
 }
 
@@ -252,7 +253,8 @@ val load_model(const val& config_json, const val& vocab_json, const val& merges_
   return result;
 }
 
-// config: { layers, heads, dModel, context, vocabSize } (each optional: Gpt2Config's defaults);
+// config: { layers, heads, dModel, context, vocabSize, attentionNorm } (each optional:
+// Gpt2Config's defaults; JS types checked by model.js);
 // seed: a number; vocab_json / merges_txt: a tokenizer for the model, or both null.
 val create_model(const val& config, const val& seed, const val& vocab_json, const val& merges_txt) {
   return guarded([&] {
@@ -263,6 +265,7 @@ val create_model(const val& config, const val& seed, const val& vocab_json, cons
     if (given("dModel")) c.d_model = int_from_js(config["dModel"], "config.dModel");
     if (given("context")) c.context = int_from_js(config["context"], "config.context");
     if (given("vocabSize")) c.vocab_size = int_from_js(config["vocabSize"], "config.vocabSize");
+    if (given("attentionNorm")) c.attention_norm = config["attentionNorm"].as<bool>();
     const double s = seed.as<double>();
     if (!(std::floor(s) == s) || s < 0 || s > 9007199254740991.0) {
       fail(ErrorCode::BAD_ARGUMENT,

@@ -202,6 +202,13 @@ Gpt2Config parse_gpt2_config(std::string_view config_json, std::string_view file
       size_key(root, root.find("n_positions") != nullptr ? "n_positions" : "n_ctx", file_name);
   config.vocab_size = size_key(root, "vocab_size", file_name);
   check_semantics(root, config.d_model, file_name);
+  if (const detail::JsonValue* norm = root.find("attnlens_attention_norm")) {
+    if (!norm->is_bool()) {
+      detail::fail(ErrorCode::BAD_FILE, file_name,
+                   ": \"attnlens_attention_norm\" must be true or false, not ", norm->kind_name());
+    }
+    config.attention_norm = norm->as_bool();
+  }
   blame_file(file_name, [&] { validate(config); });
   return config;
 }
@@ -220,6 +227,7 @@ std::string gpt2_config_json(const Gpt2Config& config, Dtype dtype, std::int32_t
       {"activation_function", "\"gelu_new\""},
       {"architectures", "[\n    \"GPT2LMHeadModel\"\n  ]"},
       {"attn_pdrop", "0.0"},
+      {"attnlens_attention_norm", "false"},
       {"bos_token_id", eot},
       {"embd_pdrop", "0.0"},
       {"eos_token_id", eot},
@@ -245,6 +253,7 @@ std::string gpt2_config_json(const Gpt2Config& config, Dtype dtype, std::int32_t
   bool first = true;
   for (const auto& [key, value] : entries) {
     if (end_of_text_id < 0 && (key == "bos_token_id" || key == "eos_token_id")) continue;
+    if (config.attention_norm && key == "attnlens_attention_norm") continue;
     if (!first) out += ",\n";
     first = false;
     out += "  \"";

@@ -90,8 +90,12 @@ void block_forward(const Gpt2Config& config, const Gpt2Block<const float>& p,
                    Gpt2BlockActivations& a, float* qkv, const float* x, std::int64_t B,
                    std::int64_t T, bool keep_weights, int layer) {
   const std::int64_t N = B * T, d = config.d_model, H = config.heads, hd = d / H;
-  detail::layernorm_forward(a.ln1, a.ln1_mean, a.ln1_rstd, x, p.ln1_w, p.ln1_b, N, d);
-  detail::linear_forward(qkv, a.ln1, p.attn_w, p.attn_b, nullptr, N, d, 3 * d);
+  const float* attn_in = x;
+  if (config.attention_norm) {
+    detail::layernorm_forward(a.ln1, a.ln1_mean, a.ln1_rstd, x, p.ln1_w, p.ln1_b, N, d);
+    attn_in = a.ln1;
+  }
+  detail::linear_forward(qkv, attn_in, p.attn_w, p.attn_b, nullptr, N, d, 3 * d);
   detail::split_heads(a.q, a.k, a.v, qkv, B, T, H, hd);
   AttentionOptions options;
   options.causal = true;
@@ -124,13 +128,20 @@ void block_backward(const Gpt2Config& config, const Gpt2Block<const float>& p,
   detail::linear_backward(ws.dln, g.fc_w, g.fc_b, ws.dfch, a.ln2, p.fc_w, N, d, 4 * d);
   detail::layernorm_backward(ws.dres, g.ln2_w, g.ln2_b, ws.dln, a.res2, p.ln2_w, a.ln2_mean,
                              a.ln2_rstd, N, d);
-  // Attention: res2 = x + attention(ln1(x) W_attn + b_attn) W_proj + b_proj
+  // Attention: res2 = x + attention(ln1(x) W_attn + b_attn) W_proj + b_proj, with x in place of
+  // ln1(x) without attention_norm
   detail::linear_backward(ws.datty, g.attn_proj_w, g.attn_proj_b, ws.dres, a.atty, p.attn_proj_w, N,
                           d, d);
   detail::unmerge_heads(ws.dheads, ws.datty, B, T, H, hd);
   detail::attention_backward(ws.dq, ws.dk, ws.dv, ws.dscores, ws.dheads, a.q, a.k, a.v,
                              a.attention.weights.data.data(), B, H, T, hd, attention_scale(config));
   detail::join_heads(ws.dqkv, ws.dq, ws.dk, ws.dv, B, T, H, hd);
+  if (!config.attention_norm) {
+    // x feeds c_attn directly: its gradient from there adds to the residual's.
+    detail::linear_backward(ws.dln, g.attn_w, g.attn_b, ws.dqkv, x, p.attn_w, N, d, 3 * d);
+    detail::add_into(ws.dres, ws.dln, N * d);
+    return;
+  }
   detail::linear_backward(ws.dln, g.attn_w, g.attn_b, ws.dqkv, a.ln1, p.attn_w, N, d, 3 * d);
   detail::layernorm_backward(ws.dres, g.ln1_w, g.ln1_b, ws.dln, x, p.ln1_w, a.ln1_mean, a.ln1_rstd,
                              N, d);
@@ -214,7 +225,7 @@ void validate(const Gpt2Config& c) {
 std::int64_t gpt2_parameter_count(const Gpt2Config& c) {
   const std::int64_t d = c.d_model;
   return (static_cast<std::int64_t>(c.vocab_size) + c.context) * d +
-         c.layers * (12 * d * d + 13 * d) + 2 * d;
+         c.layers * (12 * d * d + (c.attention_norm ? 13 : 11) * d) + 2 * d;
 }
 
 Gpt2Model::Gpt2Model(const Gpt2Config& config) : config_(config) {

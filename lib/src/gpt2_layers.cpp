@@ -111,6 +111,10 @@ void linear_backward(float* dx, float* dw, float* db, const float* dout, const f
   }
 }
 
+void add_into(float* dst, const float* src, std::int64_t n) {
+  Arr(dst, n) += ConstArr(src, n);
+}
+
 void gelu_forward(float* out, const float* x, std::int64_t n) {
   const ConstArr xa(x, n);
   Arr(out, n) = 0.5f * xa * (1.0f + (kGeluK * (xa + kGeluC * xa.cube())).tanh());

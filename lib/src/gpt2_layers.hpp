@@ -40,6 +40,9 @@ void linear_forward(float* out, const float* x, const float* w, const float* b,
 void linear_backward(float* dx, float* dw, float* db, const float* dout, const float* x,
                      const float* w, std::int64_t N, std::int64_t in, std::int64_t out_dim);
 
+// dst += src, n elements.
+void add_into(float* dst, const float* src, std::int64_t n);
+
 // out = 0.5 x (1 + tanh(sqrt(2/π) (x + 0.044715 x³))), n elements.
 void gelu_forward(float* out, const float* x, std::int64_t n);
 

@@ -21,8 +21,10 @@ Gpt2Layout gpt2_layout(const Gpt2Config& config) {
   for (int i = 0; i < config.layers; ++i) {
     const std::string h = "h." + std::to_string(i) + ".";
     Gpt2BlockOffsets b;
-    b.ln1_w = add(h + "ln_1.weight", Gpt2Role::NormWeight, {d});
-    b.ln1_b = add(h + "ln_1.bias", Gpt2Role::Bias, {d});
+    if (config.attention_norm) {
+      b.ln1_w = add(h + "ln_1.weight", Gpt2Role::NormWeight, {d});
+      b.ln1_b = add(h + "ln_1.bias", Gpt2Role::Bias, {d});
+    }
     b.attn_w = add(h + "attn.c_attn.weight", Gpt2Role::Matrix, {d, 3 * d});
     b.attn_b = add(h + "attn.c_attn.bias", Gpt2Role::Bias, {3 * d});
     b.attn_proj_w = add(h + "attn.c_proj.weight", Gpt2Role::ResidualMatrix, {d, d});

@@ -30,7 +30,7 @@ struct Gpt2TensorInfo {
 
 // Offsets of one block's tensors.
 struct Gpt2BlockOffsets {
-  std::int64_t ln1_w, ln1_b;              // [d]
+  std::int64_t ln1_w = 0, ln1_b = 0;      // [d]; unused (0) without attention_norm
   std::int64_t attn_w, attn_b;            // c_attn [d, 3d], [3d]
   std::int64_t attn_proj_w, attn_proj_b;  // attn.c_proj [d, d], [d]
   std::int64_t ln2_w, ln2_b;              // [d]

@@ -133,6 +133,13 @@ Gpt2Model Gpt2Model::from_tensors(const Gpt2Config& config, const TensorList& te
     if (buffer_block >= 0 && buffer_block < config.layers) continue;  // causal-mask buffer
     const auto it = index.find(name);
     if (it == index.end()) {
+      if (!config.attention_norm && starts_with(name, "h.") &&
+          name.find(".ln_1.") != std::string_view::npos) {
+        detail::fail(ErrorCode::BAD_FILE, "unexpected tensor '", full_name, "' ",
+                     shape_to_string(tensor.shape),
+                     ": the config has no LayerNorm before attention (attention_norm false, "
+                     "\"attnlens_attention_norm\": false in config.json), so no ln_1 tensors");
+      }
       if (starts_with(name, "h.")) {
         detail::fail(ErrorCode::BAD_FILE, "unexpected tensor '", full_name, "' ",
                      shape_to_string(tensor.shape), ": the config has ", config.layers,

@@ -17,6 +17,7 @@ namespace gpt2ref {
 
 struct Config {
   int layers = 0, heads = 0, d = 0, context = 0, vocab = 0;
+  bool attention_norm = true;  // ln_1 before attention; false: attention reads x itself
 };
 
 using Params = std::map<std::string, std::vector<double>>;
@@ -98,7 +99,9 @@ inline Output forward(const Config& c, const Params& p, const std::vector<std::i
   out.residuals = x;
   for (int l = 0; l < c.layers; ++l) {
     const std::string h = "h." + std::to_string(l) + ".";
-    const Vec ln1 = impl::layernorm(x, at(p, h + "ln_1.weight"), at(p, h + "ln_1.bias"), N, d);
+    const Vec ln1 = c.attention_norm
+                        ? impl::layernorm(x, at(p, h + "ln_1.weight"), at(p, h + "ln_1.bias"), N, d)
+                        : x;
     const Vec qkv = impl::linear(ln1, at(p, h + "attn.c_attn.weight"),
                                  at(p, h + "attn.c_attn.bias"), N, d, 3 * d);
     Vec heads(idx(N) * d, 0.0);

@@ -90,6 +90,17 @@ TEST_CASE("checkpoint: config.json written as Hugging Face does and read back", 
   // Without an end-of-text token no ids are written (GPT2Config's defaults are GPT-2's 50256).
   CHECK(attnlens::gpt2_config_json(c).find("bos_token_id") == std::string::npos);
   CHECK(attnlens::gpt2_config_json(c).find("\"torch_dtype\": \"float32\"") != std::string::npos);
+  CHECK(back.attention_norm);
+  CHECK(text.find("attnlens_attention_norm") == std::string::npos);  // GPT-2's own: not written
+
+  // Without the LayerNorm before attention: one extra key, in sorted place, read back.
+  Gpt2Config bare = c;
+  bare.attention_norm = false;
+  const std::string bare_text = attnlens::gpt2_config_json(bare);
+  CHECK(bare_text.find(
+            "\"attn_pdrop\": 0.0,\n  \"attnlens_attention_norm\": false,\n  \"embd_pdrop") !=
+        std::string::npos);
+  CHECK_FALSE(attnlens::parse_gpt2_config(bare_text).attention_norm);
 }
 
 TEST_CASE("checkpoint: GPT-2's and distilgpt2's own config.json files", "[checkpoint]") {
@@ -296,6 +307,8 @@ TEST_CASE("checkpoint: bad config.json files name the key", "[checkpoint][errors
                      {"\"tie_word_embeddings\" is false"});
   require_bad_config(config_with(R"("add_cross_attention": true)"),
                      {"\"add_cross_attention\" is true"});
+  require_bad_config(config_with(R"("attnlens_attention_norm": 0)"),
+                     {"\"attnlens_attention_norm\" must be true or false, not a number"});
   // Accepted: the equivalent activation name, n_inner = 4d, architectures null.
   CHECK(attnlens::parse_gpt2_config(config_with(R"("activation_function": "gelu_pytorch_tanh",
       "n_inner": 32, "architectures": null)"))
@@ -320,6 +333,21 @@ TEST_CASE("checkpoint: bad weights and tokenizer files name the file and the ent
     f.model_safetensors.resize(f.model_safetensors.size() - 1);
     require_error([&] { attnlens::load_checkpoint(views(f)); }, ErrorCode::BAD_FILE,
                   {"model.safetensors"});
+  }
+  SECTION("weights with ln_1 for a config without attention_norm, and the other way round") {
+    CheckpointFiles f = files;
+    Gpt2Config bare = small_config();
+    bare.attention_norm = false;
+    f.config_json = attnlens::gpt2_config_json(bare);
+    require_error(
+        [&] { attnlens::load_checkpoint(views(f)); }, ErrorCode::BAD_FILE,
+        {"model.safetensors: ", "unexpected tensor 'h.0.ln_1.", "no LayerNorm before attention"});
+    const CheckpointFiles without = attnlens::save_checkpoint(Gpt2Model::random(bare, 5), &tok);
+    CHECK(attnlens::load_checkpoint(views(without)).model.config().attention_norm == false);
+    f = without;
+    f.config_json = files.config_json;
+    require_error([&] { attnlens::load_checkpoint(views(f)); }, ErrorCode::BAD_FILE,
+                  {"model.safetensors: ", "tensor 'h.0.ln_1.weight' [8] is missing"});
   }
   SECTION("config with more layers than the file") {
     CheckpointFiles f = files;

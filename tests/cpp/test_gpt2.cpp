@@ -46,7 +46,7 @@ gpt2ref::Params to_params(const TensorList& tensors) {
 }
 
 gpt2ref::Config ref_config(const Gpt2Config& c) {
-  return {c.layers, c.heads, c.d_model, c.context, c.vocab_size};
+  return {c.layers, c.heads, c.d_model, c.context, c.vocab_size, c.attention_norm};
 }
 
 std::vector<std::int32_t> random_ids(std::size_t n, int vocab, std::mt19937& gen) {
@@ -67,7 +67,9 @@ std::vector<std::int32_t> random_ids(std::size_t n, int vocab, std::mt19937& gen
 }  // namespace
 
 TEST_CASE("GPT-2 forward matches an independent float64 reference", "[gpt2]") {
-  const Gpt2Config c{2, 2, 16, 12, 23};
+  Gpt2Config c{2, 2, 16, 12, 23};
+  c.attention_norm = GENERATE(true, false);
+  INFO("attention_norm " << c.attention_norm);
   Gpt2Model model = random_model(c, 1);
   const int B = 2, T = 9;
   std::mt19937 gen(2);
@@ -116,7 +118,9 @@ TEST_CASE("GPT-2 forward matches an independent float64 reference", "[gpt2]") {
 }
 
 TEST_CASE("GPT-2 gradients of every parameter match finite differences", "[gpt2]") {
-  const Gpt2Config c{2, 2, 8, 7, 11};
+  Gpt2Config c{2, 2, 8, 7, 11};
+  c.attention_norm = GENERATE(true, false);
+  INFO("attention_norm " << c.attention_norm);
   Gpt2Model model = random_model(c, 3);
   const int B = 2, T = 5;
   std::mt19937 gen(4);
@@ -204,22 +208,20 @@ TEST_CASE("GPT-2 initialisation is seeded, deterministic and shaped as GPT-2's",
 }
 
 TEST_CASE("GPT-2 tensors: names, order and shapes of Hugging Face's checkpoints", "[gpt2]") {
-  const Gpt2Config c{2, 2, 8, 6, 10};
+  Gpt2Config c{2, 2, 8, 6, 10};
+  // Without attention_norm the same list less each block's ln_1 tensors.
+  c.attention_norm = GENERATE(true, false);
+  INFO("attention_norm " << c.attention_norm);
   const Gpt2Model model = Gpt2Model::random(c, 5);
   const TensorList tensors = model.to_tensors();
-  const std::vector<std::pair<std::string, attnlens::Shape>> expected_block = {
-      {"ln_1.weight", {8}},
-      {"ln_1.bias", {8}},
-      {"attn.c_attn.weight", {8, 24}},
-      {"attn.c_attn.bias", {24}},
-      {"attn.c_proj.weight", {8, 8}},
-      {"attn.c_proj.bias", {8}},
-      {"ln_2.weight", {8}},
-      {"ln_2.bias", {8}},
-      {"mlp.c_fc.weight", {8, 32}},
-      {"mlp.c_fc.bias", {32}},
-      {"mlp.c_proj.weight", {32, 8}},
+  std::vector<std::pair<std::string, attnlens::Shape>> expected_block = {
+      {"attn.c_attn.weight", {8, 24}}, {"attn.c_attn.bias", {24}}, {"attn.c_proj.weight", {8, 8}},
+      {"attn.c_proj.bias", {8}},       {"ln_2.weight", {8}},       {"ln_2.bias", {8}},
+      {"mlp.c_fc.weight", {8, 32}},    {"mlp.c_fc.bias", {32}},    {"mlp.c_proj.weight", {32, 8}},
       {"mlp.c_proj.bias", {8}}};
+  if (c.attention_norm) {
+    expected_block.insert(expected_block.begin(), {{"ln_1.weight", {8}}, {"ln_1.bias", {8}}});
+  }
   std::vector<std::pair<std::string, attnlens::Shape>> expected = {{"wte.weight", {10, 8}},
                                                                    {"wpe.weight", {6, 8}}};
   for (int i = 0; i < c.layers; ++i) {
@@ -236,6 +238,7 @@ TEST_CASE("GPT-2 tensors: names, order and shapes of Hugging Face's checkpoints"
     total += tensors[i].second.numel();
   }
   CHECK(total == model.num_parameters());
+  CHECK(total == attnlens::gpt2_parameter_count(c));
 
   // Decay on every 2-D tensor (embeddings included, as nanoGPT), none on 1-D ones.
   REQUIRE(model.segments().size() == tensors.size());

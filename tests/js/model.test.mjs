@@ -15,7 +15,7 @@ function randomIds(n, vocab, seed) {
 
 test("forward: logits [L, V], attention [layers, heads, L, L] with rows summing to 1 and zero upper triangles", async () => {
   const model = await lens.createModel({ config, seed: 1 });
-  assert.deepEqual({ ...model.config }, config);
+  assert.deepEqual({ ...model.config }, { ...config, attentionNorm: true });
   const L = 11;
   const r = model.forward(randomIds(L, 64, 2), { attention: true, residuals: true });
   assert.deepEqual(r.logits.shape, [L, 64]);
@@ -101,13 +101,37 @@ test("save() loads again: the same config and the same logits, bit for bit (F32)
   const saved = model.save();
   assert.deepEqual(Object.keys(saved).sort(), ["config.json", "model.safetensors"]);
   const again = await lens.loadModel({ files: saved });
-  assert.deepEqual({ ...again.config }, config);
+  assert.deepEqual({ ...again.config }, { ...config, attentionNorm: true });
   assert.deepEqual(again.forward(ids).logits, before);
   const half = await lens.loadModel({ files: model.save({ dtype: "F16" }) });
   // F16 keeps 11 significant bits: each weight moves by at most 2^-11 relative (~5e-4). The
   // logits of this small model (|logit| < 1) then move by well under 1e-2.
   assertClose(half.forward(ids).logits.data, before.data, 1e-2, "F16 logits", before.shape);
   for (const m of [model, again, half]) m.dispose();
+});
+
+test("attentionNorm false: no ln_1 tensors, saved and loaded as such, trains", async () => {
+  const bare = { ...config, attentionNorm: false };
+  const model = await lens.createModel({ config: bare, seed: 12 });
+  const full = await lens.createModel({ config, seed: 12 });
+  assert.deepEqual({ ...model.config }, bare);
+  // 2 d_model parameters fewer per layer: ln_1's weight and bias.
+  assert.equal(model.parameters, full.parameters - 2 * 2 * 32);
+  const batch = [[...randomIds(17, 64, 13)]];
+  const losses = Array.from({ length: 5 }, () => model.trainStep(batch, { lr: 1e-2 }));
+  assert.ok(losses[4] < losses[0], `loss ${losses[0]} -> ${losses[4]}`);
+  const saved = model.save();
+  const configJson = saved["config.json"];
+  assert.match(configJson, /"attnlens_attention_norm": false/);
+  const header = new TextDecoder().decode(saved["model.safetensors"].subarray(8, 8 + Number(new DataView(saved["model.safetensors"].buffer, saved["model.safetensors"].byteOffset).getBigUint64(0, true))));
+  assert.doesNotMatch(header, /ln_1/);
+  assert.match(header, /h\.0\.ln_2\.weight/);
+  const again = await lens.loadModel({ files: saved });
+  assert.deepEqual({ ...again.config }, bare);
+  const ids = randomIds(10, 64, 14);
+  assert.deepEqual(again.forward(ids).logits, model.forward(ids).logits);
+  await assert.rejects(lens.createModel({ config: { ...config, attentionNorm: 0 } }), (e) => e.code === "BAD_ARGUMENT" && /attentionNorm must be true or false/.test(e.message));
+  for (const m of [model, full, again]) m.dispose();
 });
 
 test("100 forward calls (and errors) leave the model module's heap where it was", async () => {

@@ -60,7 +60,8 @@ struct Checkpoint {
 // Reads config.json (see the top of this header). `file_name` names the file in messages.
 // Throws Error(BAD_FILE) starting with the file name and naming the key: not JSON, not an
 // object, a size key missing or not an integer, another architecture (naming it, e.g. "bert" or
-// "LlamaForCausalLM"), a checked key with another value, or sizes Gpt2Config does not accept
+// "LlamaForCausalLM"), a checked key with another value, "attnlens_attention_norm" (read into
+// Gpt2Config::attention_norm; absent means true) not a boolean, or sizes Gpt2Config does not accept
 // (validate()'s message); Error(TOO_LARGE) when the sizes exceed kGpt2MaxParameters.
 Gpt2Config parse_gpt2_config(std::string_view config_json,
                              std::string_view file_name = "config.json");
@@ -74,6 +75,8 @@ Gpt2Config parse_gpt2_config(std::string_view config_json,
 //                             dtype in model.safetensors)
 //   end_of_text_id:           written as bos_token_id and eos_token_id when >= 0; -1 (default)
 //                             leaves them out.
+// A config without attention_norm also gets "attnlens_attention_norm": false (a key
+// GPT2LMHeadModel ignores: it would compute the model with ln_1, which the weights lack).
 // Throws as validate(config); Error(BAD_ARGUMENT) for a dtype other than F32/F16 or an
 // end_of_text_id outside [-1, vocab_size).
 std::string gpt2_config_json(const Gpt2Config& config, Dtype dtype = Dtype::F32,

@@ -3,6 +3,7 @@
 // The architecture of OpenAI's GPT-2 (and Hugging Face's GPT2LMHeadModel), for ids [B, T]:
 //   x = wte[ids] + wpe[0 .. T-1]                                       x is (B, T, d)
 //   for each block:  a = x + c_proj(attention(c_attn(ln_1(x))))       causal, H heads
+//                                       (c_attn(x) without Gpt2Config::attention_norm)
 //                    x = a + mlp.c_proj(gelu_tanh(mlp.c_fc(ln_2(a))))  d -> 4d -> d
 //   logits = ln_f(x) · wteᵀ                                            (B, T, V), tied
 // LayerNorm epsilon 1e-5; GELU with the tanh approximation; projections y = x W + b with W
@@ -50,6 +51,12 @@ struct Gpt2Config {
   int d_model = 128;     // residual width d; 1 .. kGpt2MaxModelDim
   int context = 128;     // positions (rows of wpe), the longest T; 1 .. kGpt2MaxContext
   int vocab_size = 256;  // tokens (rows of wte); ids are 0 .. vocab_size - 1; <= kGpt2MaxVocab
+  // GPT-2's LayerNorm ln_1 before each block's attention. false: attention reads the residual
+  // stream as it is, and the blocks have no h.{i}.ln_1 tensors (ln_2 and ln_f stay). Not a
+  // GPT-2 setting: config.json records it as "attnlens_attention_norm": false, which other
+  // GPT-2 loaders ignore. The training page's models use it: with ln_1, its small models learn
+  // a shifted copying circuit instead of the textbook induction head (web/train/RECIPE.md).
+  bool attention_norm = true;
 };
 
 // Throws Error(BAD_ARGUMENT) naming the field ("layers", "heads", "d_model", "context",
@@ -57,7 +64,8 @@ struct Gpt2Config {
 // Error(TOO_LARGE) when the parameter count exceeds kGpt2MaxParameters.
 void validate(const Gpt2Config& config);
 
-// Number of float parameters of a (valid) config: V d + C d + layers (12 d² + 13 d) + 2 d.
+// Number of float parameters of a (valid) config: V d + C d + layers (12 d² + 13 d) + 2 d, less
+// 2 d per layer without attention_norm.
 std::int64_t gpt2_parameter_count(const Gpt2Config& config);
 
 // Named tensors in checkpoint order, e.g. {"wte.weight", [V, d]}, {"h.0.ln_1.weight", [d]}.
@@ -116,7 +124,8 @@ class Gpt2Model {
   // The parameters as named tensors in Hugging Face's order and shapes, without a prefix:
   // wte.weight, wpe.weight, then per block h.{i}.ln_1.{weight,bias}, h.{i}.attn.c_attn.{weight,
   // bias}, h.{i}.attn.c_proj.{weight,bias}, h.{i}.ln_2.{weight,bias}, h.{i}.mlp.c_fc.{weight,bias},
-  // h.{i}.mlp.c_proj.{weight,bias}, then ln_f.{weight,bias}.
+  // h.{i}.mlp.c_proj.{weight,bias}, then ln_f.{weight,bias}; no ln_1 tensors without
+  // config().attention_norm.
   TensorList to_tensors() const;
 
   // Logits (and, when asked, attention weights and residual streams) for ids [B, T].
