@@ -2,7 +2,8 @@
 # npm run bench: builds the native benchmarks (portable and -march=native) and the wasm package,
 # installs the peers (bench/package.json), then prints the comparison tables: attention in Node
 # (bench/run.mjs) and in Chromium (bench/browser.mjs), the model against PyTorch (bench/training.mjs),
-# and explain() at the page's sizes (bench/explain.mjs).
+# explain() at the page's sizes (bench/explain.mjs), and the training page in Chromium until its
+# induction head forms (bench/train-browser.mjs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/common.sh
@@ -37,3 +38,6 @@ node bench/training.mjs "$@"
 
 step "explain() at the page's sizes, in Node 22 (the relaxed-SIMD module Chromium loads)"
 "$(node22_path)" bench/explain.mjs "$@"
+
+step "the training page in Chromium: time until the induction head forms (default settings)"
+node bench/train-browser.mjs

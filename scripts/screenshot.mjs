@@ -2,7 +2,7 @@
 //   node scripts/screenshot.mjs OUT.png [QUERY] [--width 1280] [--height 900] [--page index.html] [--full]
 //   node scripts/screenshot.mjs --readme DIR [NAME]  the README's set (or one of it): demo, long
 //                                                paragraph, 360 px, blog, trained-model grid, the training
-//                                                page before training and after "Skip ahead"
+//                                                page before training, at step 2 000 and after "Skip ahead"
 import { serve } from "./serve.mjs";
 import { launchBrowser, openPage } from "../tests/support/browser.mjs";
 
@@ -30,8 +30,10 @@ const README = [
     `?model=attnlens&view=grid&layer=1&h=4&sentence=${encodeURIComponent("It is a truth universally acknowledged, that a single man in possession of a good fortune, must be in want of a wife.")}`,
     { width: 1280, height: 1100, figureOnly: true },
   ],
-  // The training page before training (step 0) and after "Skip ahead" (the saved run's last step).
+  // The training page before training (step 0), in the phase change (trained to step 2 000 with
+  // the defaults, about 45 s) and after "Skip ahead" (the saved run's last step).
   ["train-before.png", "", { width: 1280, height: 1400, page: "train.html", locator: "main", train: "start" }],
+  ["train-during.png", "", { width: 1280, height: 1400, page: "train.html", locator: "main", train: 2000 }],
   ["train-after.png", "", { width: 1280, height: 1400, page: "train.html", locator: "main", train: "skip" }],
 ];
 
@@ -60,6 +62,11 @@ async function shoot(
       const { step } = await page.evaluate(async () => (await fetch("train-snapshot/state.json")).json());
       await page.click("#skip");
       await page.waitForFunction((s) => document.body.dataset.step === String(s), step, { timeout: 30000 });
+    }
+    if (typeof train === "number") {
+      await page.click("#start");
+      await page.waitForFunction((s) => Number(document.body.dataset.step) >= s, train, { timeout: 300000 });
+      await page.click("#pause");
     }
   }
   await page.waitForTimeout(600);

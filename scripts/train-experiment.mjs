@@ -6,7 +6,7 @@
 // periodic: spans repeat to the row's end; mlpOff: c_fc bias -mlpOff (attention-only);
 // posInit "sin" with posScale: sinusoidal initial positions; skip: the probability of the
 // skip-bigram chain (with markovRows: that many whole rows of it; without: the rows' prefixes);
-// wd: weight decay; limitSec: stop after so many seconds; save DIR: the model and its options,
+// wd: weight decay; noAttentionNorm: no LayerNorm before attention (run 21 on); limitSec: stop after so many seconds; save DIR: the model and its options,
 // for scripts/train-heads.mjs. The probe is 16 rows built with the same options; at the end,
 // each head's strongest key from the second copy of two probe rows is printed.
 import { loadAttnLens } from "attnlens";
@@ -34,7 +34,7 @@ const D = {
 };
 const o = { ...D, ...JSON.parse(process.argv[2] || "{}") };
 const lens = await loadAttnLens();
-const config = { layers: o.layers, heads: o.heads, dModel: o.dModel, context: o.length, vocabSize: o.vocab };
+const config = { layers: o.layers, heads: o.heads, dModel: o.dModel, context: o.length, vocabSize: o.vocab, attentionNorm: !o.noAttentionNorm };
 let model = await lens.createModel({ config, seed: o.seed });
 if (o.posInit !== "none" || o.mlpOff) {
   const files = model.save({ dtype: "F32" });

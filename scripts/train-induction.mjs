@@ -3,11 +3,12 @@
 // and when the induction head forms (induction >= 0.4 and second-copy loss < first / 3).
 //   node scripts/train-induction.mjs [--layers 2 --heads 4 --dim 32 --vocab 64 --length 32 --n-min 4 --n-max 16
 //                                     --batch 64 --lr 3e-3 --warmup 100 --steps 12000 --seed 1 --chain-rows 16]
-//                                    [--attention-only] [--once]
+//                                    [--attention-only] [--attention-norm] [--once]
 //                                    [--until-formed] [--stop-after N] [--json] [--snapshot DIR]
 // --attention-only switches the blocks' MLPs off (trainer.js, switchOffMlps); --once
 // trains on rows that hold each span twice only (the default repeats it to the row's end);
-// --chain-rows N: rows per batch of the skip-bigram chain (task.js) that rewards a previous-token head.
+// --chain-rows N: rows per batch of the skip-bigram chain (task.js) that rewards a previous-token head;
+// --attention-norm: GPT-2's LayerNorm before attention (the page's models have none: RECIPE.md).
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { loadAttnLens } from "attnlens";
@@ -37,6 +38,7 @@ const options = {
   probeEvery: number("--probe-every", DEFAULTS.probeEvery),
   chainRows: number("--chain-rows", DEFAULTS.chainRows),
   attentionOnly: flag("--attention-only"),
+  attentionNorm: flag("--attention-norm") || DEFAULTS.attentionNorm,
   periodic: !flag("--once"),
 };
 const lens = await loadAttnLens();

@@ -22,6 +22,7 @@ export const DEFAULTS = Object.freeze({
   periodic: true,
   chainRows: 16,
   chainP: 0.9,
+  attentionNorm: false,
 });
 
 export { copies, formed } from "./criteria.js";
@@ -85,7 +86,7 @@ export async function createTrainer(lens, options = {}, { snapshot } = {}) {
       throw new Error(`state.json is not a training snapshot (format "${state?.format}", version ${state?.version})`);
   }
   const o = { ...DEFAULTS, ...(state ? state.options : options) };
-  const config = { layers: o.layers, heads: o.heads, dModel: o.dModel, context: o.length, vocabSize: o.vocab };
+  const config = { layers: o.layers, heads: o.heads, dModel: o.dModel, context: o.length, vocabSize: o.vocab, attentionNorm: o.attentionNorm };
   let model;
   if (state) {
     const files = { "model.safetensors": snapshot["model.safetensors"], "config.json": snapshot["config.json"] };
