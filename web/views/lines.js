@@ -69,20 +69,51 @@ const headWeights = (lay, h) => {
   return lay.data.weights.data.subarray((lay.layer * H + h) * size, (lay.layer * H + h + 1) * size);
 };
 
-/** Segments of one head, bucketed by quantised weight: buckets[level] = [x1, y1, x2, y2, ...]. */
-function bucketSegments(lay, h, sy, rows) {
-  const { L, row, top, leftX, rightX } = lay;
+/**
+ * The pairs of one head that are drawn (weight >= MIN_WEIGHT), grouped by quantised weight:
+ * byLevel[level] holds the flat indices i · L + j of its pairs, level = ceil(weight · LEVELS).
+ * Found once per data, layer and head (an edit brings new data; a scroll or a head toggle
+ * reuses them), scanning only the keys a causal query sees.
+ */
+function pairsByLevel(lay, h) {
+  const { data, L } = lay;
+  data._linePairs ??= new Map();
+  const key = `${lay.layer}:${h}`;
+  const cached = data._linePairs.get(key);
+  if (cached) return cached;
   const w = headWeights(lay, h);
-  const buckets = Array.from({ length: LEVELS + 1 }, () => []);
-  const y = (i) => top + (i + 0.5) * row - sy;
-  for (const i of rows) {
-    for (let j = 0; j < L; j++) {
-      const v = w[i * L + j];
+  let found = new Int32Array(1024);
+  let levels = new Uint8Array(1024);
+  let n = 0;
+  const counts = new Int32Array(LEVELS + 1);
+  for (let i = 0; i < L; i++) {
+    const base = i * L;
+    const end = base + (data.causal ? i + 1 : L);
+    for (let k = base; k < end; k++) {
+      const v = w[k];
       if (v < MIN_WEIGHT) continue;
-      buckets[Math.min(LEVELS, Math.ceil(v * LEVELS))].push(leftX + 6, y(i), rightX - 6, y(j));
+      if (n === found.length) {
+        const more = new Int32Array(2 * n);
+        more.set(found);
+        found = more;
+        const moreLevels = new Uint8Array(2 * n);
+        moreLevels.set(levels);
+        levels = moreLevels;
+      }
+      const level = v >= 1 ? LEVELS : Math.ceil(v * LEVELS);
+      found[n] = k;
+      levels[n++] = level;
+      counts[level]++;
     }
   }
-  return buckets;
+  const byLevel = Array.from(counts, (c) => new Int32Array(c));
+  const filled = new Int32Array(LEVELS + 1);
+  for (let m = 0; m < n; m++) {
+    const level = levels[m];
+    byLevel[level][filled[level]++] = found[m];
+  }
+  data._linePairs.set(key, byLevel);
+  return byLevel;
 }
 
 const range = (n) => Array.from({ length: n }, (_, i) => i);
@@ -102,12 +133,27 @@ export function draw(p, lay, { sy = 0, w = lay.fullW, h = lay.fullH } = {}) {
   p.save();
   p.clip(0, top, w, h - top);
   // Every line may cross the view, whichever rows it joins: all are stroked and the clip cuts them.
-  const rows = range(L);
+  const ys = Float32Array.from({ length: L }, (_, i) => top + (i + 0.5) * row - sy);
+  const x1 = leftX + 6;
+  const x2 = rightX - 6;
+  let coords = new Float32Array(0);
   for (let hd = 0; hd < visible.length; hd++) {
     if (!visible[hd]) continue;
-    const buckets = bucketSegments(lay, hd, sy, rows);
+    const byLevel = pairsByLevel(lay, hd);
     for (let level = 1; level <= LEVELS; level++) {
-      if (buckets[level].length) p.segments(buckets[level], headColor(hd), row >= 4 ? 2 : 1, (level - 0.5) / LEVELS);
+      const pairs = byLevel[level];
+      if (!pairs.length) continue;
+      if (coords.length < 4 * pairs.length) coords = new Float32Array(4 * pairs.length);
+      for (let m = 0, c = 0; m < pairs.length; m++, c += 4) {
+        const k = pairs[m];
+        const i = (k / L) | 0;
+        coords[c] = x1;
+        coords[c + 1] = ys[i];
+        coords[c + 2] = x2;
+        coords[c + 3] = ys[k - i * L];
+      }
+      // The painter strokes the segments at once, so one scratch array serves every level.
+      p.segments(coords.subarray(0, 4 * pairs.length), headColor(hd), row >= 4 ? 2 : 1, (level - 0.5) / LEVELS);
     }
   }
   const i0 = Math.max(0, Math.floor(sy / row));
