@@ -82,6 +82,8 @@ await build({
     outDir: site,
     emptyOutDir: true,
     target: "es2022",
+    // ATTNLENS_NO_MINIFY=1 keeps names readable for scripts/profile-page.mjs.
+    minify: !process.env.ATTNLENS_NO_MINIFY,
     rollupOptions: { input: [join(root, "web/index.html"), join(root, "web/train.html")] },
   },
 });
