@@ -40,12 +40,26 @@ export function weightBitmap(data, layer, head, scale, palette, size = data.toke
     const masked = pixel(hexRgb(palette.maskedBackground));
     bitmap = new Bitmap(n, n);
     const px = new Uint32Array(bitmap.rgba.buffer);
-    for (let r = 0; r < n; r++) {
-      const i = n === L ? r : Math.floor(((r + 0.5) * L) / n);
-      for (let c = 0; c < n; c++) {
-        const j = n === L ? c : Math.floor(((c + 0.5) * L) / n);
-        const w = m[i * L + j];
-        px[r * n + c] = data.causal && j > i ? masked : table[Math.round((w < 0 ? 0 : w > 1 ? 1 : w) * 255)];
+    if (n === L) {
+      // One pixel per weight (the common case, and at 512 tokens 262 144 a head): a causal row
+      // is coloured up to its diagonal and filled with the masked colour after it.
+      for (let r = 0; r < n; r++) {
+        const row = r * n;
+        const end = data.causal ? r + 1 : n;
+        for (let c = 0; c < end; c++) {
+          const w = m[row + c];
+          px[row + c] = table[w > 0 ? (w < 1 ? (w * 255 + 0.5) | 0 : 255) : 0];
+        }
+        if (end < n) px.fill(masked, row + end, row + n);
+      }
+    } else {
+      for (let r = 0; r < n; r++) {
+        const i = Math.floor(((r + 0.5) * L) / n);
+        for (let c = 0; c < n; c++) {
+          const j = Math.floor(((c + 0.5) * L) / n);
+          const w = m[i * L + j];
+          px[r * n + c] = data.causal && j > i ? masked : table[Math.round((w < 0 ? 0 : w > 1 ? 1 : w) * 255)];
+        }
       }
     }
     data._bitmaps.set(key, bitmap);
