@@ -109,7 +109,18 @@ export const signedColor = (x, extent) => interpolateRdBu(0.5 - 0.5 * Math.max(-
 /** A colour per head. */
 export const headColor = (h) => TABLEAU10[h % TABLEAU10.length];
 
-/** Black or white text, whichever reads better on the given background. */
+const textColors = new Map();
+
+/**
+ * Black or white text, whichever reads better on the given background. Remembered per colour
+ * (a matrix of numbers asks for the same few hundred colours cell after cell).
+ */
 export function textOn(color) {
-  return contrast(color, "#111111") >= contrast(color, "#ffffff") ? "#111" : "#fff";
+  let text = textColors.get(color);
+  if (text === undefined) {
+    text = contrast(color, "#111111") >= contrast(color, "#ffffff") ? "#111" : "#fff";
+    if (textColors.size >= 4096) textColors.clear();
+    textColors.set(color, text);
+  }
+  return text;
 }
