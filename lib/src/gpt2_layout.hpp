@@ -30,7 +30,7 @@ struct Gpt2TensorInfo {
 
 // Offsets of one block's tensors.
 struct Gpt2BlockOffsets {
-  std::int64_t ln1_w = 0, ln1_b = 0;      // [d]; unused (0) without attention_norm
+  std::int64_t ln1_w = -1, ln1_b = -1;    // [d]; -1 (none) without attention_norm
   std::int64_t attn_w, attn_b;            // c_attn [d, 3d], [3d]
   std::int64_t attn_proj_w, attn_proj_b;  // attn.c_proj [d, d], [d]
   std::int64_t ln2_w, ln2_b;              // [d]
@@ -57,11 +57,23 @@ struct Gpt2Block {
   F *ln2_w, *ln2_b, *fc_w, *fc_b, *fc_proj_w, *fc_proj_b;
 };
 
+// ln1_w and ln1_b are null for a model without attention_norm (no ln_1 tensors).
 template <typename F>
 Gpt2Block<F> gpt2_block(const Gpt2BlockOffsets& o, F* base) {
-  return {base + o.ln1_w,       base + o.ln1_b,       base + o.attn_w,    base + o.attn_b,
-          base + o.attn_proj_w, base + o.attn_proj_b, base + o.ln2_w,     base + o.ln2_b,
-          base + o.fc_w,        base + o.fc_b,        base + o.fc_proj_w, base + o.fc_proj_b};
+  F* const ln1_w = o.ln1_w < 0 ? nullptr : base + o.ln1_w;
+  F* const ln1_b = o.ln1_b < 0 ? nullptr : base + o.ln1_b;
+  return {ln1_w,
+          ln1_b,
+          base + o.attn_w,
+          base + o.attn_b,
+          base + o.attn_proj_w,
+          base + o.attn_proj_b,
+          base + o.ln2_w,
+          base + o.ln2_b,
+          base + o.fc_w,
+          base + o.fc_b,
+          base + o.fc_proj_w,
+          base + o.fc_proj_b};
 }
 
 }  // namespace attnlens::detail

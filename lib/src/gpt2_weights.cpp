@@ -47,16 +47,21 @@ const char* foreign_family(std::string_view name) {
   return nullptr;
 }
 
-// For "h.{i}.attn.bias" and "h.{i}.attn.masked_bias": the block index i, else -1.
-long mask_buffer_block(std::string_view name) {
+// The block index i of "h.{i}.*", else -1.
+long block_index(std::string_view name) {
   if (!starts_with(name, "h.")) return -1;
-  if (!ends_with(name, ".attn.bias") && !ends_with(name, ".attn.masked_bias")) return -1;
   const std::string_view digits = name.substr(2, name.find('.', 2) - 2);
   if (digits.empty() || digits.size() > 6 ||
       !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
     return -1;
   }
   return std::stol(std::string(digits));
+}
+
+// For "h.{i}.attn.bias" and "h.{i}.attn.masked_bias": the block index i, else -1.
+long mask_buffer_block(std::string_view name) {
+  if (!ends_with(name, ".attn.bias") && !ends_with(name, ".attn.masked_bias")) return -1;
+  return block_index(name);
 }
 
 void require_consistent(const std::string& name, const Tensor& t) {
@@ -133,7 +138,8 @@ Gpt2Model Gpt2Model::from_tensors(const Gpt2Config& config, const TensorList& te
     if (buffer_block >= 0 && buffer_block < config.layers) continue;  // causal-mask buffer
     const auto it = index.find(name);
     if (it == index.end()) {
-      if (!config.attention_norm && starts_with(name, "h.") &&
+      const long block = block_index(name);
+      if (!config.attention_norm && block >= 0 && block < config.layers &&
           name.find(".ln_1.") != std::string_view::npos) {
         detail::fail(ErrorCode::BAD_FILE, "unexpected tensor '", full_name, "' ",
                      shape_to_string(tensor.shape),
@@ -143,9 +149,10 @@ Gpt2Model Gpt2Model::from_tensors(const Gpt2Config& config, const TensorList& te
       if (starts_with(name, "h.")) {
         detail::fail(ErrorCode::BAD_FILE, "unexpected tensor '", full_name, "' ",
                      shape_to_string(tensor.shape), ": the config has ", config.layers,
-                     " layers (h.0 .. h.", config.layers - 1,
-                     ") and a GPT-2 block holds ln_1, attn.c_attn, attn.c_proj, ln_2, "
-                     "mlp.c_fc and mlp.c_proj weights and biases");
+                     " layers (h.0 .. h.", config.layers - 1, ") and a GPT-2 block holds ",
+                     config.attention_norm ? "ln_1, " : "",
+                     "attn.c_attn, attn.c_proj, ln_2, mlp.c_fc and mlp.c_proj weights and "
+                     "biases");
       }
       detail::fail(ErrorCode::BAD_FILE, "unexpected tensor '", full_name, "' ",
                    shape_to_string(tensor.shape),
@@ -186,7 +193,11 @@ Gpt2Model Gpt2Model::from_tensors(const Gpt2Config& config, const TensorList& te
     detail::fail(ErrorCode::BAD_FILE, "tensor '", first_missing->name, "' ",
                  shape_to_string(first_missing->shape), " is missing", missing > 1 ? " (and " : "",
                  missing > 1 ? std::to_string(missing - 1) : std::string(),
-                 missing > 1 ? " more)" : "", "; ", tensors.size(), " tensors were given");
+                 missing > 1 ? " more)" : "", "; ", tensors.size(), " tensors were given",
+                 first_missing->name.find(".ln_1.") != std::string::npos
+                     ? " (a model without the LayerNorm before attention needs "
+                       "\"attnlens_attention_norm\": false in config.json)"
+                     : "");
   }
 
   if (lm_head != nullptr) {

@@ -37,9 +37,9 @@ void Gpt2Activations::prepare(const Gpt2Config& config, std::int64_t B_, std::in
     logits = take_if(logits_wanted, N * V);
     blocks.resize(static_cast<std::size_t>(slots));
     for (Gpt2BlockActivations& a : blocks) {
-      a.ln1 = take(N * d);
-      a.ln1_mean = take(N);
-      a.ln1_rstd = take(N);
+      a.ln1 = take_if(config.attention_norm, N * d);
+      a.ln1_mean = take_if(config.attention_norm, N);
+      a.ln1_rstd = take_if(config.attention_norm, N);
       a.q = take(N * d);
       a.k = take(N * d);
       a.v = take(N * d);

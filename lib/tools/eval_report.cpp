@@ -269,6 +269,12 @@ std::string model_card(const Evaluation& e, const TrainRecord& r) {
       r.config.layers, r.config.heads, r.config.d_model / r.config.heads, r.config.d_model,
       4 * r.config.d_model, r.config.d_model, r.config.context,
       static_cast<long long>(r.parameters));
+  if (!r.config.attention_norm) {
+    md +=
+        "The blocks have no LayerNorm before attention (`\"attnlens_attention_norm\": false` in "
+        "config.json): attnlens loads them as they are; GPT2LMHeadModel would add that "
+        "LayerNorm back and compute another model.\n\n";
+  }
 
   md += format(
       "## Training\n\n"

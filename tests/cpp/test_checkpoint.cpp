@@ -347,7 +347,8 @@ TEST_CASE("checkpoint: bad weights and tokenizer files name the file and the ent
     f = without;
     f.config_json = files.config_json;
     require_error([&] { attnlens::load_checkpoint(views(f)); }, ErrorCode::BAD_FILE,
-                  {"model.safetensors: ", "tensor 'h.0.ln_1.weight' [8] is missing"});
+                  {"model.safetensors: ", "tensor 'h.0.ln_1.weight' [8] is missing",
+                   "needs \"attnlens_attention_norm\": false in config.json"});
   }
   SECTION("config with more layers than the file") {
     CheckpointFiles f = files;

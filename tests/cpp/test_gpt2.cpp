@@ -538,6 +538,20 @@ TEST_CASE("GPT-2 checkpoint tensors: every kind of bad tensor is BAD_FILE naming
   extra.emplace_back("h.2.ln_1.weight", Tensor({8}));
   require_error(load(extra), ErrorCode::BAD_FILE,
                 {"unexpected tensor 'h.2.ln_1.weight'", "2 layers (h.0 .. h.1)"});
+  // Without attention_norm: an ln_1 tensor of a block the config has is named as such; one of a
+  // block it lacks is blamed on the layer count, and the block's list leaves ln_1 out.
+  Gpt2Config bare = c;
+  bare.attention_norm = false;
+  const TensorList bare_good = Gpt2Model::random(bare, 1).to_tensors();
+  TensorList bare_extra = bare_good;
+  bare_extra.emplace_back("h.1.ln_1.bias", Tensor({8}));
+  require_error([&] { Gpt2Model::from_tensors(bare, bare_extra); }, ErrorCode::BAD_FILE,
+                {"unexpected tensor 'h.1.ln_1.bias'", "no LayerNorm before attention"});
+  bare_extra = bare_good;
+  bare_extra.emplace_back("h.7.ln_1.bias", Tensor({8}));
+  require_error([&] { Gpt2Model::from_tensors(bare, bare_extra); }, ErrorCode::BAD_FILE,
+                {"unexpected tensor 'h.7.ln_1.bias'", "2 layers (h.0 .. h.1)",
+                 "a GPT-2 block holds attn.c_attn,"});
   TensorList stray = good;
   stray.emplace_back("score.weight", Tensor({2, 8}));
   require_error(load(stray), ErrorCode::BAD_FILE, {"unexpected tensor 'score.weight' [2, 8]"});
