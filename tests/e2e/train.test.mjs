@@ -49,6 +49,13 @@ test("training in a worker: reports, the grid, a responsive page, pause; the sam
   await page.waitForTimeout(1500);
   const after = await page.evaluate(() => Number(document.body.dataset.step));
   assert.ok(after - step <= 25, `paused at step ${step}, still at ${after} 1.5 s later (one chunk of 25 steps may finish)`);
+  // A report already on its way when Pause was pressed does not make the buttons say "running".
+  assert.deepEqual(
+    await page.evaluate(() =>
+      ["#start", "#pause"].map((s) => document.querySelector("attn-lens-train").shadowRoot.querySelector(s).disabled),
+    ),
+    [false, true],
+  );
   const long = await page.evaluate((n) => window.longTasks.slice(n), before);
   console.log(
     `train page: main-thread tasks over 50 ms while training: ${long.length ? long.map((d) => d.toFixed(0)).join(", ") + " ms" : "none"}; a timer fired after ${echo.toFixed(1)} ms`,

@@ -325,7 +325,8 @@ export class AttnLensTrainElement extends LitElement {
     const r = { ...data.report, vocab: data.vocab };
     this.history.push(r);
     this._busy = false;
-    this._running = data.running;
+    // A report already on its way when Pause was pressed says "running": Pause wins.
+    this._running = this._running && data.running;
     if (this._startWhenReady) {
       this._startWhenReady = false;
       this._running = true;
