@@ -18,6 +18,7 @@ const option = (name, fallback) => {
   return value;
 };
 const seed = option("--seed", undefined);
+if (seed !== undefined && !Number.isInteger(seed)) throw new Error(`--seed must be a whole number; got "${seed}"`);
 const limit = option("--limit", 180);
 
 const server = await serve(new URL("../dist/site", import.meta.url).pathname);

@@ -20,6 +20,10 @@ done
 if [[ ! -f dist/attnlens.wasm ]]; then
   step "wasm package"
   bash scripts/build.sh
+else
+  # The Chromium steps serve dist/site: rebuild it from web/, which may be newer than the package.
+  step "the demo site"
+  node scripts/build-web.mjs
 fi
 
 step "benchmark peers (npm ci in bench/)"

@@ -83,7 +83,7 @@ await build({
     emptyOutDir: true,
     target: "es2022",
     // ATTNLENS_NO_MINIFY=1 keeps names readable for scripts/profile-page.mjs.
-    minify: !process.env.ATTNLENS_NO_MINIFY,
+    minify: process.env.ATTNLENS_NO_MINIFY !== "1",
     rollupOptions: { input: [join(root, "web/index.html"), join(root, "web/train.html")] },
   },
 });

@@ -25,11 +25,14 @@ try {
   await cdp.send("Profiler.setSamplingInterval", { interval: 100 });
   await cdp.send("Profiler.start");
   for (let k = 0; k < Number(count); k++) {
-    await page.evaluate((text) => {
-      const t = document.querySelector("#sentence");
-      t.value = text;
-      t.dispatchEvent(new Event("input", { bubbles: true }));
-    }, `${base} ${String.fromCharCode(97 + k).repeat(3)}`);
+    await page.evaluate(
+      (text) => {
+        const t = document.querySelector("#sentence");
+        t.value = text;
+        t.dispatchEvent(new Event("input", { bubbles: true }));
+      },
+      `${base} ${String.fromCharCode(97 + k).repeat(3)}`,
+    );
     await page.waitForTimeout(400);
   }
   const { profile } = await cdp.send("Profiler.stop");
@@ -46,7 +49,11 @@ try {
     self.set(key, (self.get(key) ?? 0) + ms);
     byScript.set(file, (byScript.get(file) ?? 0) + ms);
   }
-  const top = (map, k) => [...map].filter(([name]) => !/^\((idle|program)\)/.test(name)).sort((a, b) => b[1] - a[1]).slice(0, k);
+  const top = (map, k) =>
+    [...map]
+      .filter(([name]) => !/^\((idle|program)\)/.test(name))
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, k);
   console.log(`# ${view}, ${mode}, ${tokens} tokens, ${heads} heads: self time over ${count} edits (ms; per edit = / ${count})`);
   for (const [name, ms] of top(self, 30)) console.log(`${ms.toFixed(1).padStart(9)}  ${name}`);
   console.log("# by script");

@@ -34,7 +34,14 @@ const D = {
 };
 const o = { ...D, ...JSON.parse(process.argv[2] || "{}") };
 const lens = await loadAttnLens();
-const config = { layers: o.layers, heads: o.heads, dModel: o.dModel, context: o.length, vocabSize: o.vocab, attentionNorm: !o.noAttentionNorm };
+const config = {
+  layers: o.layers,
+  heads: o.heads,
+  dModel: o.dModel,
+  context: o.length,
+  vocabSize: o.vocab,
+  attentionNorm: !o.noAttentionNorm,
+};
 let model = await lens.createModel({ config, seed: o.seed });
 if (o.posInit !== "none" || o.mlpOff) {
   const files = model.save({ dtype: "F32" });

@@ -123,14 +123,22 @@ test("attentionNorm false: no ln_1 tensors, saved and loaded as such, trains", a
   const saved = model.save();
   const configJson = saved["config.json"];
   assert.match(configJson, /"attnlens_attention_norm": false/);
-  const header = new TextDecoder().decode(saved["model.safetensors"].subarray(8, 8 + Number(new DataView(saved["model.safetensors"].buffer, saved["model.safetensors"].byteOffset).getBigUint64(0, true))));
+  const header = new TextDecoder().decode(
+    saved["model.safetensors"].subarray(
+      8,
+      8 + Number(new DataView(saved["model.safetensors"].buffer, saved["model.safetensors"].byteOffset).getBigUint64(0, true)),
+    ),
+  );
   assert.doesNotMatch(header, /ln_1/);
   assert.match(header, /h\.0\.ln_2\.weight/);
   const again = await lens.loadModel({ files: saved });
   assert.deepEqual({ ...again.config }, bare);
   const ids = randomIds(10, 64, 14);
   assert.deepEqual(again.forward(ids).logits, model.forward(ids).logits);
-  await assert.rejects(lens.createModel({ config: { ...config, attentionNorm: 0 } }), (e) => e.code === "BAD_ARGUMENT" && /attentionNorm must be true or false/.test(e.message));
+  await assert.rejects(
+    lens.createModel({ config: { ...config, attentionNorm: 0 } }),
+    (e) => e.code === "BAD_ARGUMENT" && /attentionNorm must be true or false/.test(e.message),
+  );
   for (const m of [model, full, again]) m.dispose();
 });
 

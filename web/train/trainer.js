@@ -3,7 +3,7 @@
 // (worker.js) and in Node (scripts/train-induction.mjs).
 import { copyLosses, generator, headScores, repeatedBatch } from "./task.js";
 
-/** The defaults: run 16 of web/train/RECIPE.md (a previous-token head, then copying; no textbook induction head yet). */
+/** The defaults: run 32 of web/train/RECIPE.md (no LayerNorm before attention; the induction head forms at step 3 000). */
 export const DEFAULTS = Object.freeze({
   layers: 2,
   heads: 4,
@@ -32,7 +32,8 @@ export const MLP_OFF_BIAS = -20;
 
 /**
  * The model with every block's MLP switched off, so that it trains as an attention-only
- * transformer (Olsson et al. 2022) while staying a GPT-2 checkpoint any loader reads: each
+ * transformer (Olsson et al. 2022) while keeping GPT-2's tensors (with attentionNorm true, a
+ * checkpoint any GPT-2 loader reads): each
  * mlp.c_fc.bias is set to -20, which puts every GELU input near -20, where the tanh GELU is
  * exactly 0 in float32 and so is its slope. The MLPs then add only c_proj's bias, and get no
  * gradient (biases do not decay, so they stay off). An option (attentionOnly), off by default:
@@ -85,12 +86,22 @@ export async function createTrainer(lens, options = {}, { snapshot } = {}) {
     if (state?.format !== SNAPSHOT_FORMAT || state.version !== 1)
       throw new Error(`state.json is not a training snapshot (format "${state?.format}", version ${state?.version})`);
   }
-  const o = { ...DEFAULTS, ...(state ? state.options : options) };
-  const config = { layers: o.layers, heads: o.heads, dModel: o.dModel, context: o.length, vocabSize: o.vocab, attentionNorm: o.attentionNorm };
+  let o = { ...DEFAULTS, ...(state ? state.options : options) };
+  const config = {
+    layers: o.layers,
+    heads: o.heads,
+    dModel: o.dModel,
+    context: o.length,
+    vocabSize: o.vocab,
+    attentionNorm: o.attentionNorm,
+  };
   let model;
   if (state) {
     const files = { "model.safetensors": snapshot["model.safetensors"], "config.json": snapshot["config.json"] };
     model = await lens.loadModel({ files });
+    // A snapshot saved before attentionNorm existed has none in its options: its config.json says.
+    o = { ...o, attentionNorm: model.config.attentionNorm };
+    config.attentionNorm = o.attentionNorm;
   } else {
     model = await lens.createModel({ config, seed: o.seed });
     if (o.attentionOnly) model = await switchOffMlps(lens, model);

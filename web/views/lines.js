@@ -191,6 +191,7 @@ export function highlight(p, lay, focus, { sy = 0, w = lay.viewW, h = lay.viewH 
       const v = query ? wts[k * L + o] : wts[o * L + k];
       if (v < MIN_WEIGHT) continue;
       const [a, b] = query ? [k, o] : [o, k];
+      if (lay.data.causal && b > a) continue; // masked: not drawn in the figure either
       p.line(leftX + 6, y(a), rightX - 6, y(b), headColor(hd), 2.5, Math.min(1, 0.15 + v));
     }
   }
