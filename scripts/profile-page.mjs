@@ -5,11 +5,10 @@
 //   e.g. node scripts/profile-page.mjs lines compare 512 8 5
 // Serves dist/site (run the build first). Timings under the profiler run slower than without.
 import { launchBrowser, openPage } from "../tests/support/browser.mjs";
+import { sentence } from "../tests/support/sentences.mjs";
 import { serve } from "./serve.mjs";
 
 const [view = "heatmap", mode = "compare", tokens = "512", heads = "8", count = "5"] = process.argv.slice(2);
-const WORDS = "the cat sat on a mat and looked at her dog while it rained over our small quiet town".split(" ");
-const sentence = (n) => Array.from({ length: n }, (_, i) => WORDS[i % WORDS.length]).join(" ");
 
 const server = await serve(new URL("../dist/site", import.meta.url).pathname);
 const browser = await launchBrowser();

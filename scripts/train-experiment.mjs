@@ -11,6 +11,7 @@
 // each head's strongest key from the second copy of two probe rows is printed.
 import { loadAttnLens } from "attnlens";
 import { copyLosses, generator, headScores, repeatedBatch } from "../web/train/task.js";
+import { modelConfig } from "../web/train/trainer.js";
 // Spelled out rather than taken from trainer.js's DEFAULTS, so that RECIPE.md's runs stay
 // reproducible when the page's defaults change (today the model and batch fields are the same).
 const D = {
@@ -34,15 +35,7 @@ const D = {
 };
 const o = { ...D, ...JSON.parse(process.argv[2] || "{}") };
 const lens = await loadAttnLens();
-const config = {
-  layers: o.layers,
-  heads: o.heads,
-  dModel: o.dModel,
-  context: o.length,
-  vocabSize: o.vocab,
-  attentionNorm: !o.noAttentionNorm,
-};
-let model = await lens.createModel({ config, seed: o.seed });
+let model = await lens.createModel({ config: modelConfig({ ...o, attentionNorm: !o.noAttentionNorm }), seed: o.seed });
 if (o.posInit !== "none" || o.mlpOff) {
   const files = model.save({ dtype: "F32" });
   const st = files["model.safetensors"];

@@ -4,6 +4,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync, readFileSync } from "node:fs";
 import { openPage, useSite } from "../support/browser.mjs";
+import { WORDS, sentence } from "../support/sentences.mjs";
 import { computed, frames, keyTo, nextRender, parseReadout, readout, svgOf } from "../support/figure.mjs";
 
 const artefacts = new URL("../../test-results/", import.meta.url).pathname;
@@ -265,9 +266,7 @@ test("empty input shows a hint; a 3 000-word paste shows the first 1 024 tokens,
 });
 
 test("a 500-token paragraph: shown whole, zoom and scroll to read any cell, labels never overlap", async () => {
-  const words = "the cat sat on a mat and looked at her dog while it rained over our small quiet town".split(" ");
-  const sentence = Array.from({ length: 500 }, (_, i) => words[i % words.length]).join(" ");
-  const { page, problems } = await open(`?heads=8&sentence=${encodeURIComponent(sentence)}`);
+  const { page, problems } = await open(`?heads=8&sentence=${encodeURIComponent(sentence(500))}`);
   const f = await computed(page);
   assert.equal(f.modes.causal.tokens.length, 500);
   assert.equal(f.truncated, false);
@@ -277,7 +276,7 @@ test("a 500-token paragraph: shown whole, zoom and scroll to read any cell, labe
   assert.ok(svg.includes("<image"), "a 500 x 500 grid exports as one image");
   const { svgTextBoxes, overlaps } = await import("../support/figure.mjs");
   // Row labels are level: their boxes must not meet.
-  const rows = (await svgTextBoxes(page, svg)).filter((b) => words.includes(b.text) && !b.rotated);
+  const rows = (await svgTextBoxes(page, svg)).filter((b) => WORDS.includes(b.text) && !b.rotated);
   assert.ok(rows.length >= 20, `${rows.length} row labels drawn`);
   for (let a = 0; a < rows.length; a++) {
     for (let b = a + 1; b < rows.length; b++)
@@ -350,11 +349,11 @@ test("embed mode shows only the figure, which fits; keyboard reaches every contr
 
 test("timing: edit of a 64-token sentence with 4 heads, dim 64 (reported, not asserted)", async () => {
   const { page } = await open("?heads=4&dim=64");
-  const sentence = Array.from({ length: 64 }, (_, i) => `w${String.fromCharCode(97 + (i % 26))}`).join(" ");
-  await nextRender(page, () => page.fill("#sentence", sentence));
+  const text = Array.from({ length: 64 }, (_, i) => `w${String.fromCharCode(97 + (i % 26))}`).join(" ");
+  await nextRender(page, () => page.fill("#sentence", text));
   const times = [];
   for (let k = 0; k < 10; k++)
-    times.push((await nextRender(page, () => page.fill("#sentence", `${sentence.slice(0, -1)}${String.fromCharCode(97 + k)}`))).ms);
+    times.push((await nextRender(page, () => page.fill("#sentence", `${text.slice(0, -1)}${String.fromCharCode(97 + k)}`))).ms);
   times.sort((a, b) => a - b);
   console.log(
     `# 64 tokens, 4 heads, dim 64: recompute + redraw median ${times[5].toFixed(1)} ms (min ${times[0].toFixed(1)}, max ${times[9].toFixed(1)})`,

@@ -7,11 +7,9 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { openPage, useSite } from "../support/browser.mjs";
+import { sentence } from "../support/sentences.mjs";
 
 const site = useSite();
-const WORDS = "the cat sat on a mat and looked at her dog while it rained over our small quiet town".split(" ");
-/** A sentence of exactly n word tokens (letters only, so each word is one token). */
-const sentence = (n) => Array.from({ length: n }, (_, i) => WORDS[i % WORDS.length]).join(" ");
 const TARGET_MS = { 64: 16, 512: 50 };
 const GROSS = 10;
 

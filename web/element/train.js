@@ -146,16 +146,26 @@ export class AttnLensTrainElement extends LitElement {
     this.dModel = "32";
     this.lr = "0.003";
     this._status = "";
-    this._running = false;
     this._busy = false;
-    this._last = null;
-    /** Every report so far (the curve), oldest first; a snapshot's curve when one was loaded. */
-    this.history = [];
     this._worker = null;
-    this._skipped = null;
     this._resize = null;
     this._visible = null;
+    this._halt();
+    this._forgetRun();
+  }
+
+  /** Not training, and not about to start once the model is ready. */
+  _halt() {
+    this._running = false;
     this._startWhenReady = false;
+  }
+
+  /** A run not yet begun: no curve, no last report, nothing skipped to. */
+  _forgetRun() {
+    /** Every report so far (the curve), oldest first; a snapshot's curve when one was loaded. */
+    this.history = [];
+    this._skipped = null;
+    this._last = null;
   }
 
   /** Whether it is training now. */
@@ -197,8 +207,7 @@ export class AttnLensTrainElement extends LitElement {
     this._dropping = setTimeout(() => {
       this._worker?.terminate();
       this._worker = null;
-      this._running = false;
-      this._startWhenReady = false;
+      this._halt();
     }, 1000);
   }
 
@@ -246,11 +255,8 @@ export class AttnLensTrainElement extends LitElement {
       this._error(options.message);
       return false;
     }
-    this.history = [];
-    this._skipped = null;
-    this._running = false;
-    this._startWhenReady = false;
-    this._last = null;
+    this._forgetRun();
+    this._halt();
     this._busy = true;
     this._posted = JSON.stringify(options);
     this._showSettings();
@@ -270,8 +276,7 @@ export class AttnLensTrainElement extends LitElement {
 
   /** Stops after the chunk of steps under way (at most 25 steps). */
   pause() {
-    this._running = false;
-    this._startWhenReady = false;
+    this._halt();
     this._worker?.postMessage({ type: "pause" });
   }
 
@@ -279,8 +284,7 @@ export class AttnLensTrainElement extends LitElement {
   skipAhead() {
     // The run so far stays (curve and model) until the snapshot has loaded: if it cannot be
     // fetched, the message says so and Start goes on with the run.
-    this._running = false;
-    this._startWhenReady = false;
+    this._halt();
     this._skippedBefore = this._skipped;
     this._skipped = true;
     this._busy = true;
@@ -301,8 +305,7 @@ export class AttnLensTrainElement extends LitElement {
   }
 
   _fail(message) {
-    this._running = false;
-    this._startWhenReady = false;
+    this._halt();
     if (this._skipped === true) this._skipped = this._skippedBefore;
     this._busy = false;
     this._status = message;

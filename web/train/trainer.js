@@ -27,6 +27,16 @@ export const DEFAULTS = Object.freeze({
 
 export { copies, formed } from "./criteria.js";
 
+/** The model's config (createModel's) for trainer options. */
+export const modelConfig = (o) => ({
+  layers: o.layers,
+  heads: o.heads,
+  dModel: o.dModel,
+  context: o.length,
+  vocabSize: o.vocab,
+  attentionNorm: o.attentionNorm,
+});
+
 /** The c_fc bias that switches an MLP off (see switchOffMlps). */
 export const MLP_OFF_BIAS = -20;
 
@@ -87,23 +97,14 @@ export async function createTrainer(lens, options = {}, { snapshot } = {}) {
       throw new Error(`state.json is not a training snapshot (format "${state?.format}", version ${state?.version})`);
   }
   let o = { ...DEFAULTS, ...(state ? state.options : options) };
-  const config = {
-    layers: o.layers,
-    heads: o.heads,
-    dModel: o.dModel,
-    context: o.length,
-    vocabSize: o.vocab,
-    attentionNorm: o.attentionNorm,
-  };
   let model;
   if (state) {
     const files = { "model.safetensors": snapshot["model.safetensors"], "config.json": snapshot["config.json"] };
     model = await lens.loadModel({ files });
     // A snapshot saved before attentionNorm existed has none in its options: its config.json says.
     o = { ...o, attentionNorm: model.config.attentionNorm };
-    config.attentionNorm = o.attentionNorm;
   } else {
-    model = await lens.createModel({ config, seed: o.seed });
+    model = await lens.createModel({ config: modelConfig(o), seed: o.seed });
     if (o.attentionOnly) model = await switchOffMlps(lens, model);
   }
   const rng = generator(o.seed, state ? state.rng : o.seed);
@@ -148,7 +149,7 @@ export async function createTrainer(lens, options = {}, { snapshot } = {}) {
     options: Object.freeze(o),
     /** The probe's first row (the ids its attention grid shows). */
     probeRow: Array.from(probeInputs.data.subarray(0, o.length - 1)),
-    config,
+    config: modelConfig(o),
     history,
     get steps() {
       return steps;
