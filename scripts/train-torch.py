@@ -166,7 +166,9 @@ def measure(step, t0):
             val = sum(a0[:, h, t, t - bk].mean().item() for t in range(4, T)) / (T - 4)
             offs.append(f"L0H{h}:-{bk} {val:.2f}")
     l0 = " ".join(offs)
-    print(f"step {step} {time.time()-t0:.0f}s first {f:.2f} second {sc:.2f} ind {best:.2f} prev {bp:.2f} | {l0} | {detail}", flush=True)
+    elapsed = time.time() - t0
+    eta = elapsed / step * (o["stop"] - step) if step else float("nan")
+    print(f"step {step} {elapsed:.0f}s ETA {eta:.0f}s first {f:.2f} second {sc:.2f} ind {best:.2f} prev {bp:.2f} | {l0} | {detail}", flush=True)
 
 
 t0 = time.time()
