@@ -1,3 +1,4 @@
+#include <attnlens/analysis.hpp>
 #include <attnlens/attention.hpp>
 #include <attnlens/random.hpp>
 
@@ -444,17 +445,24 @@ bool fits_float32(const InputBounds& b) {
 void attend_slice(const SliceProblem& p, Schedule schedule) {
   switch (schedule) {
     case Schedule::Blocked:
-      attend_blocked(p);
+      attend_blocked(p);  // fills p.entropy from its own sums
       return;
     case Schedule::Streaming:
       attend_streaming(p);
-      return;
+      break;
     case Schedule::Reference:
       attend_reference(p);
-      return;
+      break;
     case Schedule::Exact:
       attend_exact(p);
-      return;
+      break;
+  }
+  if (p.entropy) {
+    if (p.weights == nullptr) {
+      fail(ErrorCode::BAD_ARGUMENT, "row entropy needs the attention weights of the slice");
+    }
+    const Tensor entropy = row_entropy(ConstTensorView{p.weights, {p.L, p.S}});
+    std::copy(entropy.data.begin(), entropy.data.end(), p.entropy);
   }
 }
 

@@ -1,5 +1,7 @@
 #include "kernels.hpp"
 
+#include <attnlens/random.hpp>
+
 #include "check.hpp"
 
 #include <algorithm>
@@ -260,7 +262,8 @@ thread_local std::vector<float> tl_scores;
 thread_local std::vector<float> tl_accumulator;
 thread_local std::vector<float> tl_stats;
 thread_local std::vector<float> tl_tail;
-thread_local std::vector<float> tl_lhs;  // packed_matmul's copy of alpha · op(a)
+thread_local std::vector<float> tl_lhs;      // packed_matmul's copy of alpha · op(a)
+thread_local std::vector<float> tl_shifted;  // a score row minus its maximum (row entropy)
 
 // C[M x N] (+)= A[M x K] · B, with B packed as panels(N) panels `panel_stride` floats apart
 // (K <= the packed row count), kRows rows at a time. With a cut, each row group stops at its
@@ -448,26 +451,69 @@ PackedSlice pack_slice(const SliceProblem& p) {
   return {key_end, keys, values};
 }
 
+// sum of e[c] · max(d[c], floor) for c < n. exp2_nonpositive clamps its argument at -125, so
+// below `floor` ln e is the clamp's, not f d; and a masked key (d = -inf, e = 0) counts 0.
+float dot_clamped(const float* e, const float* d, std::int64_t n, float floor) {
+  const vf lo = splat(floor);
+  vf s0{}, s1{};
+  std::int64_t c = 0;
+  for (; c + 2 * W <= n; c += 2 * W) {
+    s0 += load(e + c) * vmax(load(d + c), lo);
+    s1 += load(e + c + W) * vmax(load(d + c + W), lo);
+  }
+  float sum = hsum(s0 + s1);
+  for (; c < n; ++c)
+    sum += e[c] * std::max(d[c], floor);
+  return sum;
+}
+
 // Softmax of one score row over its visible keys row[0, visible), the rest of the row up to
 // `zero_end` set to 0 (so that a causal P·V group may read it). Returns 1 / sum, or 0 when every
 // key is masked (the row is then all zeros: zero weights and output, never NaN).
+//
+// With `entropy` (and `shifted`, room for `visible` floats) it also stores the entropy of the
+// row's weights w = e / Z, e = exp(f d), d = logit - max <= 0, Z = sum e (f: the scale when the
+// softmax folds it in, else 1): -sum w ln w = ln Z - f sum(e d) / Z. Both terms are >= 0, so
+// nothing cancels; the cost is a copy and a dot product per row instead of a logarithm per
+// weight. Error, with k = n / 2W + 2W + 3 (the depth of a float sum of n terms in 2W lanes, its
+// scalar tail and the lanes' reduction) and gamma(k) = k u / (1 - k u), u = 2^-24: Z's sum moves
+// ln Z by gamma(k); the dot product's terms (one sign) and the division by Z move f sum(e d) / Z
+// by 2 gamma(k + 1) of itself (<= H); the exponential's 4u relative error and the rounding of
+// its argument (2u relative) add 4u + 2u H; the stored weights, e · (1/Z) rounded twice, have an
+// entropy 2u (1 + H) away; the result's rounding adds u H. In all, within
+// gamma(k + 1) (1 + 2 H) + 6u + 5u H of the stored weights' entropy H.
 float softmax_row(float* row, std::int64_t visible, std::int64_t zero_end, const SliceProblem& p,
-                  std::int64_t i, float factor) {
+                  std::int64_t i, float factor, float* shifted, float* entropy) {
   const float max = mask_row(row, visible, p, i, 0);
   std::fill(row + visible, row + std::max(visible, zero_end), 0.0f);
   if (max == kNegInf) {
     std::fill(row, row + visible, 0.0f);
+    if (entropy) *entropy = 0.0f;
     return 0.0f;
   }
-  return 1.0f / exp_and_sum(row, visible, max, factor, p.rule.masks_inside());
+  if (entropy == nullptr)
+    return 1.0f / exp_and_sum(row, visible, max, factor, p.rule.masks_inside());
+  const vf m = splat(max);
+  std::int64_t c = 0;
+  for (; c + W <= visible; c += W)
+    store(shifted + c, load(row + c) - m);
+  for (; c < visible; ++c)
+    shifted[c] = row[c] - max;
+  const float sum = exp_and_sum(row, visible, max, factor, p.rule.masks_inside());
+  // ln e = ln 2 · max(f d log2 e, -125) in the exponential, so d counts down to -125 ln 2 / f.
+  const float floor = -125.0f * 0.693147181f / factor;
+  const double weighted = static_cast<double>(dot_clamped(row, shifted, visible, floor));
+  *entropy = static_cast<float>(detmath::log(static_cast<double>(sum)) -
+                                static_cast<double>(factor) * weighted / sum);
+  return 1.0f / sum;
 }
 
 }  // namespace
 
 void release_scratch() {
   constexpr std::size_t kKeep = 1 << 17;  // floats (512 KiB): [1, 8, 1024, 64] stays warm
-  for (auto* buffer :
-       {&tl_keys, &tl_values, &tl_scores, &tl_accumulator, &tl_stats, &tl_tail, &tl_lhs}) {
+  for (auto* buffer : {&tl_keys, &tl_values, &tl_scores, &tl_accumulator, &tl_stats, &tl_tail,
+                       &tl_lhs, &tl_shifted}) {
     if (buffer->capacity() > kKeep) std::vector<float>().swap(*buffer);
   }
 }
@@ -504,6 +550,14 @@ void matmul(const float* A, std::int64_t lda, const float* B, std::int64_t ldb, 
   // B is (K, N): packed as panels of columns, like the values of a slice with K keys.
   float* packed = scratch(tl_values, panels(N) * K * P);
   pack_values(B, ldb, K, N, packed);
+  gemm<false>(M, N, K, A, lda, packed, K * P, C, ldc);
+}
+
+void matmul_transposed(const float* A, std::int64_t lda, const float* B, std::int64_t ldb, float* C,
+                       std::int64_t ldc, std::int64_t M, std::int64_t K, std::int64_t N) {
+  // B is (N, K): packed as panels of Bᵀ, like the keys of a slice with N keys.
+  float* packed = scratch(tl_keys, panels(N) * K * P);
+  pack_keys(B, ldb, N, K, packed);
   gemm<false>(M, N, K, A, lda, packed, K * P, C, ldc);
 }
 
@@ -552,6 +606,7 @@ void attend_blocked(const SliceProblem& p) {
   const ScoreRule& rule = p.rule;
   float* scores = scratch(tl_scores, kBlockRows * S);
   float* inv_sum = scratch(tl_stats, kBlockRows);
+  float* shifted = p.entropy ? scratch(tl_shifted, S) : nullptr;
   const float factor = rule.scale_foldable() ? rule.scale : 1.0f;
   const auto [key_end, keys, values] = pack_slice(p);
   for (std::int64_t i0 = 0; i0 < L; i0 += kBlockRows) {
@@ -570,7 +625,8 @@ void attend_blocked(const SliceProblem& p) {
       const std::int64_t i = i0 + r;
       float* row = scores + r * S;
       const std::int64_t visible = rule.causal_visible(i, 0, kend);
-      inv_sum[r] = softmax_row(row, visible, std::min(kend, visible + kRows), p, i, factor);
+      inv_sum[r] = softmax_row(row, visible, std::min(kend, visible + kRows), p, i, factor, shifted,
+                               p.entropy ? p.entropy + i : nullptr);
       // Weights are written while the row is still in cache; the product below uses the
       // unnormalised row, so the output is the same to the bit with or without weights.
       if (p.weights) {

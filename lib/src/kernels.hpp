@@ -29,6 +29,9 @@ struct SliceProblem {
   const float* v = nullptr;  // [S, Dv], rows ldv apart
   float* out = nullptr;      // [L, Dv], rows ldo apart
   float* weights = nullptr;  // [L, S] contiguous, or null
+  float* entropy = nullptr;  // [L], or null: each row's entropy -sum w ln w of its weights (the
+                             // blocked schedule from the softmax's own sums; the others from
+                             // the weights, which they then need)
   std::int64_t L = 0, S = 0, D = 0, Dv = 0;
   std::int64_t ldq = 0, ldk = 0, ldv = 0, ldo = 0;
   ScoreRule rule;  // scale, causal, masks: see score_rule.hpp
@@ -80,6 +83,11 @@ void attend_streaming(const SliceProblem& p);
 // product (B packed into panels once), for the projections of the forward pass.
 void matmul(const float* A, std::int64_t lda, const float* B, std::int64_t ldb, float* C,
             std::int64_t ldc, std::int64_t M, std::int64_t K, std::int64_t N);
+
+// C[M, N] = A[M, K] · B[N, K]ᵀ, the same way (B packed like a slice's keys): the raw scores of a
+// slice, Q · Kᵀ, for the forward pass's trace.
+void matmul_transposed(const float* A, std::int64_t lda, const float* B, std::int64_t ldb, float* C,
+                       std::int64_t ldc, std::int64_t M, std::int64_t K, std::int64_t N);
 
 // The same packed product with matmul.hpp's contract (transposes, accumulate, alpha; all
 // contiguous): what detail::matmul runs in WebAssembly, where Eigen's product is scalar.

@@ -142,19 +142,23 @@ void trace_head(Trace& t, std::int64_t slot, const detail::ScoreRule& rule, cons
   store(t.k, slot, k.data() + col, E, L, d);
   store(t.v, slot, v.data() + col, E, L, d);
   store(t.head_outputs, slot, concat.data() + col, E, L, d);
-  // scores, scaled and masked are (L, L).
+  // scores, scaled and masked are (L, L), written in place; the scores by the kernels' product
+  // (SIMD in WebAssembly, where Eigen's is scalar).
   if (!exact) {
-    RowMatrixXf scores(L, L);
-    attention_scores(q.middleCols(col, d), k.middleCols(col, d), scores);
-    store(t.scores, slot, scores);
-    store(t.scaled, slot, scores.data(), L, L, L, rule.scale);
+    float* scores = t.scores.data.data() + slot * L * L;
+    float* scaled = t.scaled.data.data() + slot * L * L;
+    float* logits = t.masked.data.data() + slot * L * L;
+    detail::matmul_transposed(q.data() + col, E, k.data() + col, E, scores, L, L, d, L);
+    for (std::int64_t c = 0; c < L * L; ++c)
+      scaled[c] = scores[c] * rule.scale;
+    // The logits are the scaled scores by the rule (the same multiplication, so the same bits).
+    std::copy(scaled, scaled + L * L, logits);
     for (std::int64_t i = 0; i < L; ++i) {
-      float* row = scores.row(i).data();
+      float* row = logits + i * L;
       const std::int64_t visible = rule.causal_visible(i, 0, L);
-      detail::apply_score_rule(rule, row, i, 0, visible, true);
+      detail::apply_score_rule(rule, row, i, 0, visible, false);
       std::fill(row + visible, row + L, -std::numeric_limits<float>::infinity());
     }
-    store(t.masked, slot, scores);
     return;
   }
   float* scores = t.scores.data.data() + slot * L * L;
@@ -251,6 +255,7 @@ ForwardResult SelfAttention::forward(const ConstTensorView& x,
   try {
     result.output = Tensor(x.shape);
     result.weights = Tensor(per_head(batched, B, H, L, L));
+    if (options.entropy) result.entropy = Tensor(batched ? Shape{B, H, L} : Shape{H, L});
     if (options.trace) {
       Trace& t = result.trace.emplace();
       t.scale = scale;
@@ -296,6 +301,7 @@ ForwardResult SelfAttention::forward(const ConstTensorView& x,
         p.v = v.data() + h * d;
         p.out = concat.data() + h * d;
         p.weights = result.weights.data.data() + slot * L * L;
+        if (options.entropy) p.entropy = result.entropy.data.data() + slot * L;
         detail::attend_slice(p, schedule);
         if (result.trace) trace_head(*result.trace, slot, p.rule, q, k, v, concat, h * d, d, exact);
       }

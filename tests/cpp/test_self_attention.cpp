@@ -194,6 +194,24 @@ TEST_CASE("the trace holds every stage, consistently", "[self_attention][trace]"
   CHECK(testing::close(
       t.q.data, q_heads,
       2 * gamma_e * E * ref::max_abs(x) * ref::max_abs(layer.weights().wq.reshaped()), t.q.shape));
+  // scores = q_h k_h^T from the trace's own q and k: d products summed in float32, within
+  // gamma(d) d max|q| max|k| of the float64 product.
+  std::vector<double> qk;
+  for (int h = 0; h < H; ++h) {
+    for (int i = 0; i < L; ++i) {
+      for (int j = 0; j < L; ++j) {
+        double dot = 0.0;
+        for (int c = 0; c < d; ++c)
+          dot += static_cast<double>(t.q.data[static_cast<std::size_t>((h * L + i) * d + c)]) *
+                 t.k.data[static_cast<std::size_t>((h * L + j) * d + c)];
+        qk.push_back(dot);
+      }
+    }
+  }
+  const double gamma_d = d * u / (1 - d * u);
+  CHECK(testing::close(t.scores.data, qk,
+                       gamma_d * d * ref::max_abs(t.q.data) * ref::max_abs(t.k.data),
+                       t.scores.shape));
   for (std::size_t i = 0; i < t.scores.data.size(); ++i) {
     CHECK(t.scaled.data[i] == t.scores.data[i] * t.scale);
   }
@@ -325,4 +343,54 @@ TEST_CASE("same seed: bit-identical weights and outputs, other seeds differ",
   std::mt19937 gen(101);
   const auto x = ref::random_vector(3 * 16, gen);
   CHECK(a.forward(view(x, {3, 16})).output.data == b.forward(view(x, {3, 16})).output.data);
+}
+
+TEST_CASE("forward's row entropy: within its bound of the weights' float64 entropy",
+          "[self_attention][entropy]") {
+  // Flat to sharp rows (x scaled by 0.05 to 20), 1 to 300 keys, causal and full, and inputs so
+  // large that the float64 (Exact) schedule runs, where the entropy comes from the weights.
+  const double u = std::ldexp(1.0, -24);
+  std::mt19937 gen(20261125);
+  const int E = 32, H = 4;
+  SelfAttentionConfig config;
+  config.model_dim = E;
+  config.num_heads = H;
+  config.seed = 5;
+  const SelfAttention layer(config);
+  for (const int L : {1, 7, 64, 300}) {
+    for (const double spread : {0.05, 1.0, 20.0, 1e18}) {
+      for (const bool causal : {false, true}) {
+        CAPTURE(L, spread, causal);
+        auto x = ref::random_vector(static_cast<std::size_t>(L * E), gen);
+        for (float& v : x)
+          v = static_cast<float>(v * spread);
+        ForwardOptions fo;
+        fo.causal = causal;
+        fo.entropy = true;
+        const auto r = layer.forward(view(x, {L, E}), fo);
+        REQUIRE(r.entropy.shape == Shape{H, L});
+        std::vector<double> expected;
+        double largest = 0.0;
+        for (int row = 0; row < H * L; ++row) {
+          double h = 0.0;
+          for (int j = 0; j < L; ++j) {
+            const double p = r.weights.data[static_cast<std::size_t>(row * L + j)];
+            if (p > 0.0) h -= p * std::log(p);
+          }
+          expected.push_back(h);
+          largest = std::max(largest, h);
+        }
+        // kernels.cpp, softmax_row: gamma(k + 1) (1 + 2 H) + 6u + 5u H with k = n / 2W + 2W + 3
+        // for n = L keys; over W = 4, 8 and 16, k <= n / 8 + 40 here. The Exact schedule's
+        // row_entropy() is well within it.
+        const double k = L / 8.0 + 41.0;
+        const double gamma = k * u / (1 - k * u);
+        const double tol = gamma * (1 + 2 * largest) + 6 * u + 5 * u * largest;
+        CHECK(testing::close(r.entropy.data, expected, tol, r.entropy.shape));
+        if (causal) CHECK(r.entropy.data[0] == 0.0f);  // the first row sees one key
+      }
+    }
+  }
+  // Without the option there is none.
+  CHECK(layer.forward(view(ref::random_vector(E, gen), {1, E})).entropy.data.empty());
 }

@@ -45,7 +45,8 @@ struct ExplainStats {
   bool truncated = false;                     // true if only the first max_tokens were used
   std::vector<double> raw_score_variance;     // [H] variance of Q_h K_hᵀ (unmasked); [] if !trace
   std::vector<double> scaled_score_variance;  // [H] variance after multiplying by the scale
-  Tensor entropy;                             // [H, L] entropy of each weight row (nats)
+  Tensor entropy;                             // [H, L] entropy of each weight row (nats),
+                                              // from the softmax (ForwardResult::entropy)
 };
 
 struct Explanation {
