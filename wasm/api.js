@@ -296,6 +296,7 @@ const EXPLAIN_OPTIONS = {
   maxTokens: "number",
   truncate: "boolean",
   trace: "boolean",
+  traceHead: "number",
 };
 const WEIGHT_NAMES = ["wq", "wk", "wv", "wo", "bq", "bk", "bv", "bo"];
 

@@ -512,6 +512,7 @@ val explain_options_to_js(const attnlens::ExplainOptions& o) {
   put_number(out, "maxTokens", o.max_tokens);
   put_bool(out, "truncate", o.truncate);
   put_bool(out, "trace", o.trace);
+  if (o.trace_head) put_number(out, "traceHead", *o.trace_head);
   return out;
 }
 
@@ -532,6 +533,8 @@ attnlens::ExplainOptions explain_options_from_js(const val& opts) {
     o.max_tokens = int_from_js(get(opts, "maxTokens").as<double>(), "maxTokens");
   if (given("truncate")) o.truncate = get(opts, "truncate").as<bool>();
   if (given("trace")) o.trace = get(opts, "trace").as<bool>();
+  if (given("traceHead"))
+    o.trace_head = int_from_js(get(opts, "traceHead").as<double>(), "traceHead");
   return o;
 }
 

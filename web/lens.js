@@ -18,10 +18,12 @@ export const loadLens = makeLoader(createAttnLensCore, fetchWasm, new URL(WASM_F
  * Explains `state.sentence` for the modes the figure needs, up to the library's token limit
  * (lens.limits.maxTokens; longer text shows its first tokens). `trace`: record every stage (the
  * every-step view and the matrices export need it; the other views do not, and a long text is
- * explained many times faster without). Returns { causal?, full?, totalTokens, truncated,
- * traced } or { empty: true } for text without tokens.
+ * explained many times faster without). `traceHead`: with trace, the [H, L, L] score stages of
+ * that head only (the every-step view shows one head; at 512 tokens this is several times
+ * cheaper). Returns { causal?, full?, totalTokens, truncated, traced, traceHead } or
+ * { empty: true } for text without tokens.
  */
-export function computeFigure(lens, state, { trace = true } = {}) {
+export function computeFigure(lens, state, { trace = true, traceHead } = {}) {
   const options = {
     modelDim: state.dim,
     numHeads: state.heads,
@@ -31,6 +33,7 @@ export function computeFigure(lens, state, { trace = true } = {}) {
     maxTokens: lens.limits.maxTokens,
     truncate: true,
     trace,
+    ...(trace && traceHead !== undefined ? { traceHead } : {}),
   };
   const modes = state.mode === "compare" ? ["causal", "full"] : [state.mode];
   const result = {};
@@ -44,5 +47,6 @@ export function computeFigure(lens, state, { trace = true } = {}) {
   result.totalTokens = any.stats.totalTokens;
   result.truncated = any.stats.truncated;
   result.traced = trace;
+  result.traceHead = trace ? traceHead : undefined;
   return result;
 }

@@ -46,6 +46,11 @@ Explanation explain(std::string_view sentence, const ExplainOptions& options) {
   config.seed = options.seed;
   config.init = options.init;
   const SelfAttention layer(config);  // validates model_dim and num_heads
+  if (options.trace_head && (*options.trace_head < 0 || *options.trace_head >= options.num_heads)) {
+    detail::fail(ErrorCode::BAD_ARGUMENT,
+                 "traceHead must be between 0 and numHeads - 1 = ", options.num_heads - 1, "; got ",
+                 *options.trace_head);
+  }
 
   Explanation ex;
   ex.tokens = tokenize(sentence);
@@ -81,6 +86,7 @@ Explanation explain(std::string_view sentence, const ExplainOptions& options) {
   ForwardOptions forward;
   forward.causal = options.causal;
   forward.trace = options.trace;
+  forward.trace_head = options.trace_head;
   forward.entropy = true;
   ForwardResult r = layer.forward(ex.embeddings.view(), forward);
   if (r.trace) ex.trace = std::move(*r.trace);
@@ -95,7 +101,8 @@ Explanation explain(std::string_view sentence, const ExplainOptions& options) {
 
   const int H = options.num_heads;
   const std::int64_t slice = L * L;
-  for (int h = 0; h < (options.trace ? H : 0); ++h) {
+  const int traced = options.trace ? (options.trace_head ? 1 : H) : 0;
+  for (int h = 0; h < traced; ++h) {
     const float* raw = ex.trace.scores.data.data() + h * slice;
     const float* scaled = ex.trace.scaled.data.data() + h * slice;
     ex.stats.raw_score_variance.push_back(visible_variance(raw, ex.trace.mask.data.data(), slice));

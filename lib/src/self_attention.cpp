@@ -129,19 +129,22 @@ Shape per_head(bool batched, std::int64_t B, std::int64_t H, std::int64_t n, std
 }
 
 // Fills slot `slot` of the trace's per-head stages for the head whose columns start at `col`:
-// its projections, its raw scores, their scaled and masked forms by the same score rule the
-// slice routine applied, and its output (already in `concat`). With `exact` (the slice took
-// Schedule::Exact) the score stages are computed in float64 and rounded once, and a value
-// beyond float32 is NON_FINITE.
-void trace_head(Trace& t, std::int64_t slot, const detail::ScoreRule& rule, const RowMatrixXf& q,
-                const RowMatrixXf& k, const RowMatrixXf& v, const RowMatrixXf& concat,
-                std::int64_t col, std::int64_t d, bool exact) {
+// its projections and its output (already in `concat`), and, unless `score_slot` is negative
+// (a head the trace leaves out), slot `score_slot` of the score stages: its raw scores and their
+// scaled and masked forms by the same score rule the slice routine applied. With `exact` (the
+// slice took Schedule::Exact) the score stages are computed in float64 and rounded once, and a
+// value beyond float32 is NON_FINITE.
+void trace_head(Trace& t, std::int64_t slot, std::int64_t score_slot, const detail::ScoreRule& rule,
+                const RowMatrixXf& q, const RowMatrixXf& k, const RowMatrixXf& v,
+                const RowMatrixXf& concat, std::int64_t col, std::int64_t d, bool exact) {
   const std::int64_t L = q.rows();
   const std::int64_t E = q.cols();
   store(t.q, slot, q.data() + col, E, L, d);
   store(t.k, slot, k.data() + col, E, L, d);
   store(t.v, slot, v.data() + col, E, L, d);
   store(t.head_outputs, slot, concat.data() + col, E, L, d);
+  if (score_slot < 0) return;
+  slot = score_slot;
   // scores, scaled and masked are (L, L), written in place; the scores by the kernels' product
   // (SIMD in WebAssembly, where Eigen's is scalar).
   if (!exact) {
@@ -243,6 +246,10 @@ ForwardResult SelfAttention::forward(const ConstTensorView& x,
   detail::require_work(B * H, L, L, d, d, kDefaultMaxWork);
   if (x.data == nullptr) detail::fail(ErrorCode::BAD_ARGUMENT, "x has no data");
   const double x_max = detail::require_finite(x.data, numel, "x", x.shape);
+  if (options.trace_head && (*options.trace_head < 0 || *options.trace_head >= H)) {
+    detail::fail(ErrorCode::BAD_ARGUMENT, "trace_head must be between 0 and ", H - 1,
+                 " (the layer has ", H, " heads); got ", *options.trace_head);
+  }
   const float scale = options.scale.value_or(1.0f / std::sqrt(static_cast<float>(d)));
   if (!std::isfinite(scale)) {
     detail::fail(ErrorCode::NON_FINITE, "scale is ", scale, "; it must be a finite number");
@@ -263,7 +270,7 @@ ForwardResult SelfAttention::forward(const ConstTensorView& x,
       for (Tensor* s : {&t.q, &t.k, &t.v, &t.head_outputs})
         *s = Tensor(per_head(batched, B, H, L, d));
       for (Tensor* s : {&t.scores, &t.scaled, &t.masked})
-        *s = Tensor(per_head(batched, B, H, L, L));
+        *s = Tensor(per_head(batched, B, options.trace_head ? 1 : H, L, L));
       const RowMatrixXf mask =
           options.causal ? causal_mask(L, L) : RowMatrixXf(RowMatrixXf::Zero(L, L));
       t.mask = Tensor({L, L}, std::vector<float>(mask.data(), mask.data() + mask.size()));
@@ -303,7 +310,11 @@ ForwardResult SelfAttention::forward(const ConstTensorView& x,
         p.weights = result.weights.data.data() + slot * L * L;
         if (options.entropy) p.entropy = result.entropy.data.data() + slot * L;
         detail::attend_slice(p, schedule);
-        if (result.trace) trace_head(*result.trace, slot, p.rule, q, k, v, concat, h * d, d, exact);
+        if (result.trace) {
+          const std::int64_t score_slot =
+              !options.trace_head ? slot : (h == *options.trace_head ? b : -1);
+          trace_head(*result.trace, slot, score_slot, p.rule, q, k, v, concat, h * d, d, exact);
+        }
       }
       // Each row of concat is a convex combination of rows of v: at most max |v|.
       store(result.output, b,

@@ -277,3 +277,55 @@ TEST_CASE("explain without the trace: the same weights, output, PCA and entropy,
     CHECK(same(full.trace.weights, full.weights));
   }
 }
+
+TEST_CASE("explain with traceHead: that head's score stages and variances, the rest unchanged",
+          "[explain]") {
+  const auto same = [](const attnlens::Tensor& a, const attnlens::Tensor& b) {
+    return a.shape == b.shape && a.data == b.data;
+  };
+  // The head's slot of each score stage, from a trace of every head.
+  const auto head_of = [](const attnlens::Tensor& t, std::int64_t h) {
+    const std::int64_t n = t.shape[1] * t.shape[2];
+    return std::vector<float>(t.data.begin() + h * n, t.data.begin() + (h + 1) * n);
+  };
+  for (const bool causal : {true, false}) {
+    attnlens::ExplainOptions o;
+    o.causal = causal;
+    o.num_heads = 4;
+    o.model_dim = 32;
+    const std::string text = "the cat sat on the mat because it was tired";
+    const auto full = attnlens::explain(text, o);
+    for (const int h : {0, 2, 3}) {
+      CAPTURE(causal, h);
+      o.trace_head = h;
+      const auto one = attnlens::explain(text, o);
+      const std::int64_t L = static_cast<std::int64_t>(one.tokens.size());
+      // The same operations on the same numbers: bit-identical.
+      for (const auto member :
+           {&attnlens::Trace::scores, &attnlens::Trace::scaled, &attnlens::Trace::masked}) {
+        CHECK((one.trace.*member).shape == Shape{1, L, L});
+        CHECK((one.trace.*member).data == head_of(full.trace.*member, h));
+      }
+      for (const auto member :
+           {&attnlens::Trace::q, &attnlens::Trace::k, &attnlens::Trace::v,
+            &attnlens::Trace::head_outputs, &attnlens::Trace::weights, &attnlens::Trace::concat,
+            &attnlens::Trace::output, &attnlens::Trace::mask, &attnlens::Trace::x}) {
+        CHECK(same(one.trace.*member, full.trace.*member));
+      }
+      CHECK(same(one.weights, full.weights));
+      CHECK(same(one.stats.entropy, full.stats.entropy));
+      REQUIRE(one.stats.raw_score_variance.size() == 1);
+      CHECK(one.stats.raw_score_variance[0] == full.stats.raw_score_variance[h]);
+      CHECK(one.stats.scaled_score_variance[0] == full.stats.scaled_score_variance[h]);
+    }
+    o.trace_head.reset();
+  }
+  attnlens::ExplainOptions bad;
+  bad.num_heads = 4;
+  for (const int h : {-1, 4}) {
+    bad.trace_head = h;
+    testing::require_error([&] { attnlens::explain("hi there", bad); },
+                           attnlens::ErrorCode::BAD_ARGUMENT,
+                           {"traceHead must be between 0 and numHeads - 1 = 3", std::to_string(h)});
+  }
+}

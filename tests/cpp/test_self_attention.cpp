@@ -394,3 +394,34 @@ TEST_CASE("forward's row entropy: within its bound of the weights' float64 entro
   // Without the option there is none.
   CHECK(layer.forward(view(ref::random_vector(E, gen), {1, E})).entropy.data.empty());
 }
+
+TEST_CASE("forward with trace_head: a batch keeps that head's score stages",
+          "[self_attention][trace]") {
+  std::mt19937 gen(101);
+  const int B = 2, L = 5, E = 8, H = 2;
+  const auto x = ref::random_vector(B * L * E, gen);
+  SelfAttentionConfig config;
+  config.model_dim = E;
+  config.num_heads = H;
+  const SelfAttention layer(config);
+  ForwardOptions fo;
+  fo.trace = true;
+  const auto all = layer.forward(view(x, {B, L, E}), fo);
+  fo.trace_head = 1;
+  const auto one = layer.forward(view(x, {B, L, E}), fo);
+  REQUIRE(one.trace->scores.shape == Shape{B, 1, L, L});
+  for (int b = 0; b < B; ++b) {
+    // Slot (b, 1) of every head's trace is slot (b, 0) of the one head's: the same bits.
+    const auto from = all.trace->masked.data.begin() + (b * H + 1) * L * L;
+    CHECK(std::vector<float>(from, from + L * L) ==
+          std::vector<float>(one.trace->masked.data.begin() + b * L * L,
+                             one.trace->masked.data.begin() + (b + 1) * L * L));
+  }
+  CHECK(one.trace->q.data == all.trace->q.data);
+  fo.trace_head = 2;
+  testing::require_error(
+      [&] {
+        layer.forward(view(x, {B, L, E}), fo);
+      },
+      attnlens::ErrorCode::BAD_ARGUMENT, {"trace_head must be between 0 and 1", "got 2"});
+}

@@ -6,6 +6,7 @@ import { mkdirSync, readFileSync } from "node:fs";
 import { openPage, useSite } from "../support/browser.mjs";
 import { WORDS, sentence } from "../support/sentences.mjs";
 import { computed, frames, keyTo, nextRender, parseReadout, readout, svgOf } from "../support/figure.mjs";
+import { loadAttnLens } from "attnlens";
 
 const artefacts = new URL("../../test-results/", import.meta.url).pathname;
 mkdirSync(artefacts, { recursive: true });
@@ -358,5 +359,52 @@ test("timing: edit of a 64-token sentence with 4 heads, dim 64 (reported, not as
   console.log(
     `# 64 tokens, 4 heads, dim 64: recompute + redraw median ${times[5].toFixed(1)} ms (min ${times[0].toFixed(1)}, max ${times[9].toFixed(1)})`,
   );
+  await page.close();
+});
+
+test("every step: a head switch shows that head's scores (the trace holds the head shown)", async () => {
+  const { page, problems } = await open("?sentence=the+cat+sat+on+the+mat&view=steps&mode=compare");
+  await page.waitForSelector("attn-lens figure.pane");
+  const lens = await loadAttnLens();
+  /** The readout of row i, column j (0-based) of the `nth` pane whose label starts with `name`. */
+  const cell = async (name, nth, i, j) => {
+    const found = await page.evaluate(
+      ([n, at]) => {
+        const frames = [...document.querySelector("attn-lens").shadowRoot.querySelectorAll(".frame")];
+        const frame = frames.filter((f) => f.getAttribute("aria-label").startsWith(n))[at];
+        frame?.focus();
+        return !!frame;
+      },
+      [name, nth],
+    );
+    assert.ok(found, `pane ${nth + 1} named ${name}`);
+    await page.keyboard.press("ArrowRight"); // the first key focuses cell (1, 1)
+    for (let r = 0; r < i; r++) await page.keyboard.press("ArrowDown");
+    for (let c = 0; c < j; c++) await page.keyboard.press("ArrowRight");
+    return readout(page);
+  };
+  for (const head of [0, 2]) {
+    if (head) await nextRender(page, () => page.selectOption("#head", String(head)));
+    await page.waitForFunction((h) => document.querySelector("attn-lens").explanation?.causal?.options.traceHead === h, head);
+    await page.waitForSelector("attn-lens figure.pane");
+    // The numbers the page shows against the package's explain() with every head traced.
+    const { traceHead, ...options } = await page.evaluate(() => document.querySelector("attn-lens").explanation.full.options);
+    assert.equal(traceHead, head);
+    const expected = lens.explain("the cat sat on the mat", options);
+    const L = expected.tokens.length;
+    // The scores (shown once) and the full panel's masked scores (the second of two).
+    for (const [name, nth, stage] of [
+      ["Scores Q", 0, "scores"],
+      ["Masked scores", 1, "masked"],
+    ]) {
+      const text = await cell(name, nth, 2, 1);
+      assert.match(text, new RegExp(`head ${head + 1}: query 3 “sat”, key 2 “cat” = `), text);
+      const shown = Number(text.split(" = ")[1].replace("−", "-"));
+      const value = expected.trace[stage].data[head * L * L + 2 * L + 1];
+      // 4 significant digits: within half a unit of the 4th.
+      assert.ok(Math.abs(shown - value) <= 0.5 * 10 ** (Math.floor(Math.log10(Math.abs(value))) - 3), `${name}: ${shown} against ${value}`);
+    }
+  }
+  assert.deepEqual(problems, []);
   await page.close();
 });

@@ -58,6 +58,42 @@ test("explain: truncation keeps the first tokens and says so", () => {
   assert.equal(ex.stats.totalTokens, 6);
 });
 
+test("explain with traceHead: that head's score stages and variances, every other stage whole", () => {
+  for (const causal of [true, false]) {
+    const options = { modelDim: 32, numHeads: 4, causal };
+    const text = "the cat sat on the mat because it was tired";
+    const full = lens.explain(text, options);
+    const L = full.tokens.length;
+    for (const head of [0, 3]) {
+      const one = lens.explain(text, { ...options, traceHead: head });
+      assert.equal(one.options.traceHead, head);
+      // The same operations on the same numbers in the same module: bit-identical.
+      for (const stage of ["scores", "scaled", "masked"]) {
+        assert.deepEqual(one.trace[stage].shape, [1, L, L], stage);
+        assert.deepEqual(one.trace[stage].data, full.trace[stage].data.subarray(head * L * L, (head + 1) * L * L), stage);
+      }
+      for (const stage of ["x", "q", "k", "v", "mask", "weights", "headOutputs", "concat", "output"]) {
+        assert.deepEqual(one.trace[stage], full.trace[stage], stage);
+      }
+      assert.deepEqual(one.weights, full.weights);
+      assert.deepEqual(one.stats.rawScoreVariance, [full.stats.rawScoreVariance[head]]);
+      assert.deepEqual(one.stats.scaledScoreVariance, [full.stats.scaledScoreVariance[head]]);
+    }
+  }
+  assert.equal("traceHead" in lens.explain("the cat").options, false);
+  for (const [traceHead, message] of [
+    [4, /traceHead must be between 0 and numHeads - 1 = 3; got 4/],
+    [-1, /traceHead must be between 0 and numHeads - 1 = 3; got -1/],
+    [1.5, /traceHead/],
+    ["1", /traceHead/],
+  ]) {
+    assert.throws(
+      () => lens.explain("the cat", { numHeads: 4, traceHead }),
+      (e) => e.code === "BAD_ARGUMENT" && message.test(e.message),
+    );
+  }
+});
+
 test("explain without the trace: the same numbers, no stages, no score variances", () => {
   for (const causal of [true, false]) {
     const options = { modelDim: 32, numHeads: 4, causal };

@@ -36,6 +36,8 @@ let trained;
 const loadTrained = () => (trainedModule ??= Promise.all([import("./trained.js"), loadView("grid")]).then(([m]) => (trained = m)));
 /** Views that need an explain() trace, which weights from a file do not have. */
 const TRACE_VIEWS = { steps: "every-step", pca: "PCA" };
+/** The head the every-step view shows (the first for "mean"). */
+const stepsHead = (state) => Math.min(state.head === "mean" ? 0 : state.head, state.heads - 1);
 
 /** Fetches the views loaded on demand (a page that offers every view calls this when idle). */
 export const preloadViews = () => Promise.all(Object.keys(LAZY).map(loadView));
@@ -774,11 +776,13 @@ export class AttnLensElement extends LitElement {
     } else if (
       !this._fileMode &&
       this._visible &&
-      (state.view === "steps" ? `${key}/trace` : key) !== this._computedKey &&
-      `${key}/trace` !== this._computedKey
+      (state.view === "steps" ? `${key}/trace/${stepsHead(state)}` : key) !== this._computedKey &&
+      !(state.view !== "steps" && this._computedKey?.startsWith(`${key}/trace/`))
     ) {
-      // Only the every-step view needs the trace; a figure computed with it serves every view.
-      this._computedKey = state.view === "steps" ? `${key}/trace` : key;
+      // Only the every-step view needs the trace, and only the score stages of the head it shows
+      // (a head switch there computes again); a figure computed with it serves every other view.
+      this._traceHead = state.view === "steps" ? stepsHead(state) : undefined;
+      this._computedKey = state.view === "steps" ? `${key}/trace/${this._traceHead}` : key;
       // An edit computes inside this update, so the figure changes in the same frame; the first
       // figure waits for its animation frame (one figure per frame on a page with many).
       if (!this._lens || !this._figure) schedule(this);
@@ -814,7 +818,8 @@ export class AttnLensElement extends LitElement {
 
   _compute() {
     this._computeWith((state) => {
-      this._figure = { ...computeFigure(this._lens, state, { trace: this._computedKey?.endsWith("/trace") }), state };
+      const trace = this._traceHead !== undefined;
+      this._figure = { ...computeFigure(this._lens, state, { trace, traceHead: this._traceHead }), state };
       this._panels = this._figure.empty ? [] : panelsOf(this._figure);
     });
   }
@@ -1312,14 +1317,16 @@ export class AttnLensElement extends LitElement {
     if (state.view === "steps") {
       if (!this._panels[0]?.explanation)
         return html`<div class="message" role="status">The every-step view needs the random-weights mode.</div>`;
-      // A figure computed for another view has no trace yet: its computation with one is under way.
-      if (!this._panels[0].explanation.trace)
+      // A figure computed for another view (or head) has no trace of the head yet: its computation
+      // with one is under way.
+      const traced = this._panels[0].explanation.options.traceHead;
+      if (!this._panels[0].explanation.trace || (traced !== undefined && traced !== stepsHead(state)))
         return html`<div class="placeholder" style="height:${this._reserve(state)}px">Computing every step…</div>`;
       const steps = loaded.steps;
       const key = `${this._generation}/${state.head}`;
       if (this._stepsKey !== key) {
         this._stepsKey = key;
-        this._stepsModel = steps.stepsModel(this._panels, state.head === "mean" ? 0 : state.head);
+        this._stepsModel = steps.stepsModel(this._panels, stepsHead(state));
       }
       return steps.stepsTemplate(this._stepsModel, (id, label) => this._frame(id, label));
     }

@@ -35,6 +35,15 @@ export function stepsModel(panels, head) {
   const headLabel = H > 1 ? `, head ${h + 1}` : "";
   const dimLabels = (from, n) => Array.from({ length: n }, (_, k) => String(from + k + 1));
   const per = (tensor, size) => tensor.data.subarray(h * size, (h + 1) * size);
+  // The score stages (and their variances) hold only the head shown when the explanation was
+  // traced for it (explain's traceHead), else every head.
+  const scoreSlot = (ex) => {
+    const traced = ex.options.traceHead;
+    if (traced === undefined) return h;
+    if (traced !== h) throw new Error(`the every-step view shows head ${h + 1} but the trace holds head ${traced + 1}'s scores`);
+    return 0;
+  };
+  const scoresOf = (ex, stage) => ex.trace[stage].data.subarray(scoreSlot(ex) * L * L, (scoreSlot(ex) + 1) * L * L);
   const panes = [];
   const pane = (spec) => {
     const p = matrixPane(spec);
@@ -110,16 +119,16 @@ export function stepsModel(panels, head) {
   steps.push({
     n: 5,
     caption: `Score every query against every key: Q · Kᵀ${headLabel}`,
-    variants: [{ items: [lxl("", "scores", `Scores Q · Kᵀ${headLabel}`, per(first.trace.scores, L * L), "signed")] }],
+    variants: [{ items: [lxl("", "scores", `Scores Q · Kᵀ${headLabel}`, scoresOf(first, "scores"), "signed")] }],
   });
-  const raw = first.stats.rawScoreVariance[h];
-  const scaled = first.stats.scaledScoreVariance[h];
+  const raw = first.stats.rawScoreVariance[scoreSlot(first)];
+  const scaled = first.stats.scaledScoreVariance[scoreSlot(first)];
   steps.push({
     n: 6,
     caption:
       `Scale by 1/√d_head = 1/√${d} = ${fmt(first.trace.scale)} (d_head = d_model / heads = ${E} / ${H}): the variance of the scores ` +
       `drops from ${fmt(raw)} to ${fmt(scaled)}, so the softmax does not saturate`,
-    variants: [{ items: [lxl("", "scaled", `Scaled scores Q · Kᵀ / √d_head${headLabel}`, per(first.trace.scaled, L * L), "signed")] }],
+    variants: [{ items: [lxl("", "scaled", `Scaled scores Q · Kᵀ / √d_head${headLabel}`, scoresOf(first, "scaled"), "signed")] }],
   });
 
   const compare = panels.length > 1;
@@ -128,14 +137,6 @@ export function stepsModel(panels, head) {
       label: compare ? (data.causal ? "Causal" : "Full") : null,
       items: make(data.explanation, compare ? `${data.mode}-` : ""),
     }));
-  const maskedOf = (ex) => {
-    // The trace's own masked stage when the library provides it; until then scaled + mask.
-    if (ex.trace.masked) return per(ex.trace.masked, L * L);
-    const scaled = per(ex.trace.scaled, L * L);
-    const masked = new Float32Array(L * L);
-    for (let k = 0; k < L * L; k++) masked[k] = ex.trace.mask.data[k] === -Infinity ? -Infinity : scaled[k];
-    return masked;
-  };
   steps.push({
     n: 7,
     caption: compare
@@ -144,7 +145,7 @@ export function stepsModel(panels, head) {
     variants: variants((ex, prefix) => [
       lxl(prefix, "mask", "Mask (0 or −∞)", ex.trace.mask.data, "mask"),
       op("+"),
-      lxl(prefix, "masked", `Masked scores (scaled + mask)${headLabel}`, maskedOf(ex), "signed"),
+      lxl(prefix, "masked", `Masked scores (scaled + mask)${headLabel}`, scoresOf(ex, "masked"), "signed"),
     ]),
   });
   steps.push({

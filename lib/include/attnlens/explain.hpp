@@ -10,6 +10,7 @@
 #include <attnlens/text.hpp>
 
 #include <cstdint>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -38,13 +39,19 @@ struct ExplainOptions {
   // PCA and entropy are the same, and a long text is explained several times faster (the trace
   // holds four more [H, L, L] tensors).
   bool trace = true;
+  // With trace: record the [H, L, L] stages (scores, scaled, masked) and the score variances of
+  // this head only, as [1, L, L] and one variance each; the other stages keep every head. The
+  // every-step view shows one head at a time: at 512 tokens and 8 heads the trace then costs a
+  // fraction of the whole one. Unset: every head. 0 .. num_heads - 1.
+  std::optional<int> trace_head;
 };
 
 struct ExplainStats {
-  std::int64_t total_tokens = 0;              // tokens in the whole sentence
-  bool truncated = false;                     // true if only the first max_tokens were used
-  std::vector<double> raw_score_variance;     // [H] variance of Q_h K_hᵀ (unmasked); [] if !trace
-  std::vector<double> scaled_score_variance;  // [H] variance after multiplying by the scale
+  std::int64_t total_tokens = 0;           // tokens in the whole sentence
+  bool truncated = false;                  // true if only the first max_tokens were used
+  std::vector<double> raw_score_variance;  // [H] variance of Q_h K_hᵀ (unmasked); [] if !trace,
+                                           // [1] (that head's) with trace_head
+  std::vector<double> scaled_score_variance;  // the same after multiplying by the scale
   Tensor entropy;                             // [H, L] entropy of each weight row (nats),
                                               // from the softmax (ForwardResult::entropy)
 };

@@ -44,14 +44,18 @@ struct ForwardOptions {
   bool causal = false;         // query i attends keys j <= i
   std::optional<float> scale;  // default 1 / sqrt(E / H)
   bool trace = false;          // fill ForwardResult::trace
-  bool entropy = false;        // fill ForwardResult::entropy
+  // With trace: the [H, L, L] stages (scores, scaled, masked) of this head only, as [1, L, L]
+  // ([B, 1, L, L] for a batch). Unset: every head. 0 .. H - 1.
+  std::optional<int> trace_head;
+  bool entropy = false;  // fill ForwardResult::entropy
 };
 
 // The stages of a traced forward pass in the order the data flows through them, one list for
 // the Trace struct below, the WebAssembly bindings' export and the JS declarations (a test
 // checks that attnlens.d.ts names exactly these): X(member, "jsName", "shape", "meaning").
 // Shapes are for x [L, E] with H heads of width d; a batched x [B, L, E] adds a leading B to
-// each (except `mask`, which is shared).
+// each (except `mask`, which is shared). With ForwardOptions::trace_head, H is 1 in scores,
+// scaled and masked.
 #define ATTNLENS_TRACE_STAGES(X)                                                                  \
   X(x, "x", "[L, E]", "the input")                                                                \
   X(q, "q", "[H, L, d]", "per-head queries: columns h*d .. h*d + d - 1 of x W_Q + b_Q")           \
