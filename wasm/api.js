@@ -297,6 +297,7 @@ const EXPLAIN_OPTIONS = {
   truncate: "boolean",
   trace: "boolean",
   traceHead: "number",
+  into: "object",
 };
 const WEIGHT_NAMES = ["wq", "wk", "wv", "wo", "bq", "bk", "bv", "bo"];
 
@@ -488,6 +489,10 @@ export function createLens(core) {
       if (lone >= 0) {
         fail("INVALID_UTF8", `sentence holds a lone UTF-16 surrogate at index ${lone}, which has no UTF-8 encoding`);
       }
+    }
+    const into = o.into;
+    if (into !== undefined && !(into?.weights?.data instanceof Float32Array && Array.isArray(into.tokens))) {
+      fail("BAD_ARGUMENT", `into must be an earlier explain() result, whose arrays this call reuses; got ${describe(into)}`);
     }
     const text = isText || Object.getPrototypeOf(sentence) === Uint8Array.prototype ? sentence : new Uint8Array(sentence);
     const ex = unwrap(core._explain(text, o));

@@ -241,6 +241,13 @@ export interface ExplainOptions {
    * Default: every head.
    */
   traceHead?: number;
+  /**
+   * An earlier result whose large arrays (weights, meanWeights, output, the trace's stages) this
+   * call writes its numbers into where the sizes match, instead of allocating new ones: at 512
+   * tokens in Chromium a fresh 8 MB array costs several times the copy. That earlier result then
+   * holds some of this one's numbers: pass only a result nothing else still reads.
+   */
+  into?: Explanation;
 }
 
 export interface Token {
@@ -301,7 +308,7 @@ export interface Explanation {
   stats: ExplainStats;
   /** The options used, defaults filled in. */
   /** The options used: every one of them, traceHead only when given. */
-  options: Required<Omit<ExplainOptions, "traceHead">> & Pick<ExplainOptions, "traceHead">;
+  options: Required<Omit<ExplainOptions, "traceHead" | "into">> & Pick<ExplainOptions, "traceHead">;
 }
 
 export interface Limits {

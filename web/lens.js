@@ -20,10 +20,11 @@ export const loadLens = makeLoader(createAttnLensCore, fetchWasm, new URL(WASM_F
  * every-step view and the matrices export need it; the other views do not, and a long text is
  * explained many times faster without). `traceHead`: with trace, the [H, L, L] score stages of
  * that head only (the every-step view shows one head; at 512 tokens this is several times
- * cheaper). Returns { causal?, full?, totalTokens, truncated, traced, traceHead } or
- * { empty: true } for text without tokens.
+ * cheaper). `into`: an earlier figure whose explanations' arrays the new ones are written into
+ * (explain's `into`; that figure must no longer be read). Returns { causal?, full?, totalTokens,
+ * truncated, traced, traceHead } or { empty: true } for text without tokens.
  */
-export function computeFigure(lens, state, { trace = true, traceHead } = {}) {
+export function computeFigure(lens, state, { trace = true, traceHead, into } = {}) {
   const options = {
     modelDim: state.dim,
     numHeads: state.heads,
@@ -38,7 +39,11 @@ export function computeFigure(lens, state, { trace = true, traceHead } = {}) {
   const modes = state.mode === "compare" ? ["causal", "full"] : [state.mode];
   const result = {};
   try {
-    for (const mode of modes) result[mode] = lens.explain(state.sentence, { ...options, causal: mode === "causal" });
+    for (const mode of modes) {
+      // An earlier figure's explanation of this mode lends its arrays (a file's or a model's has none).
+      const earlier = into?.[mode]?.weights?.data instanceof Float32Array && Array.isArray(into[mode].tokens) ? { into: into[mode] } : {};
+      result[mode] = lens.explain(state.sentence, { ...options, ...earlier, causal: mode === "causal" });
+    }
   } catch (error) {
     if (error.code === "EMPTY_INPUT") return { empty: true };
     throw error;

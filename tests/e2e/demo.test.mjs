@@ -408,3 +408,57 @@ test("every step: a head switch shows that head's scores (the trace holds the he
   assert.deepEqual(problems, []);
   await page.close();
 });
+
+test("recycle: the demo writes each figure into the previous one's arrays, and shows the new numbers", async () => {
+  const { page, problems } = await open("?sentence=the+quick+brown+fox+jumps&mode=compare");
+  assert.equal(await page.$eval("attn-lens", (el) => el.recycle), true);
+  const lens = await loadAttnLens();
+  // Keep the arrays of the first figure; type a sentence of the same length.
+  await page.evaluate(() => {
+    const f = document.querySelector("attn-lens").explanation;
+    window.__first = { causal: f.causal.weights.data, full: f.full.weights.data };
+  });
+  await nextRender(page, () => page.fill("#sentence", "a lazy dog slept there"));
+  const reused = await page.evaluate(() => {
+    const f = document.querySelector("attn-lens").explanation;
+    return f.causal.weights.data === window.__first.causal && f.full.weights.data === window.__first.full;
+  });
+  assert.ok(reused, "the second figure lives in the first one's arrays");
+  // What the figure reads is the new sentence's attention: the readouts against the package's explain().
+  const { traceHead, ...options } = await page.evaluate(() => document.querySelector("attn-lens").explanation.causal.options);
+  assert.equal(traceHead, undefined);
+  const expected = lens.explain("a lazy dog slept there", options);
+  const L = expected.tokens.length;
+  for (const [i, j] of [
+    [1, 0],
+    [4, 2],
+    [4, 4],
+  ]) {
+    // Side by side the readout names both panels' cells: "causal: … · full: …".
+    const r = parseReadout((await keyTo(page, 0, i, j)).split(" · ")[0]);
+    assert.deepEqual([r.i, r.j], [i, j]);
+    const w = expected.meanWeights.data[i * L + j];
+    assert.ok(Math.abs(r.value - w) <= 0.5 * 10 ** (Math.floor(Math.log10(w)) - 3) + 1e-12, `cell ${i},${j}: ${r.value} vs ${w}`);
+  }
+  // A figure without `recycle` (the default, as in a blog post) never lends its arrays.
+  const fresh = await page.evaluate(async () => {
+    const el = document.createElement("attn-lens");
+    el.setAttribute("sentence", "one two three");
+    document.body.prepend(el); // in view: figures below the fold wait until they approach it
+    const rendered = () =>
+      new Promise((done, fail) => {
+        el.addEventListener("attn-lens-render", done, { once: true });
+        setTimeout(() => fail(new Error("no attn-lens-render within 10 s")), 10_000);
+      });
+    await rendered();
+    const before = el.explanation.causal.weights.data;
+    el.setAttribute("sentence", "four five six");
+    await rendered();
+    const same = el.explanation.causal.weights.data === before;
+    el.remove();
+    return { recycle: el.recycle, same };
+  });
+  assert.deepEqual(fresh, { recycle: false, same: false });
+  assert.deepEqual(problems, []);
+  await page.close();
+});

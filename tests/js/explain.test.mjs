@@ -94,6 +94,45 @@ test("explain with traceHead: that head's score stages and variances, every othe
   }
 });
 
+test("explain({ into }): the numbers of a fresh call, written into the earlier result's arrays", () => {
+  const a = "the cat sat on the mat because it was tired";
+  const b = "a dog ran in the park when it was sunny";
+  for (const trace of [false, true]) {
+    for (const traceHead of [undefined, 1]) {
+      if (traceHead !== undefined && !trace) continue;
+      const options = { modelDim: 32, numHeads: 4, trace, ...(traceHead === undefined ? {} : { traceHead }) };
+      const earlier = lens.explain(a, options);
+      const arrays = { weights: earlier.weights.data, meanWeights: earlier.meanWeights.data, output: earlier.output.data };
+      const reused = lens.explain(b, { ...options, into: earlier });
+      const fresh = lens.explain(b, options);
+      // Bit-identical to a call without `into`, in every part (same module, same operations).
+      assert.deepEqual(reused, fresh);
+      // Same sizes (both texts have 10 tokens): the earlier arrays were written, not replaced.
+      for (const [key, data] of Object.entries(arrays)) assert.equal(reused[key].data, data, key);
+      if (trace) {
+        assert.equal(reused.trace.weights.data, earlier.weights.data);
+        assert.equal(reused.trace.scores.data, earlier.trace.scores.data);
+      }
+    }
+  }
+  // Other sizes: new arrays, and the earlier result keeps its numbers.
+  const earlier = lens.explain(a, { numHeads: 2, trace: false });
+  const copy = Float32Array.from(earlier.weights.data);
+  const longer = lens.explain(`${a} and more words`, { numHeads: 2, trace: false, into: earlier });
+  assert.notEqual(longer.weights.data, earlier.weights.data);
+  assert.deepEqual(earlier.weights.data, copy);
+  // A non-traced earlier result gives a traced one its weights array.
+  const traced = lens.explain(a, { numHeads: 2, into: earlier });
+  assert.equal(traced.trace.weights.data, earlier.weights.data);
+  assert.equal(traced.weights.data, earlier.weights.data);
+  for (const into of [null, {}, { weights: [1, 2] }, "earlier", earlier.weights]) {
+    assert.throws(
+      () => lens.explain(a, { into }),
+      (e) => e.code === "BAD_ARGUMENT" && /into must be an earlier explain\(\) result|into must be an object/.test(e.message),
+    );
+  }
+});
+
 test("explain without the trace: the same numbers, no stages, no score variances", () => {
   for (const causal of [true, false]) {
     const options = { modelDim: 32, numHeads: 4, causal };
