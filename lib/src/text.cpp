@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <string>
 #include <string_view>
 #include <unordered_map>
 
@@ -262,18 +263,27 @@ Eigen::VectorXf token_embedding(std::string_view token, int dim, std::uint64_t s
 RowMatrixXf token_embeddings(const std::vector<Token>& tokens, int dim, std::uint64_t seed) {
   if (dim < 1) detail::fail(ErrorCode::BAD_ARGUMENT, "dim must be at least 1; got ", dim);
   RowMatrixXf embeddings(static_cast<Eigen::Index>(tokens.size()), dim);
-  // A word met again copies its row: each distinct key is generated once (in a 512-token
-  // paragraph most tokens are repeats, and each generation is dim normals through log and cos).
-  std::unordered_map<std::string_view, Eigen::Index> first;
-  first.reserve(tokens.size());
+  // Each distinct key is generated once and kept for later calls with the same dim and seed:
+  // explain() runs on every edit of a text, whose words are mostly the same as before, and each
+  // generation is dim normals through log and cos (seeding a Mersenne twister first). One cache
+  // per thread, emptied when it would hold more than 2^20 floats (4 MiB).
+  struct Cache {
+    int dim = 0;
+    std::uint64_t seed = 0;
+    std::unordered_map<std::string, Eigen::VectorXf> rows;
+  };
+  thread_local Cache cache;
+  if (cache.dim != dim || cache.seed != seed ||
+      (cache.rows.size() + tokens.size()) * static_cast<std::size_t>(dim) > (1u << 20)) {
+    cache.rows.clear();
+    cache.dim = dim;
+    cache.seed = seed;
+  }
   for (std::size_t i = 0; i < tokens.size(); ++i) {
-    const auto row = static_cast<Eigen::Index>(i);
-    const auto [at, fresh] = first.try_emplace(tokens[i].key, row);
-    if (fresh) {
-      embeddings.row(row) = token_embedding(tokens[i].key, dim, seed).transpose();
-    } else {
-      embeddings.row(row) = embeddings.row(at->second);
-    }
+    auto at = cache.rows.find(tokens[i].key);
+    if (at == cache.rows.end())
+      at = cache.rows.emplace(tokens[i].key, token_embedding(tokens[i].key, dim, seed)).first;
+    embeddings.row(static_cast<Eigen::Index>(i)) = at->second.transpose();
   }
   return embeddings;
 }
@@ -281,6 +291,16 @@ RowMatrixXf token_embeddings(const std::vector<Token>& tokens, int dim, std::uin
 RowMatrixXf sinusoidal_positions(std::int64_t length, int dim) {
   if (length < 0) detail::fail(ErrorCode::BAD_ARGUMENT, "length must be >= 0; got ", length);
   if (dim < 1) detail::fail(ErrorCode::BAD_ARGUMENT, "dim must be at least 1; got ", dim);
+  // Row p does not depend on `length`: the rows of the longest table made at this dim are kept
+  // (one per thread) and the first `length` of them returned. explain() asks on every edit, and
+  // the table's length · dim sines and cosines were about 5 % of it at 512 tokens. Tables of up
+  // to 2^20 floats (4 MiB) are kept.
+  struct Cache {
+    int dim = 0;
+    RowMatrixXf rows;
+  };
+  thread_local Cache cache;
+  if (cache.dim == dim && cache.rows.rows() >= length) return cache.rows.topRows(length);
   RowMatrixXf positions(length, dim);
   const double log_base = detmath::log(10000.0);
   for (int i = 0; i < dim; i += 2) {
@@ -290,6 +310,10 @@ RowMatrixXf sinusoidal_positions(std::int64_t length, int dim) {
       positions(pos, i) = static_cast<float>(detmath::sin(angle));
       if (i + 1 < dim) positions(pos, i + 1) = static_cast<float>(detmath::cos(angle));
     }
+  }
+  if (length * dim <= (1 << 20)) {
+    cache.dim = dim;
+    cache.rows = positions;
   }
   return positions;
 }

@@ -277,6 +277,37 @@ TEST_CASE("sinusoidal positions match the formula", "[text]") {
   CHECK(odd(2, 4) == Approx(std::sin(2.0 / std::pow(10000.0, 4.0 / 5.0))).margin(1e-6));
 }
 
+TEST_CASE("kept tables: a later call with another length, dim or seed gives its own values",
+          "[text][determinism]") {
+  // Both functions keep what they made for later calls (text.cpp); the answers must be those of
+  // a first call, whatever came before: sinusoidal_positions row by row from the formula it
+  // shares with a table of any length, token_embeddings from token_embedding.
+  const auto formula = [](int pos, int i, int dim) {
+    const double angle = pos / std::pow(10000.0, static_cast<double>(i - i % 2) / dim);
+    return i % 2 == 0 ? std::sin(angle) : std::cos(angle);
+  };
+  for (const auto& [length, dim] : {std::pair{40, 8}, {10, 8}, {60, 8}, {20, 6}, {5, 8}}) {
+    CAPTURE(length, dim);
+    const auto pe = attnlens::sinusoidal_positions(length, dim);
+    REQUIRE(pe.rows() == length);
+    REQUIRE(pe.cols() == dim);
+    for (int pos : {0, length / 2, length - 1}) {
+      for (int i = 0; i < dim; ++i)
+        CHECK(pe(pos, i) == Approx(formula(pos, i, dim)).margin(1e-6));
+    }
+  }
+  CHECK(attnlens::sinusoidal_positions(0, 8).rows() == 0);
+  const auto tokens = attnlens::tokenize("the cat and the hat");
+  for (const auto& [dim, seed] : {std::pair{16, 1ULL}, {16, 2ULL}, {8, 2ULL}, {16, 1ULL}}) {
+    CAPTURE(dim, seed);
+    const auto rows = attnlens::token_embeddings(tokens, dim, seed);
+    REQUIRE(rows.cols() == dim);
+    for (std::size_t i = 0; i < tokens.size(); ++i)
+      CHECK(rows.row(static_cast<Eigen::Index>(i)) ==
+            attnlens::token_embedding(tokens[i].key, dim, seed).transpose());
+  }
+}
+
 TEST_CASE("generated tables: word categories and case folding", "[text][unicode]") {
   using attnlens::detail::simple_case_fold;
   using attnlens::detail::word_category;
