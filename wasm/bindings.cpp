@@ -153,21 +153,23 @@ val tensor_to_js(const Tensor& t) {
 }
 
 // The same, its numbers written into `old`'s data (an earlier result's tensor) when that is a
-// Float32Array of the same length: a fresh multi-megabyte typed array costs Chromium several
-// times the copy (its pages are touched for the first time), a reused one only the copy.
-val tensor_to_js(const Tensor& t, const val& old) {
-  if (!old.isUndefined() && !old.isNull()) {
-    const val data = get(old, "data");
-    if (data.instanceof (val::global("Float32Array")) && get(data, "length").as<double>() ==
-                                                             static_cast<double>(t.data.size())) {
-      data.call<void>("set", val(emscripten::typed_memory_view(t.data.size(), t.data.data())));
-      val out = val::object();
-      put(out, "data", data);
-      put(out, "shape", shape_to_js(t.shape));
-      return out;
-    }
-  }
-  return tensor_to_js(t);
+// Float32Array of the same length not yet in `used` (a Set of the arrays this result already
+// took, so that no two of its tensors share one): a fresh multi-megabyte typed array costs
+// Chromium several times the copy (its pages are touched for the first time), a reused one only
+// the copy.
+val tensor_to_js(const Tensor& t, const val& old, const val& used) {
+  if (old.isUndefined() || old.isNull()) return tensor_to_js(t);
+  const val data = get(old, "data");
+  const bool fits = data.instanceof
+      (val::global("Float32Array")) &&
+          get(data, "length").as<double>() == static_cast<double>(t.data.size());
+  if (!fits || used.call<bool>("has", data)) return tensor_to_js(t);
+  used.call<void>("add", data);
+  data.call<void>("set", val(emscripten::typed_memory_view(t.data.size(), t.data.data())));
+  val out = val::object();
+  put(out, "data", data);
+  put(out, "shape", shape_to_js(t.shape));
+  return out;
 }
 
 // `key` of an object, or undefined when the object is undefined or null.
@@ -487,11 +489,12 @@ val self_attention_create(const val& config) {
 
 // Every stage of ATTNLENS_TRACE_STAGES under its JS name, and the scale; each written into the
 // same stage of `old` (an earlier trace, or undefined) where it fits (tensor_to_js above).
-val trace_to_js(const attnlens::Trace& t, const val& old = val::undefined()) {
+val trace_to_js(const attnlens::Trace& t, const val& old = val::undefined(),
+                const val& used = val::undefined()) {
   val out = val::object();
   put_number(out, "scale", t.scale);
 #define ATTNLENS_TRACE_TO_JS(field, name, shape, meaning) \
-  put(out, name, tensor_to_js(t.field, member(old, name)));
+  put(out, name, tensor_to_js(t.field, member(old, name), used));
   ATTNLENS_TRACE_STAGES(ATTNLENS_TRACE_TO_JS)
 #undef ATTNLENS_TRACE_TO_JS
   return out;
@@ -618,6 +621,7 @@ val explain(const val& sentence, const val& opts) {
     // options.into: an earlier result whose large arrays this one reuses (api.js has checked it
     // is one); the trace's weights and output are the result's, so they reuse those.
     const val into = get(opts, "into");
+    const val used = val::global("Set").new_();
     if (o.trace) {
       val old = val::undefined();
       // Its trace's stages (none if it has no trace), its weights and output.
@@ -626,16 +630,16 @@ val explain(const val& sentence, const val& opts) {
         put(old, "weights", get(into, "weights"));
         put(old, "output", get(into, "output"));
       }
-      const val trace = trace_to_js(ex.trace, old);
+      const val trace = trace_to_js(ex.trace, old, used);
       put(out, "trace", trace);
       put(out, "weights", get(trace, "weights"));  // the same numbers: copied out once
       put(out, "output", get(trace, "output"));
     } else {
       put(out, "trace", val::null());
-      put(out, "weights", tensor_to_js(ex.weights, member(into, "weights")));
-      put(out, "output", tensor_to_js(ex.output, member(into, "output")));
+      put(out, "weights", tensor_to_js(ex.weights, member(into, "weights"), used));
+      put(out, "output", tensor_to_js(ex.output, member(into, "output"), used));
     }
-    put(out, "meanWeights", tensor_to_js(ex.mean_weights, member(into, "meanWeights")));
+    put(out, "meanWeights", tensor_to_js(ex.mean_weights, member(into, "meanWeights"), used));
     put(out, "contextual", tensor_to_js(ex.contextual));
     put(out, "pca", pca);
     put(out, "stats", stats);

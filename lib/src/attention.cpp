@@ -443,6 +443,9 @@ bool fits_float32(const InputBounds& b) {
 // this dispatch a large function, and the blocked schedule's calls measurably slower (2 µs of
 // 50 at the page's shape in WebAssembly).
 void attend_slice(const SliceProblem& p, Schedule schedule) {
+  if (p.entropy && p.weights == nullptr) {
+    fail(ErrorCode::BAD_ARGUMENT, "row entropy needs the attention weights of the slice");
+  }
   switch (schedule) {
     case Schedule::Blocked:
       attend_blocked(p);  // fills p.entropy from its own sums
@@ -458,9 +461,6 @@ void attend_slice(const SliceProblem& p, Schedule schedule) {
       break;
   }
   if (p.entropy) {
-    if (p.weights == nullptr) {
-      fail(ErrorCode::BAD_ARGUMENT, "row entropy needs the attention weights of the slice");
-    }
     const Tensor entropy = row_entropy(ConstTensorView{p.weights, {p.L, p.S}});
     std::copy(entropy.data.begin(), entropy.data.end(), p.entropy);
   }

@@ -10,27 +10,24 @@ namespace attnlens {
 namespace {
 
 // Population variance of the finite entries of values[0, count) where mask is 0 (masked scores
-// never reach the softmax, so only the keys the mask lets through count). One pass over doubles,
-// each entry taken relative to the first counted one, x0: E[d^2] - E[d]^2 then loses at most
-// (1 + (mean - x0)^2 / var) double roundings of relative accuracy to cancellation, and since
-// (x0 - mean)^2 <= n var, the result is within about (2n + 1) 2^-53 of the variance (3e-11 at
-// n = 512^2).
+// never reach the softmax, so only the keys the mask lets through count), as finite_variance()
+// computes it: two passes over doubles, reading the entries in place.
 double visible_variance(const float* values, const float* mask, std::int64_t count) {
-  double shift = 0.0;
+  const auto counted = [&](std::int64_t i) { return mask[i] == 0.0f && std::isfinite(values[i]); };
   double sum = 0.0;
-  double squares = 0.0;
   std::int64_t n = 0;
   for (std::int64_t i = 0; i < count; ++i) {
-    if (mask[i] != 0.0f || !std::isfinite(values[i])) continue;
-    if (n == 0) shift = values[i];
-    const double d = static_cast<double>(values[i]) - shift;
-    sum += d;
-    squares += d * d;
+    if (!counted(i)) continue;
+    sum += values[i];
     ++n;
   }
   if (n == 0) return 0.0;
   const double mean = sum / static_cast<double>(n);
-  return std::max(0.0, squares / static_cast<double>(n) - mean * mean);
+  double squares = 0.0;
+  for (std::int64_t i = 0; i < count; ++i) {
+    if (counted(i)) squares += (values[i] - mean) * (values[i] - mean);
+  }
+  return squares / static_cast<double>(n);
 }
 
 }  // namespace

@@ -451,19 +451,17 @@ PackedSlice pack_slice(const SliceProblem& p) {
   return {key_end, keys, values};
 }
 
-// sum of e[c] · max(d[c], floor) for c < n. exp2_nonpositive clamps its argument at -125, so
-// below `floor` ln e is the clamp's, not f d; and a masked key (d = -inf, e = 0) counts 0.
-float dot_clamped(const float* e, const float* d, std::int64_t n, float floor) {
-  const vf lo = splat(floor);
+// sum of e[c] · x[c] for c < n (x >= -125 ln 2 and finite, so a masked key's e = 0 adds 0).
+float dot(const float* e, const float* x, std::int64_t n) {
   vf s0{}, s1{};
   std::int64_t c = 0;
   for (; c + 2 * W <= n; c += 2 * W) {
-    s0 += load(e + c) * vmax(load(d + c), lo);
-    s1 += load(e + c + W) * vmax(load(d + c + W), lo);
+    s0 += load(e + c) * load(x + c);
+    s1 += load(e + c + W) * load(x + c + W);
   }
   float sum = hsum(s0 + s1);
   for (; c < n; ++c)
-    sum += e[c] * std::max(d[c], floor);
+    sum += e[c] * x[c];
   return sum;
 }
 
@@ -473,15 +471,15 @@ float dot_clamped(const float* e, const float* d, std::int64_t n, float floor) {
 //
 // With `entropy` (and `shifted`, room for `visible` floats) it also stores the entropy of the
 // row's weights w = e / Z, e = exp(f d), d = logit - max <= 0, Z = sum e (f: the scale when the
-// softmax folds it in, else 1): -sum w ln w = ln Z - f sum(e d) / Z. Both terms are >= 0, so
+// softmax folds it in, else 1): -sum w ln w = ln Z - sum(e f d) / Z. Both terms are >= 0, so
 // nothing cancels; the cost is a copy and a dot product per row instead of a logarithm per
 // weight. Error, with k = n / 2W + 2W + 3 (the depth of a float sum of n terms in 2W lanes, its
 // scalar tail and the lanes' reduction) and gamma(k) = k u / (1 - k u), u = 2^-24: Z's sum moves
-// ln Z by gamma(k); the dot product's terms (one sign) and the division by Z move f sum(e d) / Z
-// by 2 gamma(k + 1) of itself (<= H); the exponential's 4u relative error and the rounding of
-// its argument (2u relative) add 4u + 2u H; the stored weights, e · (1/Z) rounded twice, have an
-// entropy 2u (1 + H) away; the result's rounding adds u H. In all, within
-// gamma(k + 1) (1 + 2 H) + 6u + 5u H of the stored weights' entropy H.
+// ln Z by gamma(k); the dot product's terms (one sign) and the division by Z move sum(e f d) / Z
+// by 2 gamma(k + 1) of itself (<= H); the exponential's 4u relative error, and f d rounded
+// differently from the exponential's argument (3u relative), add 4u + 3u H; the stored weights,
+// e · (1/Z) rounded twice, have an entropy 2u (1 + H) away; the result's rounding adds u H. In
+// all, within gamma(k + 1) (1 + 2 H) + 6u + 6u H of the stored weights' entropy H.
 float softmax_row(float* row, std::int64_t visible, std::int64_t zero_end, const SliceProblem& p,
                   std::int64_t i, float factor, float* shifted, float* entropy) {
   const float max = mask_row(row, visible, p, i, 0);
@@ -493,18 +491,20 @@ float softmax_row(float* row, std::int64_t visible, std::int64_t zero_end, const
   }
   if (entropy == nullptr)
     return 1.0f / exp_and_sum(row, visible, max, factor, p.rule.masks_inside());
+  // x = max(f d, -125 ln 2): ln e as the exponential makes it (it clamps f d log2 e at -125),
+  // and finite for a masked key (d = -inf) or a tiny f.
   const vf m = splat(max);
+  const vf f = splat(factor);
+  const float lowest = -125.0f * 0.693147181f;
+  const vf lo = splat(lowest);
   std::int64_t c = 0;
   for (; c + W <= visible; c += W)
-    store(shifted + c, load(row + c) - m);
+    store(shifted + c, vmax((load(row + c) - m) * f, lo));
   for (; c < visible; ++c)
-    shifted[c] = row[c] - max;
+    shifted[c] = std::max((row[c] - max) * factor, lowest);
   const float sum = exp_and_sum(row, visible, max, factor, p.rule.masks_inside());
-  // ln e = ln 2 · max(f d log2 e, -125) in the exponential, so d counts down to -125 ln 2 / f.
-  const float floor = -125.0f * 0.693147181f / factor;
-  const double weighted = static_cast<double>(dot_clamped(row, shifted, visible, floor));
-  *entropy = static_cast<float>(detmath::log(static_cast<double>(sum)) -
-                                static_cast<double>(factor) * weighted / sum);
+  const double weighted = static_cast<double>(dot(row, shifted, visible));
+  *entropy = static_cast<float>(detmath::log(static_cast<double>(sum)) - weighted / sum);
   return 1.0f / sum;
 }
 

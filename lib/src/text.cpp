@@ -266,23 +266,26 @@ RowMatrixXf token_embeddings(const std::vector<Token>& tokens, int dim, std::uin
   // Each distinct key is generated once and kept for later calls with the same dim and seed:
   // explain() runs on every edit of a text, whose words are mostly the same as before, and each
   // generation is dim normals through log and cos (seeding a Mersenne twister first). One cache
-  // per thread, emptied when it would hold more than 2^20 floats (4 MiB).
+  // per thread of at most 2^20 / (dim + 32) keys (about 4 MiB with each key's string, node and
+  // vector counted as 32 floats), emptied when a new key would not fit.
   struct Cache {
     int dim = 0;
     std::uint64_t seed = 0;
     std::unordered_map<std::string, Eigen::VectorXf> rows;
   };
   thread_local Cache cache;
-  if (cache.dim != dim || cache.seed != seed ||
-      (cache.rows.size() + tokens.size()) * static_cast<std::size_t>(dim) > (1u << 20)) {
+  if (cache.dim != dim || cache.seed != seed) {
     cache.rows.clear();
     cache.dim = dim;
     cache.seed = seed;
   }
+  const std::size_t capacity = (std::size_t{1} << 20) / (static_cast<std::size_t>(dim) + 32);
   for (std::size_t i = 0; i < tokens.size(); ++i) {
     auto at = cache.rows.find(tokens[i].key);
-    if (at == cache.rows.end())
+    if (at == cache.rows.end()) {
+      if (cache.rows.size() >= capacity) cache.rows.clear();
       at = cache.rows.emplace(tokens[i].key, token_embedding(tokens[i].key, dim, seed)).first;
+    }
     embeddings.row(static_cast<Eigen::Index>(i)) = at->second.transpose();
   }
   return embeddings;

@@ -380,13 +380,20 @@ TEST_CASE("forward's row entropy: within its bound of the weights' float64 entro
           expected.push_back(h);
           largest = std::max(largest, h);
         }
-        // kernels.cpp, softmax_row: gamma(k + 1) (1 + 2 H) + 6u + 5u H with k = n / 2W + 2W + 3
+        // kernels.cpp, softmax_row: gamma(k + 1) (1 + 2 H) + 6u + 6u H with k = n / 2W + 2W + 3
         // for n = L keys; over W = 4, 8 and 16, k <= n / 8 + 40 here. The Exact schedule's
         // row_entropy() is well within it.
         const double k = L / 8.0 + 41.0;
         const double gamma = k * u / (1 - k * u);
-        const double tol = gamma * (1 + 2 * largest) + 6 * u + 5 * u * largest;
+        const double tol = gamma * (1 + 2 * largest) + 6 * u + 6 * u * largest;
         CHECK(testing::close(r.entropy.data, expected, tol, r.entropy.shape));
+        // Scores of 1e36 take the float64 schedule, whose entropy is row_entropy() of its
+        // weights, to the bit (this proves that path ran).
+        if (spread > 1e10) {
+          CHECK(r.entropy.data ==
+                attnlens::row_entropy(attnlens::ConstTensorView{r.weights.data.data(), {H, L, L}})
+                    .data);
+        }
         if (causal) CHECK(r.entropy.data[0] == 0.0f);  // the first row sees one key
       }
     }
@@ -405,19 +412,29 @@ TEST_CASE("forward with trace_head: a batch keeps that head's score stages",
   config.num_heads = H;
   const SelfAttention layer(config);
   ForwardOptions fo;
-  fo.trace = true;
-  const auto all = layer.forward(view(x, {B, L, E}), fo);
-  fo.trace_head = 1;
-  const auto one = layer.forward(view(x, {B, L, E}), fo);
-  REQUIRE(one.trace->scores.shape == Shape{B, 1, L, L});
-  for (int b = 0; b < B; ++b) {
-    // Slot (b, 1) of every head's trace is slot (b, 0) of the one head's: the same bits.
-    const auto from = all.trace->masked.data.begin() + (b * H + 1) * L * L;
-    CHECK(std::vector<float>(from, from + L * L) ==
-          std::vector<float>(one.trace->masked.data.begin() + b * L * L,
-                             one.trace->masked.data.begin() + (b + 1) * L * L));
+  // Ordinary inputs (the fast path), then inputs of 1e18 (scores of about 1e36: the float64
+  // path, whose score stages are made one head at a time too).
+  for (const float spread : {1.0f, 1e18f}) {
+    CAPTURE(spread);
+    std::vector<float> xs = x;
+    for (float& v : xs)
+      v *= spread;
+    fo.trace = true;
+    fo.trace_head.reset();
+    const auto all = layer.forward(view(xs, {B, L, E}), fo);
+    fo.trace_head = 1;
+    const auto one = layer.forward(view(xs, {B, L, E}), fo);
+    REQUIRE(one.trace->scores.shape == Shape{B, 1, L, L});
+    for (int b = 0; b < B; ++b) {
+      // Slot (b, 1) of every head's trace is slot (b, 0) of the one head's: the same bits.
+      for (const auto member : {&attnlens::Trace::scores, &attnlens::Trace::masked}) {
+        const auto from = ((*all.trace).*member).data.begin() + (b * H + 1) * L * L;
+        const auto to = ((*one.trace).*member).data.begin() + b * L * L;
+        CHECK(std::vector<float>(from, from + L * L) == std::vector<float>(to, to + L * L));
+      }
+    }
+    CHECK(one.trace->q.data == all.trace->q.data);
   }
-  CHECK(one.trace->q.data == all.trace->q.data);
   fo.trace_head = 2;
   testing::require_error(
       [&] {

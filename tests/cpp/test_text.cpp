@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <string>
+#include <thread>
 
 using attnlens::ErrorCode;
 using testing::require_error;
@@ -279,33 +280,55 @@ TEST_CASE("sinusoidal positions match the formula", "[text]") {
 
 TEST_CASE("kept tables: a later call with another length, dim or seed gives its own values",
           "[text][determinism]") {
-  // Both functions keep what they made for later calls (text.cpp); the answers must be those of
-  // a first call, whatever came before: sinusoidal_positions row by row from the formula it
-  // shares with a table of any length, token_embeddings from token_embedding.
+  // Both functions keep what they made for later calls (per thread, text.cpp); the answers must
+  // be those of a first call, whatever came before: the same bits as a call on a new thread,
+  // whose tables start empty.
+  // (WebAssembly builds have no threads: there the kept tables are checked against the formula
+  // and token_embedding only.)
+  const auto first_call = [](auto f) {
+    decltype(f()) out;
+#if defined(__EMSCRIPTEN__)
+    out = f();
+#else
+    std::thread([&] { out = f(); }).join();
+#endif
+    return out;
+  };
   const auto formula = [](int pos, int i, int dim) {
     const double angle = pos / std::pow(10000.0, static_cast<double>(i - i % 2) / dim);
     return i % 2 == 0 ? std::sin(angle) : std::cos(angle);
   };
-  for (const auto& [length, dim] : {std::pair{40, 8}, {10, 8}, {60, 8}, {20, 6}, {5, 8}}) {
+  for (const auto& [length, dim] : {std::pair{40, 8}, {10, 8}, {60, 8}, {20, 6}, {5, 8}, {0, 8}}) {
     CAPTURE(length, dim);
     const auto pe = attnlens::sinusoidal_positions(length, dim);
+    CHECK(pe == first_call([&] { return attnlens::sinusoidal_positions(length, dim); }));
     REQUIRE(pe.rows() == length);
-    REQUIRE(pe.cols() == dim);
     for (int pos : {0, length / 2, length - 1}) {
-      for (int i = 0; i < dim; ++i)
-        CHECK(pe(pos, i) == Approx(formula(pos, i, dim)).margin(1e-6));
+      for (int i = 0; pos >= 0 && pos < length && i < dim; ++i)
+        CHECK(pe(pos, i) == Approx(formula(pos, i, dim)).margin(1e-6));  // see the test above
     }
   }
-  CHECK(attnlens::sinusoidal_positions(0, 8).rows() == 0);
   const auto tokens = attnlens::tokenize("the cat and the hat");
   for (const auto& [dim, seed] : {std::pair{16, 1ULL}, {16, 2ULL}, {8, 2ULL}, {16, 1ULL}}) {
     CAPTURE(dim, seed);
     const auto rows = attnlens::token_embeddings(tokens, dim, seed);
-    REQUIRE(rows.cols() == dim);
+    CHECK(rows == first_call([&] { return attnlens::token_embeddings(tokens, dim, seed); }));
     for (std::size_t i = 0; i < tokens.size(); ++i)
       CHECK(rows.row(static_cast<Eigen::Index>(i)) ==
             attnlens::token_embedding(tokens[i].key, dim, seed).transpose());
   }
+  // More distinct words than the embeddings' table keeps at dim 1024 (2^20 / 1056 = 992): it is
+  // emptied and refilled along the way, and every row is still the word's own.
+  std::string many;
+  for (int k = 0; k < 1200; ++k)
+    many += "w" + std::to_string(k) + " ";
+  const auto words = attnlens::tokenize(many);
+  const auto big = attnlens::token_embeddings(words, 1024, 3);
+  for (const std::size_t i :
+       {std::size_t{0}, std::size_t{991}, std::size_t{992}, std::size_t{1199}})
+    CHECK(big.row(static_cast<Eigen::Index>(i)) ==
+          attnlens::token_embedding(words[i].key, 1024, 3).transpose());
+  CHECK(attnlens::token_embeddings(words, 1024, 3) == big);
 }
 
 TEST_CASE("generated tables: word categories and case folding", "[text][unicode]") {

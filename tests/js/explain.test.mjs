@@ -125,6 +125,10 @@ test("explain({ into }): the numbers of a fresh call, written into the earlier r
   const traced = lens.explain(a, { numHeads: 2, into: earlier });
   assert.equal(traced.trace.weights.data, earlier.weights.data);
   assert.equal(traced.weights.data, earlier.weights.data);
+  // A hand-made `into` whose stages share one array: each array serves one tensor of the result.
+  const shared = lens.explain(a, { numHeads: 2 });
+  const odd = { ...shared, trace: { ...shared.trace, scaled: shared.trace.scores, masked: shared.trace.scores } };
+  assert.deepEqual(lens.explain(b, { numHeads: 2, into: odd }), lens.explain(b, { numHeads: 2 }));
   for (const into of [null, {}, { weights: [1, 2] }, "earlier", earlier.weights]) {
     assert.throws(
       () => lens.explain(a, { into }),

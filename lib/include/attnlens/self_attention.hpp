@@ -45,7 +45,8 @@ struct ForwardOptions {
   std::optional<float> scale;  // default 1 / sqrt(E / H)
   bool trace = false;          // fill ForwardResult::trace
   // With trace: the [H, L, L] stages (scores, scaled, masked) of this head only, as [1, L, L]
-  // ([B, 1, L, L] for a batch). Unset: every head. 0 .. H - 1.
+  // ([B, 1, L, L] for a batch). Unset: every head. 0 .. H - 1. (A score beyond float32, which
+  // the trace reports as NON_FINITE, is then only looked for in this head.)
   std::optional<int> trace_head;
   bool entropy = false;  // fill ForwardResult::entropy
 };
