@@ -108,21 +108,23 @@ Pca2D pca_2d(const Eigen::Ref<const RowMatrixXf>& original,
   return pca;
 }
 
-double finite_variance(const float* data, std::int64_t count) {
+double finite_variance(const float* data, std::int64_t count, const float* mask) {
   // Two passes over doubles: exact enough for any realistic score matrix.
+  const auto counted = [&](std::int64_t i) {
+    return std::isfinite(data[i]) && (mask == nullptr || mask[i] == 0.0f);
+  };
   double sum = 0.0;
   std::int64_t n = 0;
   for (std::int64_t i = 0; i < count; ++i) {
-    if (std::isfinite(data[i])) {
-      sum += data[i];
-      ++n;
-    }
+    if (!counted(i)) continue;
+    sum += data[i];
+    ++n;
   }
   if (n == 0) return 0.0;
   const double mean = sum / static_cast<double>(n);
   double squares = 0.0;
   for (std::int64_t i = 0; i < count; ++i) {
-    if (std::isfinite(data[i])) squares += (data[i] - mean) * (data[i] - mean);
+    if (counted(i)) squares += (data[i] - mean) * (data[i] - mean);
   }
   return squares / static_cast<double>(n);
 }

@@ -7,30 +7,6 @@
 #include <utility>
 
 namespace attnlens {
-namespace {
-
-// Population variance of the finite entries of values[0, count) where mask is 0 (masked scores
-// never reach the softmax, so only the keys the mask lets through count), as finite_variance()
-// computes it: two passes over doubles, reading the entries in place.
-double visible_variance(const float* values, const float* mask, std::int64_t count) {
-  const auto counted = [&](std::int64_t i) { return mask[i] == 0.0f && std::isfinite(values[i]); };
-  double sum = 0.0;
-  std::int64_t n = 0;
-  for (std::int64_t i = 0; i < count; ++i) {
-    if (!counted(i)) continue;
-    sum += values[i];
-    ++n;
-  }
-  if (n == 0) return 0.0;
-  const double mean = sum / static_cast<double>(n);
-  double squares = 0.0;
-  for (std::int64_t i = 0; i < count; ++i) {
-    if (counted(i)) squares += (values[i] - mean) * (values[i] - mean);
-  }
-  return squares / static_cast<double>(n);
-}
-
-}  // namespace
 
 Explanation explain(std::string_view sentence, const ExplainOptions& options) {
   if (options.max_tokens < 1 || options.max_tokens > kMaxTokensLimit) {
@@ -102,9 +78,10 @@ Explanation explain(std::string_view sentence, const ExplainOptions& options) {
   for (int h = 0; h < traced; ++h) {
     const float* raw = ex.trace.scores.data.data() + h * slice;
     const float* scaled = ex.trace.scaled.data.data() + h * slice;
-    ex.stats.raw_score_variance.push_back(visible_variance(raw, ex.trace.mask.data.data(), slice));
-    ex.stats.scaled_score_variance.push_back(
-        visible_variance(scaled, ex.trace.mask.data.data(), slice));
+    // Only entries the mask lets through count: masked scores never reach the softmax.
+    const float* mask = ex.trace.mask.data.data();
+    ex.stats.raw_score_variance.push_back(finite_variance(raw, slice, mask));
+    ex.stats.scaled_score_variance.push_back(finite_variance(scaled, slice, mask));
   }
   ex.mean_weights = Tensor({L, L});
   // In chunks of 4 096 entries that stay in L1 while every head's weights are added: the weights

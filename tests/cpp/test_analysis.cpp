@@ -135,6 +135,9 @@ TEST_CASE("variance: scaling by s multiplies it by s^2, masked entries skipped",
   // Small binary fractions, summed in float64: exact.
   CHECK(attnlens::finite_variance(raw.data(), 5) == 1.25);
   CHECK(attnlens::finite_variance(scaled.data(), 5) == 1.25 * 0.25);
+  // With a mask, only entries where it is 0 count: {1, 3}, mean 2, variance 1 (exact).
+  const std::vector<float> mask = {0, -INFINITY, 0, -INFINITY, 0};
+  CHECK(attnlens::finite_variance(raw.data(), 5, mask.data()) == 1.0);
 }
 
 TEST_CASE("explain: tokens, shapes, causal zeros, residual, stats", "[explain]") {

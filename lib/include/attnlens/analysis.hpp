@@ -25,9 +25,10 @@ struct Pca2D {
 Pca2D pca_2d(const Eigen::Ref<const RowMatrixXf>& original,
              const Eigen::Ref<const RowMatrixXf>& contextual);
 
-// Population variance of all finite entries of a matrix; -inf (masked) entries are skipped.
+// Population variance of all finite entries of a matrix; -inf (masked) entries are skipped, and
+// with `mask` (an additive mask of the same size) so are the entries where it is not 0.
 // Used to show why scores are scaled: Var(q·k) grows with d, Var(q·k / sqrt(d)) does not.
-double finite_variance(const float* data, std::int64_t count);
+double finite_variance(const float* data, std::int64_t count, const float* mask = nullptr);
 
 // Shannon entropy (natural log) of each row of weights [..., L, S] -> [..., L]. 0 for a row
 // that attends one key, log(S) for a uniform row, 0 for an all-zero (fully masked) row.
