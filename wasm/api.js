@@ -67,6 +67,9 @@ export function checkOptions(name, options, known) {
   return options;
 }
 
+/** True for an explain() result (what explain's `into` accepts): its weights and tokens. */
+export const isExplanation = (x) => x?.weights?.data instanceof Float32Array && Array.isArray(x.tokens);
+
 /**
  * The given options as a plain object (undefined entries left out), each checked to be of its
  * JS type: `types` maps each option name to "boolean", "number", "string" or "any" (checked
@@ -491,7 +494,7 @@ export function createLens(core) {
       }
     }
     const into = o.into;
-    if (into !== undefined && !(into?.weights?.data instanceof Float32Array && Array.isArray(into.tokens))) {
+    if (into !== undefined && !isExplanation(into)) {
       fail("BAD_ARGUMENT", `into must be an earlier explain() result, whose arrays this call reuses; got ${describe(into)}`);
     }
     const text = isText || Object.getPrototypeOf(sentence) === Uint8Array.prototype ? sentence : new Uint8Array(sentence);

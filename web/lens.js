@@ -3,7 +3,7 @@
 // dist/attnlens.wasm; the demo site copies it beside its own bundle). The URL is built from a
 // variable on purpose: a literal would make Vite inline the module into the bundle as base64.
 import createAttnLensCore from "../dist/attnlens_core.js";
-import { fetchWasm, makeLoader } from "../dist/api.js";
+import { fetchWasm, isExplanation, makeLoader } from "../dist/api.js";
 
 const WASM_FILE = "./attnlens.wasm";
 const MODEL_FILES = { baseline: "./attnlens-model.wasm", relaxed: "./attnlens-model-relaxed.wasm" };
@@ -22,7 +22,8 @@ export const loadLens = makeLoader(createAttnLensCore, fetchWasm, new URL(WASM_F
  * that head only (the every-step view shows one head; at 512 tokens this is several times
  * cheaper). `into`: an earlier figure whose explanations' arrays the new ones are written into
  * (explain's `into`; that figure must no longer be read). Returns { causal?, full?, totalTokens,
- * truncated, traced, traceHead } or { empty: true } for text without tokens.
+ * truncated, traced } or { empty: true } for text without tokens; an explanation's
+ * options.traceHead says whether it traced one head.
  */
 export function computeFigure(lens, state, { trace = true, traceHead, into } = {}) {
   const options = {
@@ -41,7 +42,7 @@ export function computeFigure(lens, state, { trace = true, traceHead, into } = {
   try {
     for (const mode of modes) {
       // An earlier figure's explanation of this mode lends its arrays (a file's or a model's has none).
-      const earlier = into?.[mode]?.weights?.data instanceof Float32Array && Array.isArray(into[mode].tokens) ? { into: into[mode] } : {};
+      const earlier = isExplanation(into?.[mode]) ? { into: into[mode] } : {};
       result[mode] = lens.explain(state.sentence, { ...options, ...earlier, causal: mode === "causal" });
     }
   } catch (error) {
@@ -52,6 +53,5 @@ export function computeFigure(lens, state, { trace = true, traceHead, into } = {
   result.totalTokens = any.stats.totalTokens;
   result.truncated = any.stats.truncated;
   result.traced = trace;
-  result.traceHead = trace ? traceHead : undefined;
   return result;
 }
