@@ -58,6 +58,15 @@ test("explain: truncation keeps the first tokens and says so", () => {
   assert.equal(ex.stats.totalTokens, 6);
 });
 
+/** Every number of an explanation's weights, output and trace is finite (masked logits aside). */
+function assertFiniteTrace(ex) {
+  const tensors = { weights: ex.weights, meanWeights: ex.meanWeights, output: ex.output, ...(ex.trace ?? {}) };
+  for (const [name, t] of Object.entries(tensors)) {
+    if (typeof t === "number" || name === "mask" || name === "masked") continue;
+    assert.ok(t.data.every(Number.isFinite), `${name} holds a NaN or an infinity`);
+  }
+}
+
 test("explain with traceHead: that head's score stages and variances, every other stage whole", () => {
   for (const causal of [true, false]) {
     const options = { modelDim: 32, numHeads: 4, causal };
@@ -67,6 +76,8 @@ test("explain with traceHead: that head's score stages and variances, every othe
     for (const head of [0, 3]) {
       const one = lens.explain(text, { ...options, traceHead: head });
       assert.equal(one.options.traceHead, head);
+      // deepEqual counts NaN equal to NaN: the compared numbers must be finite first.
+      assertFiniteTrace(one);
       // The same operations on the same numbers in the same module: bit-identical.
       for (const stage of ["scores", "scaled", "masked"]) {
         assert.deepEqual(one.trace[stage].shape, [1, L, L], stage);
@@ -105,6 +116,7 @@ test("explain({ into }): the numbers of a fresh call, written into the earlier r
       const arrays = { weights: earlier.weights.data, meanWeights: earlier.meanWeights.data, output: earlier.output.data };
       const reused = lens.explain(b, { ...options, into: earlier });
       const fresh = lens.explain(b, options);
+      assertFiniteTrace(fresh); // deepEqual counts NaN equal to NaN
       // Bit-identical to a call without `into`, in every part (same module, same operations).
       assert.deepEqual(reused, fresh);
       // Same sizes (both texts have 10 tokens): the earlier arrays were written, not replaced.
