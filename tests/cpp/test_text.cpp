@@ -301,7 +301,9 @@ TEST_CASE("kept tables: a later call with another length, dim or seed gives its 
   for (const auto& [length, dim] : {std::pair{40, 8}, {10, 8}, {60, 8}, {20, 6}, {5, 8}, {0, 8}}) {
     CAPTURE(length, dim);
     const auto pe = attnlens::sinusoidal_positions(length, dim);
-    CHECK(pe == first_call([&] { return attnlens::sinusoidal_positions(length, dim); }));
+    CHECK(pe == first_call([length = length, dim = dim] {
+            return attnlens::sinusoidal_positions(length, dim);
+          }));
     REQUIRE(pe.rows() == length);
     for (int pos : {0, length / 2, length - 1}) {
       for (int i = 0; pos >= 0 && pos < length && i < dim; ++i)
@@ -312,7 +314,9 @@ TEST_CASE("kept tables: a later call with another length, dim or seed gives its 
   for (const auto& [dim, seed] : {std::pair{16, 1ULL}, {16, 2ULL}, {8, 2ULL}, {16, 1ULL}}) {
     CAPTURE(dim, seed);
     const auto rows = attnlens::token_embeddings(tokens, dim, seed);
-    CHECK(rows == first_call([&] { return attnlens::token_embeddings(tokens, dim, seed); }));
+    CHECK(rows == first_call([&tokens, dim = dim, seed = seed] {
+            return attnlens::token_embeddings(tokens, dim, seed);
+          }));
     for (std::size_t i = 0; i < tokens.size(); ++i)
       CHECK(rows.row(static_cast<Eigen::Index>(i)) ==
             attnlens::token_embedding(tokens[i].key, dim, seed).transpose());

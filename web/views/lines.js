@@ -5,6 +5,7 @@
 // overlay and dims the rest (a style change, not a redraw).
 import { font, fitText, formatValue, labelStep, textWidth } from "../text.js";
 import { headName } from "../figure-data.js";
+import { linePairs } from "./line-pairs.js";
 import { headColor } from "../theme.js";
 
 const TITLE_H = 26;
@@ -70,49 +71,19 @@ const headWeights = (lay, h) => {
 };
 
 /**
- * The pairs of one head that are drawn (weight >= MIN_WEIGHT), grouped by quantised weight:
- * byLevel[level] holds the flat indices i · L + j of its pairs, level = ceil(weight · LEVELS).
- * Found once per data, layer and head (an edit brings new data; a scroll or a head toggle
- * reuses them), scanning only the keys a causal query sees.
+ * The pairs of one head that are drawn (weight >= MIN_WEIGHT), grouped by quantised weight
+ * (line-pairs.js). Found once per data, layer and head: an edit brings new data; a scroll or a
+ * head toggle reuses them.
  */
 function pairsByLevel(lay, h) {
   const { data, L } = lay;
   data._linePairs ??= new Map();
   const key = `${lay.layer}:${h}`;
-  const cached = data._linePairs.get(key);
-  if (cached) return cached;
-  const w = headWeights(lay, h);
-  let found = new Int32Array(1024);
-  let levels = new Uint8Array(1024);
-  let n = 0;
-  const counts = new Int32Array(LEVELS + 1);
-  for (let i = 0; i < L; i++) {
-    const base = i * L;
-    const end = base + (data.causal ? i + 1 : L);
-    for (let k = base; k < end; k++) {
-      const v = w[k];
-      if (v < MIN_WEIGHT) continue;
-      if (n === found.length) {
-        const more = new Int32Array(2 * n);
-        more.set(found);
-        found = more;
-        const moreLevels = new Uint8Array(2 * n);
-        moreLevels.set(levels);
-        levels = moreLevels;
-      }
-      const level = v >= 1 ? LEVELS : Math.ceil(v * LEVELS);
-      found[n] = k;
-      levels[n++] = level;
-      counts[level]++;
-    }
+  let byLevel = data._linePairs.get(key);
+  if (!byLevel) {
+    byLevel = linePairs(headWeights(lay, h), L, data.causal, MIN_WEIGHT, LEVELS);
+    data._linePairs.set(key, byLevel);
   }
-  const byLevel = Array.from(counts, (c) => new Int32Array(c));
-  const filled = new Int32Array(LEVELS + 1);
-  for (let m = 0; m < n; m++) {
-    const level = levels[m];
-    byLevel[level][filled[level]++] = found[m];
-  }
-  data._linePairs.set(key, byLevel);
   return byLevel;
 }
 
