@@ -488,13 +488,18 @@ val self_attention_create(const val& config) {
 }
 
 // Every stage of ATTNLENS_TRACE_STAGES under its JS name, and the scale; each written into the
-// same stage of `old` (an earlier trace, or undefined) where it fits (tensor_to_js above).
-val trace_to_js(const attnlens::Trace& t, const val& old = val::undefined(),
+// same stage of `old` (an earlier trace, or undefined) where it fits (tensor_to_js above). The
+// trace was made with trace_results = false: its weights and output are `result`'s (the JS
+// tensors of the result's weights and output), one array for both.
+val trace_to_js(const attnlens::Trace& t, const val& result, const val& old = val::undefined(),
                 const val& used = val::undefined()) {
   val out = val::object();
   put_number(out, "scale", t.scale);
-#define ATTNLENS_TRACE_TO_JS(field, name, shape, meaning) \
-  put(out, name, tensor_to_js(t.field, member(old, name), used));
+#define ATTNLENS_TRACE_TO_JS(field, name, shape, meaning)                        \
+  if (std::string_view(name) == "weights" || std::string_view(name) == "output") \
+    put(out, name, get(result, name));                                           \
+  else                                                                           \
+    put(out, name, tensor_to_js(t.field, member(old, name), used));
   ATTNLENS_TRACE_STAGES(ATTNLENS_TRACE_TO_JS)
 #undef ATTNLENS_TRACE_TO_JS
   return out;
@@ -510,18 +515,13 @@ val self_attention_forward(int model_dim, int num_heads, const val& weights, con
     attnlens::ForwardOptions o;
     if (!get(options, "causal").isUndefined()) o.causal = get(options, "causal").as<bool>();
     if (!get(options, "trace").isUndefined()) o.trace = get(options, "trace").as<bool>();
+    o.trace_results = false;  // the trace's weights and output are the result's arrays
     const auto r = layer.forward(input.view(), o);
     val out = val::object();
-    if (r.trace) {
-      // The trace's weights and output are the result's: copy them out once, share the arrays.
-      const val trace = trace_to_js(*r.trace);
-      put(out, "trace", trace);
-      put(out, "output", get(trace, "output"));
-      put(out, "weights", get(trace, "weights"));
-    } else {
-      put(out, "output", tensor_to_js(r.output));
-      put(out, "weights", tensor_to_js(r.weights));
-    }
+    if (r.trace) put(out, "trace", val::null());  // (set below: the keys keep their order)
+    put(out, "output", tensor_to_js(r.output));
+    put(out, "weights", tensor_to_js(r.weights));
+    if (r.trace) put(out, "trace", trace_to_js(*r.trace, out));
     return out;
   });
 }
@@ -578,7 +578,8 @@ val explain(const val& sentence, const val& opts) {
       val(emscripten::typed_memory_view(text.size(), reinterpret_cast<std::uint8_t*>(text.data())))
           .call<void>("set", sentence);
     }
-    const attnlens::ExplainOptions o = explain_options_from_js(opts);
+    attnlens::ExplainOptions o = explain_options_from_js(opts);
+    o.trace_results = false;  // the trace's weights and output are the result's arrays (below)
     const attnlens::Explanation ex = attnlens::explain(text, o);
 
     val tokens = val::array();
@@ -619,26 +620,13 @@ val explain(const val& sentence, const val& opts) {
     put(out, "embeddings", tensor_to_js(ex.embeddings));
     put(out, "projections", weights_to_js(ex.projections));
     // options.into: an earlier result whose large arrays this one reuses (api.js has checked it
-    // is one); the trace's weights and output are the result's, so they reuse those.
+    // is one); the trace's weights and output are the result's.
     const val into = get(opts, "into");
     const val used = val::global("Set").new_();
-    if (o.trace) {
-      val old = val::undefined();
-      // Its trace's stages (none if it has no trace), its weights and output.
-      if (!into.isUndefined()) {
-        old = val::global("Object").call<val>("assign", val::object(), get(into, "trace"));
-        put(old, "weights", get(into, "weights"));
-        put(old, "output", get(into, "output"));
-      }
-      const val trace = trace_to_js(ex.trace, old, used);
-      put(out, "trace", trace);
-      put(out, "weights", get(trace, "weights"));  // the same numbers: copied out once
-      put(out, "output", get(trace, "output"));
-    } else {
-      put(out, "trace", val::null());
-      put(out, "weights", tensor_to_js(ex.weights, member(into, "weights"), used));
-      put(out, "output", tensor_to_js(ex.output, member(into, "output"), used));
-    }
+    put(out, "trace", val::null());  // (set below: the keys keep this order)
+    put(out, "weights", tensor_to_js(ex.weights, member(into, "weights"), used));
+    put(out, "output", tensor_to_js(ex.output, member(into, "output"), used));
+    if (o.trace) put(out, "trace", trace_to_js(ex.trace, out, member(into, "trace"), used));
     put(out, "meanWeights", tensor_to_js(ex.mean_weights, member(into, "meanWeights"), used));
     put(out, "contextual", tensor_to_js(ex.contextual));
     put(out, "pca", pca);

@@ -1,6 +1,7 @@
 #include <attnlens/explain.hpp>
 
 #include "check.hpp"
+#include "kernels.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -60,6 +61,7 @@ Explanation explain(std::string_view sentence, const ExplainOptions& options) {
   forward.causal = options.causal;
   forward.trace = options.trace;
   forward.trace_head = options.trace_head;
+  forward.trace_results = options.trace_results;
   forward.entropy = true;
   ForwardResult r = layer.forward(ex.embeddings.view(), forward);
   if (r.trace) ex.trace = std::move(*r.trace);
@@ -84,22 +86,7 @@ Explanation explain(std::string_view sentence, const ExplainOptions& options) {
     ex.stats.scaled_score_variance.push_back(finite_variance(scaled, slice, mask));
   }
   ex.mean_weights = Tensor({L, L});
-  // In chunks of 4 096 entries that stay in L1 while every head's weights are added: the weights
-  // are read once and the mean written once (plain loops, which the compiler vectorises; Eigen's
-  // are scalar in WebAssembly).
-  float* mean = ex.mean_weights.data.data();
-  const auto heads = static_cast<float>(H);
-  constexpr std::int64_t kChunk = 4096;
-  for (std::int64_t c0 = 0; c0 < slice; c0 += kChunk) {
-    const std::int64_t c1 = std::min(slice, c0 + kChunk);
-    for (int h = 0; h < H; ++h) {
-      const float* w = ex.weights.data.data() + h * slice;
-      for (std::int64_t c = c0; c < c1; ++c)
-        mean[c] += w[c];
-    }
-    for (std::int64_t c = c0; c < c1; ++c)
-      mean[c] /= heads;
-  }
+  detail::mean_of_slices(ex.weights.data.data(), H, slice, ex.mean_weights.data.data());
   return ex;
 }
 

@@ -561,6 +561,25 @@ void matmul_transposed(const float* A, std::int64_t lda, const float* B, std::in
   gemm<false>(M, N, K, A, lda, packed, K * P, C, ldc);
 }
 
+void mean_of_slices(const float* data, int slices, std::int64_t n, float* out) {
+  const auto count = static_cast<float>(slices);
+  constexpr std::int64_t kChunk = 4096;  // 16 KiB of the mean, added to in L1
+  for (std::int64_t c0 = 0; c0 < n; c0 += kChunk) {
+    const std::int64_t m = std::min(kChunk, n - c0);
+    float* __restrict mean = out + c0;
+    const float* __restrict first = data + c0;
+    for (std::int64_t c = 0; c < m; ++c)
+      mean[c] = first[c];
+    for (int h = 1; h < slices; ++h) {
+      const float* __restrict w = data + h * n + c0;
+      for (std::int64_t c = 0; c < m; ++c)
+        mean[c] += w[c];
+    }
+    for (std::int64_t c = 0; c < m; ++c)
+      mean[c] /= count;
+  }
+}
+
 void packed_matmul(float* c, const float* a, const float* b, std::int64_t M, std::int64_t N,
                    std::int64_t K, bool transpose_a, bool transpose_b, bool accumulate,
                    float alpha) {

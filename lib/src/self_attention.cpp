@@ -271,9 +271,17 @@ ForwardResult SelfAttention::forward(const ConstTensorView& x,
         *s = Tensor(per_head(batched, B, H, L, d));
       for (Tensor* s : {&t.scores, &t.scaled, &t.masked})
         *s = Tensor(per_head(batched, B, options.trace_head ? 1 : H, L, L));
-      const RowMatrixXf mask =
-          options.causal ? causal_mask(L, L) : RowMatrixXf(RowMatrixXf::Zero(L, L));
-      t.mask = Tensor({L, L}, std::vector<float>(mask.data(), mask.data() + mask.size()));
+      // Written in place: causal_mask()'s numbers without its [L, L] temporary and copy.
+      t.mask = Tensor({L, L});
+      if (options.causal) {
+        detail::ScoreRule rule;
+        rule.causal = true;
+        for (std::int64_t i = 0; i < L; ++i) {
+          float* row = t.mask.data.data() + i * L;
+          std::fill(row + rule.causal_visible(i, 0, L), row + L,
+                    -std::numeric_limits<float>::infinity());
+        }
+      }
       t.concat = Tensor(x.shape);
     }
     // Each head is a slice of the projections: columns h*d .. h*d + d - 1, rows E apart.
@@ -321,7 +329,7 @@ ForwardResult SelfAttention::forward(const ConstTensorView& x,
             project(concat, bounds.v, weights_.wo, weights_.bo, "concat W_O + b_O"));
       if (result.trace) store(result.trace->concat, b, concat);
     }
-    if (result.trace) {
+    if (result.trace && options.trace_results) {
       result.trace->weights = result.weights;
       result.trace->output = result.output;
     }

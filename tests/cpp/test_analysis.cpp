@@ -140,6 +140,50 @@ TEST_CASE("variance: scaling by s multiplies it by s^2, masked entries skipped",
   CHECK(attnlens::finite_variance(raw.data(), 5, mask.data()) == 1.0);
 }
 
+TEST_CASE("variance: four lanes at a time, against a one-at-a-time float64 two-pass variance",
+          "[analysis]") {
+  std::mt19937 gen(29);
+  std::normal_distribution<float> normal(3.0f, 2.0f);
+  std::uniform_int_distribution<int> pick(0, 9);
+  for (int count = 0; count <= 67; ++count) {
+    for (const bool masked : {false, true}) {
+      CAPTURE(count, masked);
+      std::vector<float> data, mask;
+      for (int i = 0; i < count; ++i) {
+        // Mostly ordinary numbers; some NaN and infinities (never counted) and, with a mask,
+        // entries it hides (-inf or any nonzero value).
+        const int kind = pick(gen);
+        data.push_back(kind == 0   ? NAN
+                       : kind == 1 ? INFINITY
+                       : kind == 2 ? -INFINITY
+                                   : normal(gen));
+        const int m = pick(gen);
+        mask.push_back(m == 0 ? -INFINITY : m == 1 ? 1.0f : 0.0f);
+      }
+      std::vector<double> seen;
+      for (int i = 0; i < count; ++i) {
+        const auto k = static_cast<std::size_t>(i);
+        if (std::isfinite(data[k]) && (!masked || mask[k] == 0.0f)) seen.push_back(data[k]);
+      }
+      double mean = 0.0;
+      for (double v : seen)
+        mean += v;
+      mean /= std::max<double>(1.0, static_cast<double>(seen.size()));
+      double var = 0.0;
+      for (double v : seen)
+        var += (v - mean) * (v - mean);
+      var /= std::max<double>(1.0, static_cast<double>(seen.size()));
+      const double got =
+          attnlens::finite_variance(data.data(), count, masked ? mask.data() : nullptr);
+      // Both two-pass in float64, summed in different orders: within (2n + 4) 2^-53 of the
+      // variance (the bound the explain test below derives); exactly 0 when nothing counts.
+      const auto n = static_cast<double>(seen.size());
+      CHECK(testing::close({got}, {var}, (2 * n + 4) * std::ldexp(var, -53)));
+      if (seen.empty()) CHECK(got == 0.0);
+    }
+  }
+}
+
 TEST_CASE("explain: tokens, shapes, causal zeros, residual, stats", "[explain]") {
   attnlens::ExplainOptions o;
   o.model_dim = 32;
@@ -280,6 +324,21 @@ TEST_CASE("explain without the trace: the same weights, output, PCA and entropy,
     CHECK(lean.stats.raw_score_variance.empty());
     CHECK(full.stats.raw_score_variance.size() == 2);
     CHECK(same(full.trace.weights, full.weights));
+    CHECK(same(full.trace.output, full.output));
+    // trace_results = false: the trace without its copies of the weights and output (what the
+    // WebAssembly binding asks for), every other number the same.
+    o.trace = true;
+    o.trace_results = false;
+    const auto shared = attnlens::explain("the cat sat on the mat because it was tired", o);
+    CHECK(shared.trace.weights.data.empty());
+    CHECK(shared.trace.output.data.empty());
+    CHECK(same(shared.weights, full.weights));
+    CHECK(same(shared.output, full.output));
+    CHECK(same(shared.trace.masked, full.trace.masked));
+    CHECK(same(shared.trace.mask, full.trace.mask));
+    CHECK(same(shared.trace.concat, full.trace.concat));
+    CHECK(shared.stats.raw_score_variance == full.stats.raw_score_variance);
+    CHECK(shared.stats.scaled_score_variance == full.stats.scaled_score_variance);
   }
 }
 

@@ -442,3 +442,51 @@ TEST_CASE("forward with trace_head: a batch keeps that head's score stages",
       },
       attnlens::ErrorCode::BAD_ARGUMENT, {"trace_head must be between 0 and 1", "got 2"});
 }
+
+TEST_CASE(
+    "forward with trace_results = false: no copies of the weights and output, the rest the "
+    "same bits",
+    "[self_attention][trace]") {
+  std::mt19937 gen(107);
+  const int B = 2, L = 6, E = 8, H = 2;
+  const auto x = ref::random_vector(B * L * E, gen);
+  SelfAttentionConfig config;
+  config.model_dim = E;
+  config.num_heads = H;
+  const SelfAttention layer(config);
+  for (const bool causal : {true, false}) {
+    for (const Shape& shape : {Shape{L, E}, Shape{B, L, E}}) {
+      CAPTURE(causal, shape.size());
+      ForwardOptions fo;
+      fo.causal = causal;
+      fo.trace = true;
+      fo.entropy = true;
+      const auto copied = layer.forward(view(x, shape), fo);
+      fo.trace_results = false;
+      const auto lean = layer.forward(view(x, shape), fo);
+      REQUIRE(lean.trace);
+      CHECK(lean.trace->weights.data.empty());
+      CHECK(lean.trace->output.data.empty());
+      CHECK(copied.trace->weights.data == copied.weights.data);
+      CHECK(copied.trace->output.data == copied.output.data);
+      CHECK(lean.weights.data == copied.weights.data);
+      CHECK(lean.output.data == copied.output.data);
+      CHECK(lean.entropy.data == copied.entropy.data);
+      CHECK(lean.trace->scale == copied.trace->scale);
+      for (const auto member :
+           {&attnlens::Trace::x, &attnlens::Trace::q, &attnlens::Trace::k, &attnlens::Trace::v,
+            &attnlens::Trace::scores, &attnlens::Trace::scaled, &attnlens::Trace::mask,
+            &attnlens::Trace::masked, &attnlens::Trace::head_outputs, &attnlens::Trace::concat}) {
+        CHECK(((*lean.trace).*member).shape == ((*copied.trace).*member).shape);
+        CHECK(((*lean.trace).*member).data == ((*copied.trace).*member).data);
+      }
+      // The mask, written in place: 0 where a key is visible, -inf above the diagonal if causal.
+      const auto& mask = lean.trace->mask;
+      REQUIRE(mask.shape == Shape{L, L});
+      for (int i = 0; i < L; ++i)
+        for (int j = 0; j < L; ++j)
+          CHECK(mask.data[static_cast<std::size_t>(i * L + j)] ==
+                (causal && j > i ? -INFINITY : 0.0f));
+    }
+  }
+}

@@ -160,7 +160,7 @@ test("speed: 512 tokens, 8 heads", async () => {
     ["steps", "compare"],
     ["pca", "compare"],
   ]) {
-    await edits({ view, mode, heads: 8, n: 512, repeat: 3 });
+    await edits({ view, mode, heads: 8, n: 512, repeat: 5 });
   }
   printTable();
   // At 64 tokens the whole path is held to 10x its target. At 512 tokens explain() alone takes

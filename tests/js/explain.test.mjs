@@ -165,6 +165,11 @@ test("explain without the trace: the same numbers, no stages, no score variances
     assert.deepEqual(lean.stats.rawScoreVariance, []);
     assert.equal(lean.options.trace, false);
     assert.equal(full.options.trace, true);
+    // The trace's weights and output are the result's: one tensor each, copied out of the
+    // module once (the C++ trace leaves its copies empty: ExplainOptions::trace_results).
+    assert.equal(full.trace.weights, full.weights);
+    assert.equal(full.trace.output, full.output);
+    assert.deepEqual(full.weights.shape, [4, 10, 10]);
   }
   assert.throws(
     () => lens.explain("the cat", { trace: "no" }),
@@ -193,7 +198,9 @@ test("selfAttention: given weights, trace stages are consistent, batches work", 
   const t = r.trace;
   assert.deepEqual(t.scores.shape, [3, 4, 4]);
   t.scores.data.forEach((s, i) => assert.equal(t.scaled.data[i], Math.fround(s * t.scale)));
-  assert.deepEqual(t.output.data, r.output.data);
+  assert.equal(t.output, r.output);
+  assert.equal(t.weights, r.weights);
+  assert.deepEqual(r.weights.shape, [3, 4, 4]);
   assert.equal(t.mask.data[1], -Infinity);
   const batched = layer.forward({ data: Float32Array.of(...x.data, ...x.data), shape: [2, 4, E] });
   assert.deepEqual(batched.weights.shape, [2, 3, 4, 4]);

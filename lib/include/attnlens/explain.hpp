@@ -44,6 +44,11 @@ struct ExplainOptions {
   // every-step view shows one head at a time: at 512 tokens and 8 heads the trace then costs a
   // fraction of the whole one. Unset: every head. 0 .. num_heads - 1.
   std::optional<int> trace_head;
+  // With trace: fill trace.weights and trace.output, copies of the result's weights and output.
+  // false leaves them empty (the result's hold the same numbers) and saves copying [H, L, L]
+  // floats: 8 MB at 512 tokens and 8 heads. The WebAssembly binding always sets it false and
+  // gives the JS trace the result's arrays.
+  bool trace_results = true;
 };
 
 struct ExplainStats {

@@ -48,6 +48,10 @@ struct ForwardOptions {
   // ([B, 1, L, L] for a batch). Unset: every head. 0 .. H - 1. (A score beyond float32, which
   // the trace reports as NON_FINITE, is then only looked for in this head.)
   std::optional<int> trace_head;
+  // With trace: fill the trace's weights and output, copies of the result's. false leaves them
+  // empty and saves the copy ([H, L, L] floats: 8 MB at 512 tokens and 8 heads) for a caller
+  // that reads those numbers from the result.
+  bool trace_results = true;
   bool entropy = false;  // fill ForwardResult::entropy
 };
 
@@ -71,7 +75,8 @@ struct ForwardOptions {
   X(concat, "concat", "[L, E]", "the heads' outputs side by side")                                \
   X(output, "output", "[L, E]", "concat W_O + b_O: the same numbers as the result's output")
 
-// Every stage of one forward pass; see ATTNLENS_TRACE_STAGES for each tensor.
+// Every stage of one forward pass; see ATTNLENS_TRACE_STAGES for each tensor (weights and
+// output are empty with ForwardOptions::trace_results = false).
 struct Trace {
   float scale = 0.0f;  // the factor applied to the raw scores
 #define ATTNLENS_TRACE_MEMBER(member, name, shape, meaning) Tensor member;
