@@ -25,7 +25,24 @@ function maxAbs(data) {
  * "mask" (0 or −∞). rowLabels/colLabels: token texts, or null for 1-based indices.
  */
 export function matrixPane({ id, name, data, rows, cols, kind, rowLabels = null, colLabels = null, rowAxis, colAxis }) {
-  return { id, name, data, rows, cols, kind, rowLabels, colLabels, rowAxis, colAxis, extent: kind === "signed" ? maxAbs(data) : 1 };
+  // The colour scale's extent is found when the pane is first drawn: an L × L pane below the
+  // fold (every step at 512 tokens) is not scanned on an edit that does not draw it.
+  let extent = kind === "signed" ? undefined : 1;
+  return {
+    id,
+    name,
+    data,
+    rows,
+    cols,
+    kind,
+    rowLabels,
+    colLabels,
+    rowAxis,
+    colAxis,
+    get extent() {
+      return (extent ??= maxAbs(data));
+    },
+  };
 }
 
 // Labels are measured once per label list (the panes of one figure share their tokens).
