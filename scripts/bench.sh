@@ -2,7 +2,8 @@
 # npm run bench: builds the native benchmarks (portable and -march=native) and the wasm package,
 # installs the peers (bench/package.json), then prints the comparison tables: attention in Node
 # (bench/run.mjs) and in Chromium (bench/browser.mjs), the model against PyTorch (bench/training.mjs),
-# explain() at the page's sizes (bench/explain.mjs), and the training page in Chromium until its
+# explain() at the page's sizes (bench/explain.mjs), the lines view's pair finder
+# (bench/line-pairs.mjs), and the training page in Chromium until its
 # induction head forms (bench/train-browser.mjs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -42,6 +43,8 @@ node bench/training.mjs "$@"
 
 step "explain() at the page's sizes, in Node 22 (the relaxed-SIMD module Chromium loads)"
 "$(node22_path)" bench/explain.mjs "$@"
+step "the lines view's pair finder at 512 tokens, before and after (Node 22)"
+"$(node22_path)" bench/line-pairs.mjs
 
 step "the training page in Chromium: time until the induction head forms (default settings)"
 node bench/train-browser.mjs
