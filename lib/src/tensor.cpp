@@ -37,7 +37,7 @@ Tensor::Tensor(Shape s) : shape(std::move(s)) {
   const std::int64_t n = shape_numel(shape);
   // On 32-bit targets (wasm32) a large count would wrap when cast to size_t.
   if (static_cast<std::uint64_t>(n) > data.max_size()) throw std::bad_alloc();
-  data.assign(static_cast<std::size_t>(n), 0.0f);
+  data.resize(static_cast<std::size_t>(n));  // value-initialised: zeros
 }
 
 Tensor::Tensor(Shape s, std::vector<float> values) : data(std::move(values)), shape(std::move(s)) {
