@@ -51,14 +51,13 @@ const modes = [true, false].map((causal) => ({
   causal,
   weights: lens.explain(sentence(L), { modelDim: 64, numHeads: H, seed: 7, causal, trace: false, maxTokens: 1024 }).weights.data,
 }));
+/** The pairs of one edit, counted per level (so that the two are compared level by level). */
 const edit = (find) => {
-  let pairs = 0;
+  const perLevel = new Array(LEVELS + 1).fill(0);
   for (const { causal, weights } of modes)
-    for (let h = 0; h < H; h++) {
-      const byLevel = find(weights.subarray(h * L * L, (h + 1) * L * L), L, causal);
-      for (const level of byLevel) pairs += level.length;
-    }
-  return pairs;
+    for (let h = 0; h < H; h++)
+      find(weights.subarray(h * L * L, (h + 1) * L * L), L, causal).forEach((level, l) => (perLevel[l] += level.length));
+  return perLevel;
 };
 const contenders = [
   ["before (a branch per weight)", (w, n, causal) => before(w, n, causal)],
@@ -67,7 +66,8 @@ const contenders = [
 const runs = 21;
 const times = contenders.map(() => []);
 const found = contenders.map(([, find]) => edit(find)); // and a warm-up
-if (found[0] !== found[1]) throw new Error(`the two find ${found[0]} and ${found[1]} pairs`);
+if (found[0].join() !== found[1].join()) throw new Error(`the two find different pairs per level: ${found[0]} and ${found[1]}`);
+const pairs = found[0].reduce((a, b) => a + b, 0);
 for (let r = 0; r < runs; r++)
   contenders.forEach(([, find], i) => {
     const t0 = performance.now();
@@ -75,5 +75,5 @@ for (let r = 0; r < runs; r++)
     times[i].push(performance.now() - t0);
   });
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-console.log(`lines view, ${L} tokens, ${H} heads, causal and full: ${found[0]} pairs, Node ${process.version}, median of ${runs}`);
+console.log(`lines view, ${L} tokens, ${H} heads, causal and full: ${pairs} pairs, Node ${process.version}, median of ${runs}`);
 contenders.forEach(([name], i) => console.log(`${name.padEnd(30)} ${median(times[i]).toFixed(2).padStart(7)} ms per edit`));

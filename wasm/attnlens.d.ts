@@ -147,7 +147,9 @@ export interface SelfAttentionConfig {
 /**
  * Every stage of a forward pass, in the order the data flows (lens.traceStages lists them from
  * the C++ library). Shapes are for x [L, E] with H heads of width d = E / H; a batched x
- * [B, L, E] adds a leading B to each, except `mask`.
+ * [B, L, E] adds a leading B to each, except `mask`. Its `weights` and `output` are the result's
+ * `weights` and `output` Tensor objects themselves (one array each, copied out of the module
+ * once), so writing into one changes the other.
  */
 export interface Trace {
   /** The factor applied to the raw scores (1 / sqrt(d) unless given). */

@@ -3,6 +3,7 @@
 #include "check.hpp"
 
 #include <Eigen/Eigenvalues>
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -129,17 +130,23 @@ double finite_variance(const float* data, std::int64_t count, const float* mask)
   };
   d2 low = {0.0, 0.0};
   d2 high = {0.0, 0.0};
-  i4 kept = {0, 0, 0, 0};
-  for (std::int64_t i = 0; i < count; i += 4) {
-    f4 x;
-    i4 keep;
-    load(i, x, keep);
-    const f4 v = reinterpret_cast<f4>(reinterpret_cast<i4>(x) & keep);
-    low += d2{v[0], v[1]};
-    high += d2{v[2], v[3]};
-    kept -= keep;  // keep is -1 where an entry counts
+  std::int64_t n = 0;
+  // The lanes count in 32 bits: moved into n every 2^30 entries (2^28 per lane).
+  constexpr std::int64_t kCountEvery = std::int64_t{1} << 30;
+  for (std::int64_t start = 0; start < count; start += kCountEvery) {
+    const std::int64_t stop = std::min(count, start + kCountEvery);
+    i4 kept = {0, 0, 0, 0};
+    for (std::int64_t i = start; i < stop; i += 4) {
+      f4 x;
+      i4 keep;
+      load(i, x, keep);
+      const f4 v = reinterpret_cast<f4>(reinterpret_cast<i4>(x) & keep);
+      low += d2{v[0], v[1]};
+      high += d2{v[2], v[3]};
+      kept -= keep;  // keep is -1 where an entry counts
+    }
+    n += static_cast<std::int64_t>(kept[0]) + kept[1] + kept[2] + kept[3];
   }
-  const std::int64_t n = static_cast<std::int64_t>(kept[0]) + kept[1] + kept[2] + kept[3];
   if (n == 0) return 0.0;
   const double mean = ((low[0] + low[1]) + (high[0] + high[1])) / static_cast<double>(n);
   low = high = d2{0.0, 0.0};

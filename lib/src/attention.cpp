@@ -186,10 +186,7 @@ RowMatrixXf causal_mask(std::int64_t L, std::int64_t S, CausalAlign align) {
   rule.causal = true;
   rule.causal_shift = align == CausalAlign::BottomRight ? S - L : 0;
   RowMatrixXf mask = RowMatrixXf::Zero(L, S);
-  for (std::int64_t i = 0; i < L; ++i) {
-    const std::int64_t visible = rule.causal_visible(i, 0, S);
-    mask.row(i).tail(S - visible).setConstant(kNegInf);
-  }
+  detail::fill_causal_mask(rule, mask.data(), L, S);
   return mask;
 }
 

@@ -3,7 +3,6 @@
 #include "check.hpp"
 #include "kernels.hpp"
 
-#include <algorithm>
 #include <cmath>
 #include <utility>
 

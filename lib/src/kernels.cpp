@@ -562,6 +562,10 @@ void matmul_transposed(const float* A, std::int64_t lda, const float* B, std::in
 }
 
 void mean_of_slices(const float* data, int slices, std::int64_t n, float* out) {
+  if (slices < 1) {  // no slices: 0 / 0, as the plain loop gives, without reading data
+    std::fill(out, out + n, std::numeric_limits<float>::quiet_NaN());
+    return;
+  }
   const auto count = static_cast<float>(slices);
   constexpr std::int64_t kChunk = 4096;  // 16 KiB of the mean, added to in L1
   for (std::int64_t c0 = 0; c0 < n; c0 += kChunk) {
@@ -569,7 +573,7 @@ void mean_of_slices(const float* data, int slices, std::int64_t n, float* out) {
     float* __restrict mean = out + c0;
     const float* __restrict first = data + c0;
     for (std::int64_t c = 0; c < m; ++c)
-      mean[c] = first[c];
+      mean[c] = 0.0f + first[c];  // as the plain loop from 0: a -0 weight gives +0
     for (int h = 1; h < slices; ++h) {
       const float* __restrict w = data + h * n + c0;
       for (std::int64_t c = 0; c < m; ++c)

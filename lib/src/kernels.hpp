@@ -89,10 +89,10 @@ void matmul(const float* A, std::int64_t lda, const float* B, std::int64_t ldb, 
 void matmul_transposed(const float* A, std::int64_t lda, const float* B, std::int64_t ldb, float* C,
                        std::int64_t ldc, std::int64_t M, std::int64_t K, std::int64_t N);
 
-// out[c] = (s_0[c] + s_1[c] + ... + s_{slices-1}[c]) / slices for c < n, where slice s_h starts
-// at data + h · n: the mean of the heads' weights. Summed in that order, one element at a time
-// (vectorised across elements, so the bits are the plain loop's), in chunks that stay in L1 so
-// that each slice is read once. out must not overlap data.
+// out[c] = (0 + s_0[c] + s_1[c] + ... + s_{slices-1}[c]) / slices for c < n, where slice s_h
+// starts at data + h · n: the mean of the heads' weights. Summed in that order, one element at
+// a time (vectorised across elements, so the bits are the plain loop's), in chunks that stay in
+// L1 so that each slice is read once. out must not overlap data. slices < 1 gives NaN (0 / 0).
 void mean_of_slices(const float* data, int slices, std::int64_t n, float* out);
 
 // The same packed product with matmul.hpp's contract (transposes, accumulate, alpha; all

@@ -47,6 +47,15 @@ struct ScoreRule {
   bool scale_foldable() const { return scale > 0.0f && add_mask == nullptr && alibi_slope == 0.0f; }
 };
 
+// Writes -inf where `rule` (causal) hides key j from query i into mask[L, S] (row-major), and
+// leaves the visible entries as they are: causal_mask() and the trace's mask stage.
+template <typename T>
+void fill_causal_mask(const ScoreRule& rule, T* mask, std::int64_t L, std::int64_t S) {
+  for (std::int64_t i = 0; i < L; ++i)
+    std::fill(mask + i * S + rule.causal_visible(i, 0, S), mask + (i + 1) * S,
+              -std::numeric_limits<T>::infinity());
+}
+
 // Turns row[0, n), the raw scores of query i against keys j0 .. j0 + n - 1, into logits in
 // place, for the n keys that causal leaves visible (n <= causal_visible(i, j0, n_total); the
 // caller handles the keys past them). With `apply_scale` false the scale is left out, for a

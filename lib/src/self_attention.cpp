@@ -273,15 +273,9 @@ ForwardResult SelfAttention::forward(const ConstTensorView& x,
         *s = Tensor(per_head(batched, B, options.trace_head ? 1 : H, L, L));
       // Written in place: causal_mask()'s numbers without its [L, L] temporary and copy.
       t.mask = Tensor({L, L});
-      if (options.causal) {
-        detail::ScoreRule rule;
-        rule.causal = true;
-        for (std::int64_t i = 0; i < L; ++i) {
-          float* row = t.mask.data.data() + i * L;
-          std::fill(row + rule.causal_visible(i, 0, L), row + L,
-                    -std::numeric_limits<float>::infinity());
-        }
-      }
+      detail::ScoreRule rule;
+      rule.causal = options.causal;
+      detail::fill_causal_mask(rule, t.mask.data.data(), L, L);
       t.concat = Tensor(x.shape);
     }
     // Each head is a slice of the projections: columns h*d .. h*d + d - 1, rows E apart.

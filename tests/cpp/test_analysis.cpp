@@ -333,6 +333,7 @@ TEST_CASE("explain without the trace: the same weights, output, PCA and entropy,
     CHECK(shared.trace.weights.data.empty());
     CHECK(shared.trace.output.data.empty());
     CHECK(same(shared.weights, full.weights));
+    CHECK(same(shared.mean_weights, full.mean_weights));
     CHECK(same(shared.output, full.output));
     CHECK(same(shared.trace.masked, full.trace.masked));
     CHECK(same(shared.trace.mask, full.trace.mask));

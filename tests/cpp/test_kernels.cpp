@@ -9,6 +9,8 @@
 
 #include <array>
 #include <cmath>
+#include <cstring>
+#include <random>
 
 using attnlens::AttentionOptions;
 using attnlens::CausalAlign;
@@ -220,4 +222,37 @@ TEST_CASE("packed product: every transpose, accumulate and alpha against float64
       CHECK(testing::close(c, expected, bound, {M, N}));
     }
   }
+}
+
+TEST_CASE("mean of slices: the plain loop's bits across its L1 chunks", "[kernels]") {
+  std::mt19937 gen(31);
+  std::uniform_real_distribution<float> weight(0.0f, 1.0f);
+  for (const std::int64_t n : {std::int64_t{1}, std::int64_t{4095}, std::int64_t{4096},
+                               std::int64_t{4097}, std::int64_t{3 * 4096 + 5}}) {
+    for (const int slices : {1, 3, 8}) {
+      CAPTURE(n, slices);
+      std::vector<float> data(static_cast<std::size_t>(n * slices));
+      for (float& w : data)
+        w = weight(gen);
+      data[0] = -0.0f;  // every slice's first entry -0: the plain loop from 0 gives +0
+      for (int h = 0; h < slices; ++h)
+        data[static_cast<std::size_t>(h * n)] = -0.0f;
+      std::vector<float> expected(static_cast<std::size_t>(n));
+      for (std::int64_t c = 0; c < n; ++c) {
+        float sum = 0.0f;
+        for (int h = 0; h < slices; ++h)
+          sum += data[static_cast<std::size_t>(h * n + c)];
+        expected[static_cast<std::size_t>(c)] = sum / static_cast<float>(slices);
+      }
+      std::vector<float> out(static_cast<std::size_t>(n), 42.0f);
+      attnlens::detail::mean_of_slices(data.data(), slices, n, out.data());
+      // Bit for bit (memcmp: +0 and -0 differ, which == would not see).
+      CHECK(std::memcmp(out.data(), expected.data(), out.size() * sizeof(float)) == 0);
+      CHECK_FALSE(std::signbit(out[0]));
+    }
+  }
+  std::vector<float> out(3, 0.0f);
+  attnlens::detail::mean_of_slices(nullptr, 0, 3, out.data());
+  CHECK(std::isnan(out[0]));
+  CHECK(std::isnan(out[2]));
 }

@@ -10,8 +10,9 @@
  *
  * Two passes. The first visits every weight a query sees without a branch: it always writes the
  * index and advances only past a drawn one, so the unpredictable test (at 512 tokens most
- * weights are near the threshold) costs no mispredictions; that halves the time of a loop that
- * branches. The second sorts the few found into levels.
+ * weights are near the threshold) costs no mispredictions. The second sorts the few found into
+ * levels. Against the loop that branched: 10.0 -> 6.7 ms per 512-token edit side by side in
+ * Node 22 (bench/line-pairs.mjs).
  */
 export function linePairs(weights, L, causal, minWeight, levels) {
   if (!(minWeight > 0)) throw new RangeError(`minWeight must be > 0; got ${minWeight}`);

@@ -37,7 +37,7 @@ struct ExplainOptions {
   // Record every stage (Explanation::trace) and the score variances, which the every-step view
   // shows. false leaves the trace empty and the variances without entries: the weights, output,
   // PCA and entropy are the same, and a long text is explained several times faster (the trace
-  // holds four more [H, L, L] tensors).
+  // holds three more [H, L, L] tensors, four with trace_results; see trace_head).
   bool trace = true;
   // With trace: record the [H, L, L] stages (scores, scaled, masked) and the score variances of
   // this head only, as [1, L, L] and one variance each; the other stages keep every head. The
