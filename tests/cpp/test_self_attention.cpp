@@ -98,6 +98,14 @@ SelfAttentionWeights random_weights(int E, bool bias, std::mt19937& gen) {
   return w;
 }
 
+// A layer of E dimensions and H heads with the config's default seed and initialisation.
+SelfAttention layer_of(int E, int H) {
+  SelfAttentionConfig config;
+  config.model_dim = E;
+  config.num_heads = H;
+  return SelfAttention(config);
+}
+
 }  // namespace
 
 TEST_CASE("one head with identity weights is attention(x, x, x)", "[self_attention][known]") {
@@ -257,10 +265,7 @@ TEST_CASE("a batch gives the same answers as one sequence at a time", "[self_att
   std::mt19937 gen(89);
   const int B = 3, L = 4, E = 6;
   const auto x = ref::random_vector(B * L * E, gen);
-  SelfAttentionConfig config;
-  config.model_dim = E;
-  config.num_heads = 3;
-  const SelfAttention layer(config);
+  const SelfAttention layer = layer_of(E, 3);
   const auto batched = layer.forward(view(x, {B, L, E}));
   CHECK(batched.weights.shape == Shape{B, 3, L, L});
   for (int b = 0; b < B; ++b) {
@@ -278,10 +283,7 @@ TEST_CASE("causal self-attention: earlier outputs ignore later tokens",
   std::mt19937 gen(97);
   const int L = 5, E = 8;
   auto x = ref::random_vector(L * E, gen);
-  SelfAttentionConfig config;
-  config.model_dim = E;
-  config.num_heads = 2;
-  const SelfAttention layer(config);
+  const SelfAttention layer = layer_of(E, 2);
   ForwardOptions fo;
   fo.causal = true;
   const auto before = layer.forward(view(x, {L, E}), fo);
@@ -407,10 +409,7 @@ TEST_CASE("forward with trace_head: a batch keeps that head's score stages",
   std::mt19937 gen(101);
   const int B = 2, L = 5, E = 8, H = 2;
   const auto x = ref::random_vector(B * L * E, gen);
-  SelfAttentionConfig config;
-  config.model_dim = E;
-  config.num_heads = H;
-  const SelfAttention layer(config);
+  const SelfAttention layer = layer_of(E, H);
   ForwardOptions fo;
   // Ordinary inputs (the fast path), then inputs of 1e18 (scores of about 1e36: the float64
   // path, whose score stages are made one head at a time too).
@@ -450,10 +449,7 @@ TEST_CASE(
   std::mt19937 gen(107);
   const int B = 2, L = 6, E = 8, H = 2;
   const auto x = ref::random_vector(B * L * E, gen);
-  SelfAttentionConfig config;
-  config.model_dim = E;
-  config.num_heads = H;
-  const SelfAttention layer(config);
+  const SelfAttention layer = layer_of(E, H);
   for (const bool causal : {true, false}) {
     for (const Shape& shape : {Shape{L, E}, Shape{B, L, E}}) {
       CAPTURE(causal, shape.size());
