@@ -95,20 +95,24 @@ test("linePairs: edge values: the threshold itself, 1, above 1, infinity, zeros,
 });
 
 test("linePairs: every weight drawn (the buffer grows past its first size) and none drawn", () => {
-  const L = 300;
-  const all = new Float32Array(L * L).fill(0.5);
-  const byLevel = linePairs(all, L, false, 0.01, 32);
-  assert.equal(byLevel[16].length, L * L);
-  assert.ok(
-    byLevel[16].every((k, m) => k === m),
-    "every index, in order",
-  );
-  assert.equal(linePairs(all, L, true, 0.01, 32)[16].length, (L * (L + 1)) / 2, "causal: the lower triangle with its diagonal");
-  const none = linePairs(new Float32Array(L * L), L, false, 0.01, 32);
-  assert.ok(
-    none.every((a) => a.length === 0),
-    "zeros draw nothing",
-  );
+  // 241 rows of 241: the 17th row ends exactly one past the first buffer's 4 096 entries
+  // (16 · 241 + 241 = 4 097), where a buffer one short would lose a pair.
+  for (const L of [241, 300]) {
+    const all = new Float32Array(L * L).fill(0.5);
+    const byLevel = linePairs(all, L, false, 0.01, 32);
+    assert.equal(byLevel[16].length, L * L);
+    const at = byLevel[16].findIndex((k, m) => k !== m);
+    assert.equal(at, -1, `L ${L}: every index, in order; pair ${at} is ${byLevel[16][at]}`);
+    const causal = linePairs(all, L, true, 0.01, 32)[16];
+    const lower = [];
+    for (let i = 0; i < L; i++) for (let j = 0; j <= i; j++) lower.push(i * L + j);
+    assert.deepEqual([...causal], lower, `L ${L}, causal: the lower triangle with its diagonal`);
+    const none = linePairs(new Float32Array(L * L), L, false, 0.01, 32);
+    assert.ok(
+      none.every((a) => a.length === 0),
+      "zeros draw nothing",
+    );
+  }
 });
 
 test("linePairs: bad arguments are named", () => {
