@@ -299,8 +299,8 @@ $("#export-json").addEventListener("click", async () => {
   if (!result) return;
   // The figure skips the stages its view does not draw (and the every-step view traces the scores
   // of the head it shows); the export has every one of them, for every head.
-  const oneHead = (result.causal ?? result.full)?.options?.traceHead !== undefined;
-  if (!result.traced || oneHead) result = computeFigure(await loadLens(), result.state, { trace: true });
+  const shown = result.causal ?? result.full;
+  if (!shown.trace || shown.options.traceHead !== undefined) result = computeFigure(await loadLens(), result.state, { trace: true });
   const json = Object.fromEntries(["causal", "full"].filter((m) => result[m]).map((m) => [m, explanationToJson(result[m])]));
   download(JSON.stringify(json, null, 1), "attnlens-matrices.json", "application/json");
 });

@@ -22,8 +22,8 @@ export const loadLens = makeLoader(createAttnLensCore, fetchWasm, new URL(WASM_F
  * that head only (the every-step view shows one head; at 512 tokens this is several times
  * cheaper). `into`: an earlier figure whose explanations' arrays the new ones are written into
  * (explain's `into`; that figure must no longer be read). Returns { causal?, full?, totalTokens,
- * truncated, traced } or { empty: true } for text without tokens; an explanation's
- * options.traceHead says whether it traced one head.
+ * truncated } or { empty: true } for text without tokens; each explanation's trace (null without
+ * one) and options.traceHead say what was traced.
  */
 export function computeFigure(lens, state, { trace = true, traceHead, into } = {}) {
   const options = {
@@ -52,6 +52,5 @@ export function computeFigure(lens, state, { trace = true, traceHead, into } = {
   const any = result[modes[0]];
   result.totalTokens = any.stats.totalTokens;
   result.truncated = any.stats.truncated;
-  result.traced = trace;
   return result;
 }

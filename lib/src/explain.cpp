@@ -76,11 +76,11 @@ Explanation explain(std::string_view sentence, const ExplainOptions& options) {
   const int H = options.num_heads;
   const std::int64_t slice = L * L;
   const int traced = options.trace ? (options.trace_head ? 1 : H) : 0;
+  // Only entries the mask lets through count: masked scores never reach the softmax.
+  const float* mask = traced > 0 ? ex.trace.mask.data.data() : nullptr;
   for (int h = 0; h < traced; ++h) {
     const float* raw = ex.trace.scores.data.data() + h * slice;
     const float* scaled = ex.trace.scaled.data.data() + h * slice;
-    // Only entries the mask lets through count: masked scores never reach the softmax.
-    const float* mask = ex.trace.mask.data.data();
     ex.stats.raw_score_variance.push_back(finite_variance(raw, slice, mask));
     ex.stats.scaled_score_variance.push_back(finite_variance(scaled, slice, mask));
   }
