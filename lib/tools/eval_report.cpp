@@ -358,15 +358,19 @@ std::string model_card(const Evaluation& e, const TrainRecord& r) {
       "scores on smaller probes (16 windows, 16 random sequences), as the trainer measured "
       "them. All points are in `eval.json`.\n\n"
       "| step | tokens | train batch loss | held-out loss | best previous-token | best "
-      "induction | second-copy loss |\n| ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n";
+      "induction | first-copy loss | second-copy loss |\n| ---: | ---: | ---: | ---: | ---: | ---: "
+      "| ---: "
+      "| ---: |\n";
   const std::size_t n = r.curve.size();
   const std::size_t stride = std::max<std::size_t>(1, n / 16);
   for (std::size_t i = 0; i < n; ++i) {
     if (i % stride != 0 && i + 1 != n && i > 8) continue;
     const train::CurvePoint& p = r.curve[i];
-    md += format("| %lld | %.2f M | %.3f | %.3f | %.3f | %.3f | %.2f |\n",
+    const std::string first =
+        p.first_copy_loss < 0.0 ? std::string("-") : format("%.2f", p.first_copy_loss);
+    md += format("| %lld | %.2f M | %.3f | %.3f | %.3f | %.3f | %s | %.2f |\n",
                  static_cast<long long>(p.step), static_cast<double>(p.tokens) / 1e6, p.train_loss,
-                 p.heldout_loss, p.previous_token, p.induction, p.second_copy_loss);
+                 p.heldout_loss, p.previous_token, p.induction, first.c_str(), p.second_copy_loss);
   }
 
   md +=

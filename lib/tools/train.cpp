@@ -212,6 +212,7 @@ void quick_eval(Gpt2Model& model, const QuickEval& q, const eval::NgramModel& ng
   point.previous_token = eval::best_head(eval::previous_token_scores(model, q.head_windows)).score;
   const eval::InductionReport ind = eval::induction_scores(model, length, eot, q.probe);
   point.induction = eval::best_head(ind.scores).score;
+  point.first_copy_loss = ind.first_copy_loss;
   point.second_copy_loss = ind.second_copy_loss;
 }
 
@@ -219,9 +220,9 @@ std::string describe(const train::CurvePoint& p) {
   char buf[256];
   std::snprintf(buf, sizeof buf,
                 "  eval @ step %lld (%.1fM tokens): held-out loss %.4f, best previous-token head "
-                "%.3f, best induction head %.3f, second-copy loss %.3f",
+                "%.3f, best induction head %.3f, copy losses %.3f (first) %.3f (second)",
                 static_cast<long long>(p.step), static_cast<double>(p.tokens) / 1e6, p.heldout_loss,
-                p.previous_token, p.induction, p.second_copy_loss);
+                p.previous_token, p.induction, p.first_copy_loss, p.second_copy_loss);
   return buf;
 }
 

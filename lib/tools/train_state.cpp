@@ -69,6 +69,7 @@ std::string curve_json(const std::vector<CurvePoint>& curve, const std::string& 
            ", \"heldout_loss\": " + number(p.heldout_loss) +
            ", \"previous_token\": " + number(p.previous_token) +
            ", \"induction\": " + number(p.induction) +
+           ", \"first_copy_loss\": " + number(p.first_copy_loss) +
            ", \"second_copy_loss\": " + number(p.second_copy_loss) + "}";
   }
   out += curve.empty() ? "]" : "\n" + indent + "]";
@@ -132,6 +133,9 @@ std::optional<TrainState> load_state(const std::string& dir, const std::string& 
     c.heldout_loss = number_member(p, "heldout_loss", state_path);
     c.previous_token = number_member(p, "previous_token", state_path);
     c.induction = number_member(p, "induction", state_path);
+    // Older states (before the first copy was recorded) lack it: -1, not measured.
+    if (p.find("first_copy_loss") != nullptr)
+      c.first_copy_loss = number_member(p, "first_copy_loss", state_path);
     c.second_copy_loss = number_member(p, "second_copy_loss", state_path);
     state.curve.push_back(c);
   }

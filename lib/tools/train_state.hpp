@@ -22,6 +22,7 @@ struct CurvePoint {
   double heldout_loss = -1.0;    // held-out loss on the trainer's fixed windows; -1 if not measured
   double previous_token = -1.0;  // best head's previous-token score; -1 if not measured
   double induction = -1.0;       // best head's induction score; -1 if not measured
+  double first_copy_loss = -1.0;   // induction probe loss on the first copy; -1 if not measured
   double second_copy_loss = -1.0;  // induction probe loss on the second copy; -1 if not measured
 };
 
