@@ -5,90 +5,27 @@
 // Shared by the browser entry (attnlens.js) and the Node entry (attnlens.node.js), which differ
 // only in how they obtain the .wasm bytes.
 
-/** An error from attnlens: `code` is one of the library's error codes. */
-export class AttnLensError extends Error {
-  constructor(code, message) {
-    super(message);
-    this.name = "AttnLensError";
-    this.code = code;
-  }
-}
+import {
+  AttnLensError,
+  checkOptions,
+  describe,
+  fail,
+  isPlainFloat32,
+  readTyped,
+  typedKind,
+  typedLength,
+  typedOptions,
+  unwrap,
+} from "./boundary.js";
 
-export const fail = (code, message) => {
-  throw new AttnLensError(code, message);
-};
+export { AttnLensError };
 
 const FLOAT32_MAX = 3.4028234663852886e38; // for messages; Math.fround() decides
 
-// The intrinsic typed-array accessors: a subclass or a Proxy cannot change what they report.
-const TypedArray = Object.getPrototypeOf(Int8Array.prototype);
-const intrinsic = (name) => Object.getOwnPropertyDescriptor(TypedArray, name).get;
-const typedKindOf = intrinsic(Symbol.toStringTag);
-const typedLengthOf = intrinsic("length");
-const typedBufferOf = intrinsic("buffer");
-
-/** "Float32Array" etc. for a genuine typed array (subclasses included), else undefined. */
-export const typedKind = (value) => (value !== null && typeof value === "object" ? typedKindOf.call(value) : undefined);
-
-function isDetached(buffer) {
-  try {
-    new Uint8Array(buffer, 0, 0);
-    return false;
-  } catch {
-    return true;
-  }
-}
-
-export const describe = (value) => {
-  if (value === null) return "null";
-  if (Array.isArray(value)) return "an array";
-  const kind = typedKind(value);
-  if (kind) return `a ${kind}`;
-  if (typeof value === "bigint") return `bigint ${value}n`;
-  if (typeof value === "string") return `string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)}`;
-  if (typeof value === "object") return "an object";
-  if (typeof value === "function") return "a function";
-  return `${typeof value} ${String(value)}`;
-};
-
 const shapeText = (shape) => `[${shape.join(", ")}]`;
-
-/** Own enumerable option names of `options`, each one of `known`. */
-export function checkOptions(name, options, known) {
-  if (options === undefined) return {};
-  if (options === null || typeof options !== "object" || Array.isArray(options)) {
-    fail("BAD_ARGUMENT", `${name} must be an object; got ${describe(options)}`);
-  }
-  for (const key of Object.keys(options)) {
-    if (!known.includes(key)) {
-      fail("UNKNOWN_OPTION", `${name} has an unknown option "${key}"; known options: ${known.join(", ")}`);
-    }
-  }
-  return options;
-}
 
 /** True for an explain() result (what explain's `into` accepts): its weights and tokens. */
 export const isExplanation = (x) => x?.weights?.data instanceof Float32Array && Array.isArray(x.tokens);
-
-/**
- * The given options as a plain object (undefined entries left out), each checked to be of its
- * JS type: `types` maps each option name to "boolean", "number", "string" or "any" (checked
- * elsewhere). Values are the library's to check.
- */
-export function typedOptions(name, options, types) {
-  const given = checkOptions(name, options, Object.keys(types));
-  const out = {};
-  for (const [key, type] of Object.entries(types)) {
-    const value = given[key];
-    if (value === undefined) continue;
-    if (type !== "any" && typeof value !== type) {
-      const what = { boolean: "true or false", number: "a number", string: "a string", object: "an object" }[type];
-      fail("BAD_ARGUMENT", `${key} must be ${what}; got ${describe(value)}`);
-    }
-    out[key] = value;
-  }
-  return out;
-}
 
 // One element of a tensor as a float32 value: a JS number, finite in float32 unless it is NaN
 // or an infinity already (the library reports those, naming the flat index).
@@ -148,21 +85,6 @@ function checkLength(name, shape, length) {
   if (count !== length) fail("SHAPE_MISMATCH", `${name} has ${length} values but its shape ${shapeText(shape)} needs ${count}`);
 }
 
-// A typed array's values, checked: genuine (not a Proxy), buffer not detached, of an accepted
-// kind. Returns its intrinsic length.
-export function typedLength(where, data, kinds) {
-  const kind = typedKind(data);
-  if (!kinds.includes(kind)) return undefined;
-  const length = typedLengthOf.call(data);
-  if (length === 0 && isDetached(typedBufferOf.call(data))) {
-    fail(
-      "BAD_ARGUMENT",
-      `${where}'s ArrayBuffer is detached (transferred, e.g. by structuredClone or postMessage); pass an array that still holds its data`,
-    );
-  }
-  return length;
-}
-
 const NUMBER_KINDS = [
   "Float32Array",
   "Float64Array",
@@ -190,16 +112,16 @@ function toTensor(name, value) {
   }
   const data = value.data;
   const shape = readShape(name, value.shape);
-  const length = typedLength(`${name}.data`, data, NUMBER_KINDS);
-  if (length !== undefined) {
+  const typed = readTyped(`${name}.data`, data, NUMBER_KINDS);
+  if (typed !== undefined) {
+    const { kind, length, view } = typed;
     checkLength(name, shape, length);
-    if (typedKind(data) === "Float32Array") {
-      // A subclass may override what it reports (length, iteration): copy through the intrinsic.
-      return { data: Object.getPrototypeOf(data) === Float32Array.prototype ? data : new Float32Array(data), shape };
-    }
-    const copy = new Float32Array(data);
+    if (kind === "Float32Array") return { data: view, shape };
+    // Another kind converts element by element (the typed-array constructor reads a typed array
+    // by its slots, never by iterating it).
+    const copy = new Float32Array(view);
     for (let i = 0; i < length; i++) {
-      if (!Number.isFinite(copy[i]) && Number.isFinite(Number(data[i]))) element(`${name}.data`, `[${i}]`, Number(data[i]), true);
+      if (!Number.isFinite(copy[i]) && Number.isFinite(Number(view[i]))) element(`${name}.data`, `[${i}]`, Number(view[i]), true);
     }
     return { data: copy, shape };
   }
@@ -236,25 +158,16 @@ function toMask(value) {
       : { kind: "additive", data: Float32Array.from(values), shape };
   }
   if (value !== null && typeof value === "object" && "data" in value && "shape" in value) {
-    const data = value.data;
     const shape = readShape("mask", value.shape);
-    const kind = typedKind(data);
-    const length = typedLength("mask.data", data, ["Uint8Array", "Float32Array"]);
-    if (length !== undefined) {
-      checkLength("mask", shape, length);
-      const plain = Object.getPrototypeOf(data) === (kind === "Uint8Array" ? Uint8Array : Float32Array).prototype;
-      const copy = plain ? data : kind === "Uint8Array" ? new Uint8Array(data) : new Float32Array(data);
-      return { kind: kind === "Uint8Array" ? "boolean" : "additive", data: copy, shape };
+    const typed = readTyped("mask.data", value.data, ["Uint8Array", "Float32Array"]);
+    if (typed !== undefined) {
+      checkLength("mask", shape, typed.length);
+      return { kind: typed.kind === "Uint8Array" ? "boolean" : "additive", data: typed.view, shape };
     }
+    const data = value.data;
     fail("BAD_ARGUMENT", `mask.data must be a Uint8Array (1 = may attend) or a Float32Array (added to the scores); got ${describe(data)}`);
   }
   return fail("BAD_ARGUMENT", `mask must be { data: Uint8Array | Float32Array, shape } or a nested array; got ${describe(value)}`);
-}
-
-// Turns an error result of the raw bindings into an AttnLensError.
-export function unwrap(result) {
-  if (result && result.errorCode !== undefined) throw new AttnLensError(result.errorCode, result.message);
-  return result;
 }
 
 // UTF-16 offsets of tokens whose UTF-8 byte offsets are known, in one pass over the text.
@@ -344,8 +257,11 @@ export function createLens(core) {
     // Caller-provided result arrays: the results are copied into them (memory the caller has
     // already touched, where a fresh 32 MB array costs its page faults).
     const into = o.into === undefined ? {} : typedOptions("into", o.into, { output: "object", weights: "object" });
+    // Each given array is written through a plain view of its memory (the boundary rule).
+    const intoViews = {};
     for (const key in into) {
-      if (!(into[key] instanceof Float32Array)) fail("BAD_ARGUMENT", `into.${key} must be a Float32Array; got ${describe(into[key])}`);
+      intoViews[key] = readTyped(`into.${key}`, into[key], ["Float32Array"]);
+      if (!intoViews[key]) fail("BAD_ARGUMENT", `into.${key} must be a Float32Array; got ${describe(into[key])}`);
     }
     const returnWeights = o.returnWeights ?? defaults.attention.returnWeights;
     if (into.weights && !returnWeights) fail("BAD_ARGUMENT", "into.weights is given but returnWeights is false; set returnWeights: true");
@@ -420,11 +336,11 @@ export function createLens(core) {
         const shape = resultShape(heap, base, at);
         const from = heap[base + at.at] / 4;
         const n = shape.reduce((a, b) => a * b, 1);
-        const data = into[key];
-        if (!data) return { data: core.HEAPF32.slice(from, from + n), shape };
-        if (data.length !== n) fail("BAD_ARGUMENT", `into.${key} has ${data.length} elements; the ${key} ${shapeText(shape)} need ${n}`);
-        data.set(core.HEAPF32.subarray(from, from + n));
-        return { data, shape };
+        const given = intoViews[key];
+        if (!given) return { data: core.HEAPF32.slice(from, from + n), shape };
+        if (given.length !== n) fail("BAD_ARGUMENT", `into.${key} has ${given.length} elements; the ${key} ${shapeText(shape)} need ${n}`);
+        given.view.set(core.HEAPF32.subarray(from, from + n));
+        return { data: into[key], shape };
       };
       const result = { output: copyOut("output") };
       if (heap[base + results.weights.rank] > 0) result.weights = copyOut("weights");
@@ -471,10 +387,25 @@ export function createLens(core) {
     });
   }
 
+  // The arrays of an earlier explanation that the bindings may write into: only plain
+  // Float32Arrays (isPlainFloat32), read once here into a structure of plain objects, so no
+  // getter of the caller's runs once wasm is entered. Any other array is not reused.
+  const reusable = (t) => (t !== null && typeof t === "object" && isPlainFloat32(t.data) ? { data: t.data } : undefined);
+  function reusableArrays(into) {
+    const out = { weights: reusable(into.weights), output: reusable(into.output), meanWeights: reusable(into.meanWeights) };
+    const trace = into.trace;
+    if (trace !== null && typeof trace === "object") {
+      out.trace = {};
+      for (const { name } of traceStages) out.trace[name] = reusable(trace[name]);
+    }
+    return out;
+  }
+
   function explain(sentence, options) {
     const o = typedOptions("options", options, EXPLAIN_OPTIONS);
     const isText = typeof sentence === "string";
-    const byteLength = isText ? undefined : typedLength("sentence", sentence, ["Uint8Array"]);
+    const bytes = isText ? undefined : readTyped("sentence", sentence, ["Uint8Array"]);
+    const byteLength = bytes?.length;
     if (!isText && byteLength === undefined) {
       fail("BAD_ARGUMENT", `sentence must be a string (or UTF-8 bytes in a Uint8Array); got ${describe(sentence)}`);
     }
@@ -493,12 +424,13 @@ export function createLens(core) {
         fail("INVALID_UTF8", `sentence holds a lone UTF-16 surrogate at index ${lone}, which has no UTF-8 encoding`);
       }
     }
-    const into = o.into;
-    if (into !== undefined && !isExplanation(into)) {
-      fail("BAD_ARGUMENT", `into must be an earlier explain() result, whose arrays this call reuses; got ${describe(into)}`);
+    if (o.into !== undefined) {
+      if (!isExplanation(o.into)) {
+        fail("BAD_ARGUMENT", `into must be an earlier explain() result, whose arrays this call reuses; got ${describe(o.into)}`);
+      }
+      o.into = reusableArrays(o.into);
     }
-    const text = isText || Object.getPrototypeOf(sentence) === Uint8Array.prototype ? sentence : new Uint8Array(sentence);
-    const ex = unwrap(core._explain(text, o));
+    const ex = unwrap(core._explain(isText ? sentence : bytes.view, o));
     if (isText) utf16Offsets(sentence, ex.tokens);
     return ex;
   }

@@ -403,8 +403,12 @@ export interface LoadProgress {
 }
 
 export interface LoadModelOptions {
+  /** The files' contents. Each typed array is read through its own memory (its intrinsic buffer,
+   * offset and length; a subclass or an own `length` cannot change what is read) and must stay
+   * unchanged until the promise settles. Loads in flight are independent of each other. */
   files: CheckpointFiles;
-  /** Called after each chunk of model.safetensors is copied (16 MiB), then at "parse" and "done". */
+  /** Called after each chunk of model.safetensors is copied (16 MiB), then at "parse" and "done".
+   * If it throws, the load fails with that error and frees what it took (the model too). */
   onProgress?: (progress: LoadProgress) => void;
 }
 
@@ -541,12 +545,15 @@ export interface Model extends Omit<Tokenizer, "dispose"> {
   readonly parameters: number;
   /** Whether the model has a tokenizer (encode, decode, tokens and predict need one). */
   readonly hasTokenizer: boolean;
+  /** Finite weights whose products overflow float32 for these ids are a NON_FINITE error naming
+   * the stage (embeddings, a block, a LayerNorm, the logits), never NaN or zeroed logits. */
   forward(ids: TokenIdsInput, options?: ModelForwardOptions): ModelForwardResult;
-  /** Per position of `text`'s tokens: the k (default 5) likeliest next tokens, likeliest first. */
+  /** Per position of `text`'s tokens: the k (default 5, at most 256) likeliest next tokens,
+   * likeliest first (ties: the smaller id first). */
   predict(text: string, options?: { k?: number }): Prediction[][];
   /**
    * One forward pass over `text`'s first `maxTokens` tokens (default and at most the context):
-   * the tokens, the k (default 5) likeliest next tokens at each, and with `attention: true` the
+   * the tokens, the k (default 5, at most 256) likeliest next tokens at each, and with `attention: true` the
    * attention [layers, heads, L, L] (else null). `totalTokens` counts all of the text's tokens.
    */
   analyze(text: string, options?: { k?: number; attention?: boolean; maxTokens?: number }): Analysis;
@@ -554,7 +561,9 @@ export interface Model extends Omit<Tokenizer, "dispose"> {
    * position) and its gradient for every tensor, named as in the checkpoint. */
   gradients(ids: TokenIdsInput, targets: TokenIdsInput): { loss: number; grads: Record<string, Tensor> };
   /** One AdamW step on ids [B, T + 1] (inputs [:, :T], targets [:, 1:]); returns the loss
-   * before the update. `lr` is required unless setOptimizer gave a schedule. */
+   * before the update. `lr` is required unless setOptimizer gave a schedule. An update that would
+   * leave a parameter or a moment non-finite (a huge rate, an overflowing gradient) is a
+   * NON_FINITE error and changes nothing. */
   trainStep(batch: TokenIdsInput, options?: { lr?: number }): number;
   trainStepDetails(batch: TokenIdsInput, options?: { lr?: number }): TrainStepDetails;
   /** Changes the optimizer's settings (kept moments); returns them. */

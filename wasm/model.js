@@ -3,7 +3,7 @@
 // createModel() or loadTokenizer(), so a page that only draws figures never fetches it.
 // As in api.js, this file checks what only JS can see (JS types, typed-array kinds, option
 // names, nested-array shapes); every other rule is the library's.
-import { AttnLensError, checkOptions, describe, fail, typedKind, typedLength, typedOptions, unwrap } from "./api.js";
+import { AttnLensError, checkOptions, describe, fail, readTyped, typedKind, typedOptions, unwrap } from "./boundary.js";
 
 const FILE_NAMES = ["model.safetensors", "config.json", "vocab.json", "merges.txt"];
 // model.safetensors is copied into the wasm heap in chunks of this many bytes, with a progress
@@ -17,21 +17,25 @@ const INT32_MAX = 2147483647;
 const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
 const encoder = new TextEncoder();
 
-// A text file's contents (`label` names the argument): a string, or its UTF-8 bytes in a
-// Uint8Array or an ArrayBuffer.
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+// A text file's contents (`label` names the argument): a string without lone surrogates (which
+// have no UTF-8 form: the bindings' encoder would swallow the next character), or its UTF-8
+// bytes in a Uint8Array or an ArrayBuffer, as a plain view (readTyped).
 function fileText(label, value) {
-  if (typeof value === "string") return value;
-  if (value instanceof ArrayBuffer) return new Uint8Array(value);
-  if (typedLength(label, value, ["Uint8Array"]) !== undefined) {
-    return Object.getPrototypeOf(value) === Uint8Array.prototype ? value : new Uint8Array(value);
+  if (typeof value === "string") {
+    const lone = value.search(LONE_SURROGATE);
+    if (lone >= 0) fail("INVALID_UTF8", `${label} holds a lone UTF-16 surrogate at index ${lone}, which has no UTF-8 encoding`);
+    return value;
   }
-  return fail("BAD_ARGUMENT", `${label} must be a string or a Uint8Array of UTF-8 text; got ${describe(value)}`);
+  return fileBytes(label, value, "a string or a Uint8Array of UTF-8 text");
 }
 
-function fileBytes(label, value) {
-  if (value instanceof ArrayBuffer) return new Uint8Array(value);
-  if (typedLength(label, value, ["Uint8Array"]) !== undefined) return value;
-  return fail("BAD_ARGUMENT", `${label} must be the file's bytes (a Uint8Array or an ArrayBuffer); got ${describe(value)}`);
+// A file's bytes (a Uint8Array or an ArrayBuffer) as a plain Uint8Array view of them.
+function fileBytes(label, value, what = "the file's bytes (a Uint8Array or an ArrayBuffer)") {
+  const typed = readTyped(label, value instanceof ArrayBuffer ? new Uint8Array(value) : value, ["Uint8Array"]);
+  if (typed === undefined) fail("BAD_ARGUMENT", `${label} must be ${what}; got ${describe(value)}`);
+  return typed.view;
 }
 
 /** Checks a text argument: a string without lone surrogates, within the tokenizer's limit. */
@@ -43,7 +47,7 @@ function checkText(name, text, limits) {
       `${name} has ${text.length} UTF-16 code units, so at least ${text.length} bytes of UTF-8, over the limit of ${limits.maxTextBytes} bytes`,
     );
   }
-  const lone = text.search(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/);
+  const lone = text.search(LONE_SURROGATE);
   if (lone >= 0) fail("INVALID_UTF8", `${name} holds a lone UTF-16 surrogate at index ${lone}, which has no UTF-8 encoding`);
   return text;
 }
@@ -62,14 +66,16 @@ function id(name, at, x, present) {
  * { data, shape: [B, T] } for a batch.
  */
 function toIds(name, value) {
-  const kind = typedKind(value);
-  if (kind !== undefined) {
-    const n = typedLength(name, value, INT_KINDS);
-    if (n === undefined)
+  if (typedKind(value) !== undefined) {
+    // The boundary rule (api.js readTyped): the ids are the array's own elements, however it
+    // iterates or whatever length it reports; one copy, made here.
+    const typed = readTyped(name, value, INT_KINDS);
+    if (typed === undefined)
       fail("BAD_ARGUMENT", `${name} must be an Int32Array (or another integer typed array) of token ids; got ${describe(value)}`);
-    const data = Int32Array.from(value);
-    if (kind === "Uint32Array") data.forEach((x, i) => x !== value[i] && id(name, `[${i}]`, value[i], true));
-    return { data, batch: 1, length: n, batched: false };
+    const { kind, length, view } = typed;
+    const data = new Int32Array(view);
+    if (kind === "Uint32Array") data.forEach((x, i) => x !== view[i] && id(name, `[${i}]`, view[i], true));
+    return { data, batch: 1, length, batched: false };
   }
   if (Array.isArray(value)) {
     if (value.length > 0 && Array.isArray(value[0])) {
@@ -109,33 +115,63 @@ function toIds(name, value) {
   );
 }
 
-// Maps UTF-8 byte offsets of `text` to UTF-16 indices: a byte inside a character maps to the
-// start of that character (begin) or past its end (end).
-function offsetMaps(text) {
-  const starts = [];
-  let index = 0;
-  for (const ch of text) {
-    const cp = ch.codePointAt(0);
-    const bytes = cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
-    for (let i = 0; i < bytes; i++) starts.push([index, i === 0]);
-    index += ch.length;
+// UTF-16 index of each UTF-8 byte offset of `text` that starts a character (and of the end), in
+// one pass: a Uint32Array of bytes + 1 entries, with NOT_A_START where a byte lies inside a
+// character. 4 bytes per byte of text, where a token list costs far more.
+const NOT_A_START = 0xffffffff;
+function utf16AtByte(text, byteCount) {
+  const at = new Uint32Array(byteCount + 1).fill(NOT_A_START);
+  let byte = 0;
+  for (let index = 0; index < text.length;) {
+    const cp = text.codePointAt(index);
+    at[byte] = index;
+    byte += cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
+    index += cp > 0xffff ? 2 : 1;
   }
-  const end = index;
-  return {
-    begin: (byte) => (byte >= starts.length ? end : starts[byte][0]),
-    end: (byte) => {
-      if (byte >= starts.length) return end;
-      const [at, first] = starts[byte];
-      if (first) return at;
-      let b = byte;
-      while (b < starts.length && !starts[b][1]) b++;
-      return b >= starts.length ? end : starts[b][0];
-    },
-  };
+  at[byte] = text.length;
+  return at;
 }
 
 /** The tokenizer's methods over a handle. */
 function tokenizerMethods(core, handle, limits, live) {
+  // The first `limit` tokens of `text` as objects, and the count of all: the tokenizer's ids and
+  // byte offsets (typed arrays from wasm) are read for every token, objects made for `limit`.
+  const tokenList = (text, limit) => {
+    live();
+    checkText("text", text, limits);
+    const r = unwrap(core._tokens(handle, text));
+    const count = r.ids.length;
+    const n = Math.min(count, limit);
+    if (n === 0) return { tokens: [], count };
+    const bytes = encoder.encode(text);
+    const at = utf16AtByte(text, bytes.length);
+    // A byte offset inside a character (a byte-level token may cut one): begin maps to the
+    // character's start, end past its end.
+    const begin = (b) => {
+      while (at[b] === NOT_A_START) b--;
+      return at[b];
+    };
+    const end = (b) => {
+      while (at[b] === NOT_A_START) b++;
+      return at[b];
+    };
+    const tokens = new Array(n);
+    for (let i = 0; i < n; i++) {
+      const byteBegin = r.begins[i];
+      const byteEnd = r.ends[i];
+      const whole = at[byteBegin] !== NOT_A_START && at[byteEnd] !== NOT_A_START;
+      tokens[i] = {
+        id: r.ids[i],
+        // A cut character decodes to U+FFFD, as decode() gives it.
+        text: whole ? text.slice(at[byteBegin], at[byteEnd]) : decoder.decode(bytes.subarray(byteBegin, byteEnd)),
+        begin: begin(byteBegin),
+        end: end(byteEnd),
+        byteBegin,
+        byteEnd,
+      };
+    }
+    return { tokens, count };
+  };
   return {
     encode(text) {
       live();
@@ -147,25 +183,8 @@ function tokenizerMethods(core, handle, limits, live) {
       if (t.batched) fail("BAD_ARGUMENT", "ids must be one sequence (an Int32Array or an array of ids), not a batch");
       return decoder.decode(unwrap(core._decode(handle, t.data)).bytes);
     },
-    tokens(text) {
-      live();
-      checkText("text", text, limits);
-      const r = unwrap(core._tokens(handle, text));
-      const bytes = encoder.encode(text);
-      const map = offsetMaps(text);
-      return Array.from(r.ids, (tokenId, i) => {
-        const byteBegin = r.begins[i];
-        const byteEnd = r.ends[i];
-        return {
-          id: tokenId,
-          text: decoder.decode(bytes.subarray(byteBegin, byteEnd)),
-          begin: map.begin(byteBegin),
-          end: map.end(byteEnd),
-          byteBegin,
-          byteEnd,
-        };
-      });
-    },
+    tokens: (text) => tokenList(text, Infinity).tokens,
+    tokenList,
   };
 }
 
@@ -173,8 +192,11 @@ const FORWARD_OPTIONS = { attention: "boolean", residuals: "boolean" };
 const PREDICT_OPTIONS = { k: "number" };
 const ANALYZE_OPTIONS = { k: "number", attention: "boolean", maxTokens: "number" };
 
+// predict()/analyze() list the k likeliest tokens per position; the whole distribution is
+// forward()'s logits.
+const MAX_K = 256;
 function checkK(k = 5) {
-  if (!Number.isInteger(k) || k < 1) fail("BAD_ARGUMENT", `k must be an integer of at least 1; got ${describe(k)}`);
+  if (!Number.isInteger(k) || k < 1 || k > MAX_K) fail("BAD_ARGUMENT", `k must be an integer from 1 to ${MAX_K}; got ${describe(k)}`);
   return k;
 }
 const TRAIN_OPTIONS = { lr: "number" };
@@ -220,17 +242,37 @@ export function createModelApi(core) {
         for (let v = 0; v < V; v++) if (row[v] > max) max = row[v];
         let sum = 0;
         for (let v = 0; v < V; v++) sum += Math.exp(row[v] - max);
-        // The k largest by a partial selection.
-        const best = [];
+        // The k largest in a min-heap of k (O(V log k)): its root is the weakest kept, ordered
+        // by logit, then by the larger id (so ties keep the smaller id).
+        const weaker = (a, b) => row[a] < row[b] || (row[a] === row[b] && a > b);
+        const heap = [];
+        const down = (i) => {
+          for (;;) {
+            const l = 2 * i + 1;
+            const r = l + 1;
+            let m = i;
+            if (l < heap.length && weaker(heap[l], heap[m])) m = l;
+            if (r < heap.length && weaker(heap[r], heap[m])) m = r;
+            if (m === i) return;
+            [heap[i], heap[m]] = [heap[m], heap[i]];
+            i = m;
+          }
+        };
         for (let v = 0; v < V; v++) {
-          if (best.length === top && row[v] <= row[best[top - 1]]) continue;
-          let at = best.length < top ? best.length : top - 1;
-          best[at] = v;
-          while (at > 0 && row[best[at - 1]] < row[v]) {
-            best[at] = best[at - 1];
-            best[--at] = v;
+          if (heap.length < top) {
+            heap.push(v);
+            for (let i = heap.length - 1; i > 0;) {
+              const parent = (i - 1) >> 1;
+              if (!weaker(heap[i], heap[parent])) break;
+              [heap[i], heap[parent]] = [heap[parent], heap[i]];
+              i = parent;
+            }
+          } else if (weaker(heap[0], v)) {
+            heap[0] = v;
+            down(0);
           }
         }
+        const best = heap.sort((a, b) => (weaker(a, b) ? 1 : weaker(b, a) ? -1 : 0));
         out.push(best.map((v) => ({ id: v, text: text(v), p: Math.exp(row[v] - max) / sum })));
       }
       return out;
@@ -268,14 +310,13 @@ export function createModelApi(core) {
         if (!Number.isInteger(maxTokens) || maxTokens < 1 || maxTokens > context) {
           fail("BAD_ARGUMENT", `maxTokens must be an integer from 1 to the model's context (${context}); got ${describe(maxTokens)}`);
         }
-        const all = tokenizer.tokens(text);
-        const tokens = all.slice(0, maxTokens);
+        const { tokens, count } = tokenizer.tokenList(text, maxTokens);
         if (tokens.length === 0) return { tokens, totalTokens: 0, predictions: [], attention: null };
         const r = model.forward(
           Int32Array.from(tokens, (t) => t.id),
           { attention: o.attention ?? false },
         );
-        return { tokens, totalTokens: all.length, predictions: topTokens(r.logits, k), attention: r.attention ?? null };
+        return { tokens, totalTokens: count, predictions: topTokens(r.logits, k), attention: r.attention ?? null };
       },
       gradients(ids, targets) {
         live();
@@ -340,38 +381,56 @@ export function createModelApi(core) {
     for (const name of ["model.safetensors", "config.json"]) {
       if (files[name] === undefined) fail("BAD_FILE", `${name}: missing; a checkpoint needs model.safetensors and config.json`);
     }
-    const weights = fileBytes('files["model.safetensors"]', files["model.safetensors"]);
-    const config = fileText('files["config.json"]', files["config.json"]);
-    const hasVocab = files["vocab.json"] !== undefined;
-    if (hasVocab !== (files["merges.txt"] !== undefined)) {
+    // Each file is read from `files` once (a getter runs once), into plain views or strings.
+    const given = Object.fromEntries(FILE_NAMES.map((name) => [name, files[name]]));
+    const label = (name) => `files["${name}"]`;
+    const weights = fileBytes(label("model.safetensors"), given["model.safetensors"]);
+    // Text files are copied now: the caller's buffers may change while the weights load.
+    const text = (name) => {
+      const t = fileText(label(name), given[name]);
+      return typeof t === "string" ? t : new Uint8Array(t);
+    };
+    const config = text("config.json");
+    const hasVocab = given["vocab.json"] !== undefined;
+    if (hasVocab !== (given["merges.txt"] !== undefined)) {
       fail("BAD_FILE", `${hasVocab ? "merges.txt" : "vocab.json"}: missing; the tokenizer needs both vocab.json and merges.txt`);
     }
-    const vocab = hasVocab ? fileText('files["vocab.json"]', files["vocab.json"]) : null;
-    const merges = hasVocab ? fileText('files["merges.txt"]', files["merges.txt"]) : null;
+    const vocab = hasVocab ? text("vocab.json") : null;
+    const merges = hasVocab ? text("merges.txt") : null;
 
-    const totalBytes = typedLength('files["model.safetensors"]', weights, ["Uint8Array"]);
+    const totalBytes = weights.length;
     const progress = (phase, bytes) => o.onProgress?.({ phase, bytes, totalBytes });
-    const address = core._stageFile(totalBytes);
-    if (address === 0 && totalBytes > 0) {
-      fail("OUT_OF_MEMORY", `the WebAssembly heap could not grow to hold model.safetensors (${totalBytes} bytes)`);
-    }
+    // This load's own staging buffer in the wasm heap (loads in flight never share one).
+    const stage = core._stageFile(totalBytes);
+    if (stage === null) fail("OUT_OF_MEMORY", `the WebAssembly heap could not grow to hold model.safetensors (${totalBytes} bytes)`);
+    let model;
     try {
       for (let at = 0; at < totalBytes; at += CHUNK_BYTES) {
         const end = Math.min(at + CHUNK_BYTES, totalBytes);
+        let chunk;
+        try {
+          chunk = new Uint8Array(weights.buffer, weights.byteOffset + at, end - at);
+        } catch {
+          fail(
+            "BAD_ARGUMENT",
+            `${label("model.safetensors")}'s ArrayBuffer was detached or shrunk while it was being read; keep it unchanged until loadModel resolves`,
+          );
+        }
         // The heap may have been replaced by growth while we awaited: take its view afresh.
-        core.HEAPU8.set(weights.subarray(at, end), address + at);
+        core.HEAPU8.set(chunk, stage.address + at);
         progress("copy", end);
         if (end < totalBytes) await new Promise((resolve) => setTimeout(resolve, 0));
       }
       progress("parse", totalBytes);
+      // _loadModel frees the staged copy whatever happens.
+      model = wrap(unwrap(core._loadModel(stage.id, config, vocab, merges)));
+      progress("done", totalBytes);
+      return model;
     } catch (error) {
-      core._stageFile(0);
+      core._unstage(stage.id);
+      model?.dispose();
       throw error;
     }
-    // _loadModel frees the staged copy whatever happens.
-    const model = wrap(unwrap(core._loadModel(config, vocab, merges)));
-    progress("done", totalBytes);
-    return model;
   }
 
   function createModel(options) {
@@ -405,8 +464,9 @@ export function createModelApi(core) {
     const live = () => {
       if (disposed) fail("BAD_ARGUMENT", "this tokenizer was disposed (tokenizer.dispose()); load it again");
     };
+    const { tokenList, ...methods } = tokenizerMethods(core, handle, limits, live);
     return Object.freeze({
-      ...tokenizerMethods(core, handle, limits, live),
+      ...methods,
       dispose() {
         if (disposed) return;
         disposed = true;

@@ -11,8 +11,11 @@
 //   - Errors are returned, not thrown: a result { errorCode, message } (a JS exception thrown
 //     through wasm frames would skip C++ destructors and leak).
 //   - model.safetensors (up to hundreds of MB) is not passed as a JS value: model.js asks for a
-//     staging buffer (_stageFile), copies the file into it in chunks (reporting progress) and
-//     _loadModel reads it there and frees it.
+//     staging buffer of its own (_stageFile gives an id and an address), copies the file into it
+//     in chunks (reporting progress), and _loadModel reads it there and frees it (_unstage frees
+//     it when the load fails before).
+//   - Typed arrays from JS are plain views that model.js made (api.js readTyped): their length
+//     is their real one.
 #include <attnlens/attnlens.hpp>
 
 #include <emscripten/bind.h>
@@ -27,6 +30,7 @@
 #include <map>
 #include <new>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -85,6 +89,11 @@ val guarded(Body&& body) {
     return error(e.code(), e.what());
   } catch (const std::bad_alloc&) {
     return error(ErrorCode::OUT_OF_MEMORY, "the WebAssembly heap could not grow to hold the model");
+  } catch (const std::length_error&) {
+    // A container asked for more than a 32-bit address space can hold (std::vector::max_size).
+    return error(
+        ErrorCode::TOO_LARGE,
+        "the model's sizes need more memory than a WebAssembly module can address (4 GiB)");
   } catch (const std::exception& e) {
     return error(ErrorCode::INTERNAL, e.what());
   }
@@ -207,30 +216,46 @@ void dispose(int handle) {
 // ---------------------------------------------------------------------------------------------
 // Loading and creating.
 
-std::vector<std::uint8_t>& staged_file() {
-  static std::vector<std::uint8_t> bytes;
-  return bytes;
+// model.safetensors of each load in flight, by staging id: every load has its own buffer, so
+// two loads never see each other's bytes, and a failed load frees only its own.
+std::map<int, std::vector<std::uint8_t>>& staged_files() {
+  static std::map<int, std::vector<std::uint8_t>> files;
+  return files;
 }
 
-// Returns the byte address of a buffer of `size` bytes for model.safetensors (JS fills all of
-// it), or 0 when the heap cannot grow to hold it.
-double stage_file(double size) {
-  std::vector<std::uint8_t>& bytes = staged_file();
-  std::vector<std::uint8_t>().swap(bytes);
+// A new staging buffer of `size` bytes for one load's model.safetensors (JS fills all of it):
+// { id, address }, or null when the heap cannot grow to hold it.
+val stage_file(double size) {
+  static int next = 1;
+  std::vector<std::uint8_t> bytes;
   try {
     bytes.resize(static_cast<std::size_t>(size));
-  } catch (const std::bad_alloc&) {
-    return 0;
+  } catch (const std::exception&) {  // std::bad_alloc, or std::length_error past max_size()
+    return val::null();
   }
-  return static_cast<double>(reinterpret_cast<std::uintptr_t>(bytes.data()));
+  const int id = next++;
+  const auto address = static_cast<double>(reinterpret_cast<std::uintptr_t>(bytes.data()));
+  staged_files().emplace(id, std::move(bytes));
+  val out = val::object();
+  out.set("id", id);
+  out.set("address", address);
+  return out;
 }
 
-// Loads the staged model.safetensors with config.json and, when both are not null, vocab.json
-// and merges.txt (strings or UTF-8 bytes). The staged bytes are freed whatever happens.
-// Returns entry_to_js() of the new model.
-val load_model(const val& config_json, const val& vocab_json, const val& merges_txt) {
+// Frees a staging buffer (nothing if `id` was consumed or freed already).
+void unstage(int id) {
+  staged_files().erase(id);
+}
+
+// Loads the staged model.safetensors `id` with config.json and, when both are not null,
+// vocab.json and merges.txt (strings or UTF-8 bytes). The staged bytes are freed whatever
+// happens. Returns entry_to_js() of the new model.
+val load_model(int id, const val& config_json, const val& vocab_json, const val& merges_txt) {
   val result = guarded([&] {
-    const std::vector<std::uint8_t>& bytes = staged_file();
+    const auto staged = staged_files().find(id);
+    if (staged == staged_files().end())
+      fail(ErrorCode::INTERNAL, {"no staged model.safetensors has id ", number_text(id)});
+    const std::vector<std::uint8_t>& bytes = staged->second;
     const std::string config = text_from_js(config_json);
     std::optional<std::string> vocab;
     std::optional<std::string> merges;
@@ -243,13 +268,13 @@ val load_model(const val& config_json, const val& vocab_json, const val& merges_
     if (vocab) files.vocab_json = *vocab;
     if (merges) files.merges_txt = *merges;
     attnlens::Checkpoint checkpoint = attnlens::load_checkpoint(files);
-    std::vector<std::uint8_t>().swap(staged_file());
+    unstage(id);
     Entry entry;
     entry.model = std::move(checkpoint.model);
     entry.tokenizer = std::move(checkpoint.tokenizer);
     return entry_to_js(add_entry(std::move(entry)));
   });
-  std::vector<std::uint8_t>().swap(staged_file());
+  unstage(id);
   return result;
 }
 
@@ -538,6 +563,7 @@ EMSCRIPTEN_BINDINGS(attnlens_model) {
   emscripten::function("_description", &description);
   emscripten::function("_heapUsed", &heap_used);
   emscripten::function("_stageFile", &stage_file);
+  emscripten::function("_unstage", &unstage);
   emscripten::function("_loadModel", &load_model);
   emscripten::function("_createModel", &create_model);
   emscripten::function("_loadTokenizer", &load_tokenizer);

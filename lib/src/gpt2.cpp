@@ -233,6 +233,11 @@ Gpt2Model::Gpt2Model(const Gpt2Config& config) : config_(config) {
   work_ = std::make_unique<Gpt2Workspace>();
   work_->layout = detail::gpt2_layout(config);
   const std::int64_t n = work_->layout.total;
+  if (static_cast<std::uint64_t>(n) > params_.max_size()) {
+    detail::fail(ErrorCode::TOO_LARGE, "the GPT-2 model has ", n,
+                 " parameters, more float32 values than this platform's address space holds (",
+                 params_.max_size(), ")");
+  }
   try {
     params_.assign(static_cast<std::size_t>(n), 0.0f);
   } catch (const std::bad_alloc&) {
@@ -301,11 +306,35 @@ Gpt2Output Gpt2Model::forward(const TokenIds& ids, const Gpt2ForwardOptions& opt
   const detail::Gpt2Layout& layout = work_->layout;
   detail::embed_forward(ws.encoded, ids.data, P + layout.wte, P + layout.wpe, B, T, d);
   if (options.residuals) std::copy(ws.encoded, ws.encoded + N * d, out.residuals.data.data());
+  // Finite weights can still overflow float32 (say, weights of 1e30): each stage's output is
+  // checked, so such a model is an error naming where, never NaN logits.
+  const auto require_finite_stage = [](const float* data, std::int64_t n, const auto&... where) {
+    if (!std::isfinite(detail::finite_max_abs(data, n))) {
+      detail::fail(ErrorCode::NON_FINITE, "the forward pass overflowed float32 in ", where...,
+                   ": the weights are finite but too large for these inputs");
+    }
+  };
+  // A LayerNorm whose input varies beyond float32 (variance overflowing to infinity) would give
+  // a reciprocal deviation of 0, i.e. its bias alone, silently: caught by its rstd.
+  const auto require_layernorm = [&](const float* rstd, const auto&... where) {
+    for (std::int64_t n = 0; n < N; ++n) {
+      if (!(rstd[n] > 0.0f) || !std::isfinite(rstd[n])) {
+        detail::fail(ErrorCode::NON_FINITE, "the forward pass overflowed float32 in ", where...,
+                     ": the LayerNorm's input at token ", n % T,
+                     " varies beyond float32's "
+                     "range; the weights are finite but too large for these inputs");
+      }
+    }
+  };
+  require_finite_stage(ws.encoded, N * d, "the embeddings (wte + wpe)");
   Gpt2BlockActivations& a = ws.blocks[0];
   for (int l = 0; l < config_.layers; ++l) {
     const float* x = l == 0 ? ws.encoded : a.res3;
     block_forward(config_, detail::gpt2_block(layout.blocks[l], P), a, ws.qkv, x, B, T,
                   options.attention, l);
+    if (config_.attention_norm) require_layernorm(a.ln1_rstd, "block ", l, " (h.", l, ".ln_1)");
+    require_layernorm(a.ln2_rstd, "block ", l, " (h.", l, ".ln_2)");
+    require_finite_stage(a.res3, N * d, "block ", l, " (h.", l, ")");
     if (options.attention) {
       const std::vector<float>& w = a.attention.weights.data;
       std::copy(w.begin(), w.end(), out.attention.data.begin() + l * B * H * T * T);
@@ -316,7 +345,10 @@ Gpt2Output Gpt2Model::forward(const TokenIds& ids, const Gpt2ForwardOptions& opt
   }
   detail::layernorm_forward(ws.lnf, ws.lnf_mean, ws.lnf_rstd, a.res3, P + layout.lnf_w,
                             P + layout.lnf_b, N, d);
+  require_layernorm(ws.lnf_rstd, "the final LayerNorm (ln_f)");
+  require_finite_stage(ws.lnf, N * d, "the final LayerNorm (ln_f)");
   detail::matmul(out.logits.data.data(), ws.lnf, P + layout.wte, N, V, d, false, true, false);
+  require_finite_stage(out.logits.data.data(), N * V, "the logits");
   return out;
 }
 

@@ -102,8 +102,11 @@ Gpt2Model Gpt2Model::random(const Gpt2Config& config, std::uint64_t seed) {
 }
 
 Gpt2Model Gpt2Model::from_tensors(const Gpt2Config& config, const TensorList& tensors) {
-  Gpt2Model model(config);
-  const detail::Gpt2Layout& layout = model.work_->layout;
+  validate(config);
+  // Names and shapes are matched against the layout before the parameters are allocated, so a
+  // config whose sizes the tensors do not fill is an error naming a tensor, not an allocation
+  // of what the config claims (gigabytes, for a small file and a large config).
+  const detail::Gpt2Layout layout = detail::gpt2_layout(config);
 
   // Another architecture's checkpoint would fail on its first name; say what it is instead.
   for (const auto& [name, tensor] : tensors) {
@@ -119,6 +122,7 @@ Gpt2Model Gpt2Model::from_tensors(const Gpt2Config& config, const TensorList& te
   for (std::size_t i = 0; i < layout.tensors.size(); ++i)
     index.emplace(layout.tensors[i].name, i);
   std::vector<const std::string*> found(layout.tensors.size(), nullptr);
+  std::vector<const Tensor*> source(layout.tensors.size(), nullptr);
   const Tensor* lm_head = nullptr;
   const std::string* lm_head_name = nullptr;
 
@@ -180,7 +184,7 @@ Gpt2Model Gpt2Model::from_tensors(const Gpt2Config& config, const TensorList& te
                      "); weights must be finite numbers");
       }
     }
-    std::copy(tensor.data.begin(), tensor.data.end(), model.params_.begin() + info.offset);
+    source[it->second] = &tensor;
   }
 
   std::int64_t missing = 0;
@@ -200,14 +204,23 @@ Gpt2Model Gpt2Model::from_tensors(const Gpt2Config& config, const TensorList& te
                      : "");
   }
 
+  const Gpt2TensorInfo& wte = layout.tensors.front();
   if (lm_head != nullptr) {
-    const Gpt2TensorInfo& wte = layout.tensors.front();
     if (lm_head->shape != wte.shape) {
       detail::fail(ErrorCode::BAD_FILE, "tensor '", *lm_head_name, "' has shape ",
                    shape_to_string(lm_head->shape), " but the tied unembedding needs wte's ",
                    shape_to_string(wte.shape));
     }
     require_consistent(*lm_head_name, *lm_head);
+  }
+
+  // Every tensor is known and fits: allocate and copy.
+  Gpt2Model model(config);
+  for (std::size_t i = 0; i < layout.tensors.size(); ++i) {
+    const std::vector<float>& data = source[i]->data;
+    std::copy(data.begin(), data.end(), model.params_.begin() + layout.tensors[i].offset);
+  }
+  if (lm_head != nullptr) {
     const float* w = model.params_.data() + wte.offset;
     for (std::int64_t i = 0; i < wte.count; ++i) {
       // Compared by value: a NaN in lm_head differs from every wte value and is reported.

@@ -126,9 +126,9 @@ void AdamW::step(float* params, const float* grads, const std::vector<ParamSegme
     detail::fail(ErrorCode::BAD_ARGUMENT, "AdamW step needs parameter and gradient data");
   }
 
-  ++steps_;
-  const double beta1_power = power(config_.beta1, steps_);
-  const double beta2_power = power(config_.beta2, steps_);
+  const std::int64_t step = steps_ + 1;
+  const double beta1_power = power(config_.beta1, step);
+  const double beta2_power = power(config_.beta2, step);
   // PyTorch's AdamW: θ ← θ (1 − lr λ); θ ← θ − (lr / bc1) · m / (sqrt(v) / sqrt(bc2) + ε).
   const float b1 = config_.beta1, b2 = config_.beta2, eps = config_.eps;
   const float step_size = static_cast<float>(lr / (1.0 - beta1_power));
@@ -136,17 +136,34 @@ void AdamW::step(float* params, const float* grads, const std::vector<ParamSegme
   const float decay_factor = 1.0f - lr * config_.weight_decay;
   float* m = m_.data();
   float* v = v_.data();
-  for (const ParamSegment& seg : segments) {
-    const float keep = seg.decay ? decay_factor : 1.0f;
-    const std::int64_t end = seg.offset + seg.count;
-    for (std::int64_t i = seg.offset; i < end; ++i) {
-      const float g = grads[i];
-      m[i] = b1 * m[i] + (1.0f - b1) * g;
-      v[i] = b2 * v[i] + (1.0f - b2) * (g * g);
-      const float denom = std::sqrt(v[i]) * inv_sqrt_bc2 + eps;
-      params[i] = params[i] * keep - step_size * (m[i] / denom);
+  // Two passes: the first computes every new value and writes nothing, so an update that would
+  // leave a parameter or a moment non-finite (a huge rate, an overflowing gradient) is refused
+  // with the model as it was; the second writes the same values.
+  for (const bool write : {false, true}) {
+    for (const ParamSegment& seg : segments) {
+      const float keep = seg.decay ? decay_factor : 1.0f;
+      const std::int64_t end = seg.offset + seg.count;
+      for (std::int64_t i = seg.offset; i < end; ++i) {
+        const float g = grads[i];
+        const float mi = b1 * m[i] + (1.0f - b1) * g;
+        const float vi = b2 * v[i] + (1.0f - b2) * (g * g);
+        const float denom = std::sqrt(vi) * inv_sqrt_bc2 + eps;
+        const float p = params[i] * keep - step_size * (mi / denom);
+        if (write) {
+          m[i] = mi;
+          v[i] = vi;
+          params[i] = p;
+        } else if (!std::isfinite(p) || !std::isfinite(mi) || !std::isfinite(vi)) {
+          detail::fail(ErrorCode::NON_FINITE, "the AdamW update at learning rate ", lr,
+                       " would make parameter ", i, " non-finite (gradient ", g, ", value ",
+                       params[i], " -> ", p,
+                       "); nothing was changed (a smaller learning rate "
+                       "or gradient clipping keeps the update finite)");
+        }
+      }
     }
   }
+  steps_ = step;
 }
 
 float clip_grad_norm(float* grads, std::int64_t count, float max_norm) {

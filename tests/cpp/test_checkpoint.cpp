@@ -356,6 +356,15 @@ TEST_CASE("checkpoint: bad weights and tokenizer files name the file and the ent
     require_error([&] { attnlens::load_checkpoint(views(f)); }, ErrorCode::BAD_FILE,
                   {"model.safetensors: ", "h.2.", "is missing"});
   }
+  SECTION("a config far larger than the file: a named tensor, before the parameters exist") {
+    // 6 layers of width 4096 (1.4e9 parameters, 5.6 GB): the tensors are matched against the
+    // layout before anything is allocated (the JS test measures the wasm heap around it).
+    CheckpointFiles f = files;
+    f.config_json = attnlens::gpt2_config_json(Gpt2Config{6, 32, 4096, 1024, 50257});
+    require_error([&] { attnlens::load_checkpoint(views(f)); }, ErrorCode::BAD_FILE,
+                  {"model.safetensors: ", "has shape [",
+                   "but the config (layers 6, heads 32, d_model 4096, context 1024"});
+  }
   SECTION("config with another vocab_size than wte") {
     CheckpointFiles f = files;
     f.config_json = attnlens::gpt2_config_json(Gpt2Config{2, 2, 8, 16, 300});

@@ -105,6 +105,33 @@ TEST_CASE("AdamW, clipping and schedule reject bad settings before changing anyt
   CHECK(p == std::vector<float>{1, 2, 3});
   CHECK(adamw.steps() == 0);
 
+  // A finite rate that would overflow a parameter: refused, with parameters, moments and the
+  // step count as they were (the first pass computes every new value before any is written).
+  AdamWConfig decaying;
+  decaying.weight_decay = 0.1f;
+  AdamW refusing(decaying, 3);
+  refusing.step(p.data(), g.data(), {{0, 3, true}}, 0.01f);
+  const std::vector<float> kept = p;
+  const attnlens::AdamWState state = refusing.state();
+  require_error(
+      [&] {
+        refusing.step(p.data(), g.data(), {{0, 3, true}}, 3e38f);
+      },
+      ErrorCode::NON_FINITE, {"would make parameter 0 non-finite", "nothing was changed"});
+  CHECK(p == kept);
+  CHECK(refusing.steps() == 1);
+  CHECK(refusing.state().m == state.m);
+  CHECK(refusing.state().v == state.v);
+  // An overflowing gradient (its square is infinite): refused the same way.
+  const std::vector<float> huge = {1e30f, 1.0f, 1.0f};
+  require_error(
+      [&] {
+        refusing.step(p.data(), huge.data(), {{0, 3, true}}, 0.01f);
+      },
+      ErrorCode::NON_FINITE, {"parameter 0"});
+  CHECK(p == kept);
+  CHECK(refusing.state().v == state.v);
+
   LrSchedule s;
   s.min_lr = 2 * s.max_lr;
   require_error([&] { attnlens::learning_rate(s, 0); }, ErrorCode::BAD_ARGUMENT, {"min_lr"});

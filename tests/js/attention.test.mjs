@@ -275,8 +275,12 @@ test("into: wrong arrays are BAD_ARGUMENT naming the array and the sizes", () =>
   );
   assertAttnLensError(() => lens.attention(q, q, q, { into: { out: new Float32Array(2) } }), "UNKNOWN_OPTION", /into/);
   assertAttnLensError(() => lens.attention(q, q, q, { into: 5 }), "BAD_ARGUMENT", /into must be an object; got number 5/);
-  // A detached array has length 0: the size rule catches it.
+  // A detached array holds nothing to write into: named as detached.
   const detached = new Float32Array(2);
   structuredClone(detached.buffer, { transfer: [detached.buffer] });
-  assertAttnLensError(() => lens.attention(q, q, q, { into: { output: detached } }), "BAD_ARGUMENT", /into\.output has 0 elements/);
+  assertAttnLensError(
+    () => lens.attention(q, q, q, { into: { output: detached } }),
+    "BAD_ARGUMENT",
+    /into\.output's ArrayBuffer is detached/,
+  );
 });

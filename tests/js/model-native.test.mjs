@@ -107,15 +107,25 @@ test("predict: per position the k likeliest next tokens, their softmax probabili
     }
   });
   assert.deepEqual(model.predict("", { k: 2 }), []);
-  // The fixture's tokenizer has fewer tokens than the model's 300 rows: every id is ranked, the
-  // ones beyond the tokenizer have no text, and the probabilities of all 300 sum to 1.
+  // The fixture's tokenizer has fewer tokens than the model's 300 rows: ids beyond it are ranked
+  // too and have no text. k is at most 256: the 256 likeliest and the other 44 (from the logits)
+  // hold all the probability.
   const tokenizerSize = Object.keys(JSON.parse(files["vocab.json"])).length;
   assert.ok(tokenizerSize < V, `the tokenizer has ${tokenizerSize} tokens`);
-  const all = model.predict("the", { k: V })[0];
-  assert.equal(all.length, V);
-  for (const p of all) if (p.id >= tokenizerSize) assert.equal(p.text, "");
+  const top = model.predict("the", { k: 256 })[0];
+  assert.equal(top.length, 256);
+  for (const p of top) if (p.id >= tokenizerSize) assert.equal(p.text, "");
+  const theLogits = model.forward(model.encode("the")).logits.data.subarray(0, V);
+  const theMax = Math.max(...theLogits);
+  const theSum = theLogits.reduce((s, x) => s + Math.exp(x - theMax), 0);
+  const shown = new Set(top.map((p) => p.id));
+  const rest = theLogits.reduce((s, x, id) => s + (shown.has(id) ? 0 : Math.exp(x - theMax) / theSum), 0);
   // A sum of 300 float64 terms of at most 1: its rounding is below 300 · 2^-53.
-  assert.ok(Math.abs(all.reduce((s, p) => s + p.p, 0) - 1) <= 1e-12);
+  assert.ok(Math.abs(top.reduce((s, p) => s + p.p, 0) + rest - 1) <= 1e-12);
+  assert.ok(
+    top.every((p) => Math.exp(theLogits[p.id] - theMax) / theSum >= rest / 44 || rest === 0),
+    "the shown ones are the likeliest",
+  );
   assert.throws(
     () => model.predict(text, { k: 0 }),
     (e) => e.code === "BAD_ARGUMENT" && /k must be/.test(e.message),

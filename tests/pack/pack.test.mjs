@@ -29,6 +29,7 @@ test("npm pack ships exactly the package files", () => {
     "dist/attnlens-relaxed.wasm",
     "dist/attnlens.d.ts",
     "dist/api.js",
+    "dist/boundary.js",
     "dist/attnlens_core.js",
     "dist/model.js",
     "dist/attnlens_model_core.js",

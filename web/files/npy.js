@@ -8,6 +8,73 @@ import { ITEM_BYTES, bad, checkedSize, decode, normalizeShape } from "./tensor.j
 export const isNpy = (bytes) => bytes.length >= 6 && bytes[0] === 0x93 && String.fromCharCode(...bytes.subarray(1, 6)) === "NUMPY";
 
 const DTYPES = { "<f4": "f32", "<f2": "f16", "<f8": "f64" };
+// numpy (>= 1.24) refuses to read a header over 10 000 bytes unless told to: so do we.
+const MAX_HEADER_BYTES = 10000;
+
+/**
+ * The header's Python dict literal, read in one pass: { key: value } for string keys and values
+ * that are strings, True/False or tuples of non-negative integers; undefined for anything else.
+ */
+function parseHeader(text) {
+  let at = 0;
+  const space = () => {
+    while (at < text.length && /\s/.test(text[at])) at++;
+  };
+  const take = (ch) => {
+    space();
+    if (text[at] !== ch) return false;
+    at++;
+    return true;
+  };
+  const string = () => {
+    space();
+    const quote = text[at];
+    if (quote !== "'" && quote !== '"') return undefined;
+    const end = text.indexOf(quote, at + 1);
+    if (end < 0) return undefined;
+    const value = text.slice(at + 1, end);
+    at = end + 1;
+    return value;
+  };
+  const value = () => {
+    space();
+    if (text.startsWith("True", at) || text.startsWith("False", at)) {
+      const v = text[at] === "T";
+      at += v ? 4 : 5;
+      return v;
+    }
+    if (text[at] === "(") {
+      at++;
+      const sizes = [];
+      for (;;) {
+        if (take(")")) return sizes;
+        space();
+        const digits = /^\d+/.exec(text.slice(at, at + 24))?.[0];
+        if (digits === undefined) return undefined;
+        at += digits.length;
+        sizes.push(Number(digits));
+        if (!take(",")) return take(")") ? sizes : undefined;
+      }
+    }
+    return string();
+  };
+  if (!take("{")) return undefined;
+  const out = {};
+  for (;;) {
+    if (take("}")) break;
+    const key = string();
+    if (key === undefined || !take(":")) return undefined;
+    const v = value();
+    if (v === undefined) return undefined;
+    out[key] = v;
+    if (!take(",")) {
+      if (!take("}")) return undefined;
+      break;
+    }
+  }
+  space();
+  return at === text.length ? out : undefined;
+}
 
 /** The same array in C order (last axis fastest) from its Fortran-order data (first axis fastest). */
 function fortranToC(data, shape) {
@@ -39,19 +106,18 @@ export function readNpy(bytes, file) {
   if (bytes.length < start) throw bad(`${file}: the .npy header is cut off`);
   const headerLength = major === 1 ? view.getUint16(8, true) : view.getUint32(8, true);
   if (start + headerLength > bytes.length) throw bad(`${file}: the .npy header says ${headerLength} bytes; the file ends before`);
+  if (headerLength > MAX_HEADER_BYTES)
+    throw bad(`${file}: the .npy header says ${headerLength} bytes; numpy writes a few hundred, and at most ${MAX_HEADER_BYTES} are read`);
   const header = new TextDecoder(major === 3 ? "utf-8" : "latin1").decode(bytes.subarray(start, start + headerLength));
-  const descr = header.match(/'descr'\s*:\s*'([^']*)'/)?.[1];
-  const fortran = header.match(/'fortran_order'\s*:\s*(True|False)/)?.[1];
-  const shapeText = header.match(/'shape'\s*:\s*\(([^)]*)\)/)?.[1];
-  if (descr === undefined || fortran === undefined || shapeText === undefined)
+  const dict = parseHeader(header);
+  const descr = dict?.descr;
+  const fortran = dict?.fortran_order;
+  const shape = dict?.shape;
+  if (typeof descr !== "string" || typeof fortran !== "boolean" || !Array.isArray(shape))
     throw bad(`${file}: the .npy header is not a dict with 'descr', 'fortran_order' and 'shape': ${header.slice(0, 80)}`);
   const dtype = DTYPES[descr];
   if (!dtype)
     throw bad(`${file}: .npy dtype '${descr}'; little-endian float32 '<f4', float16 '<f2' or float64 '<f8' is read (np.asarray(a, "<f4"))`);
-  const parts = shapeText.split(",").map((s) => s.trim());
-  if (parts.at(-1) === "") parts.pop();
-  if (!parts.every((p) => /^\d+$/.test(p))) throw bad(`${file}: the .npy shape (${shapeText}) is not a tuple of sizes`);
-  const shape = parts.map(Number);
   const count = checkedSize(file, shape);
   normalizeShape(file, shape);
   const offset = start + headerLength;
@@ -59,5 +125,5 @@ export function readNpy(bytes, file) {
   if (bytes.length - offset !== expected)
     throw bad(`${file}: shape (${shape.join(", ")}) of ${descr} needs ${expected} bytes of data; the file has ${bytes.length - offset}`);
   const data = decode(bytes, offset, count, dtype);
-  return { data: fortran === "True" ? fortranToC(data, shape) : data, shape, dtype };
+  return { data: fortran ? fortranToC(data, shape) : data, shape, dtype };
 }

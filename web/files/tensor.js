@@ -81,14 +81,23 @@ export const ITEM_BYTES = { f32: 4, f64: 8, f16: 2, bf16: 2, u8: 1 };
  * - bf16 storage: 8 significant bits, relative 2^-8 (no subnormal floor worth counting: its
  *   range is float32's);
  * - u8 storage (weight = byte / 255): each weight within 0.5 / 255, so L · 0.5 / 255;
- * - JSON numbers written with d decimals: each within 0.5·10^-d, so L · 0.5·10^-d.
+ * - JSON numbers written with d >= 1 decimals: each within h = 0.5·10^-d, so min(L · h, 1) (below);
+ *   whole numbers only are hard attention written exactly.
  */
 export function rowTolerance(storage, L, decimals = Infinity) {
   const producer = (L + 1) * 2 ** -24;
   if (storage === "f16") return producer + 2 ** -11 + L * 2 ** -25;
   if (storage === "bf16") return producer + 2 ** -8;
   if (storage === "u8") return producer + (L * 0.5) / 255;
-  if (storage === "json" && Number.isFinite(decimals)) return producer + L * 0.5 * 10 ** -decimals;
+  // Whole numbers only (decimals 0): attention weights lie in [0, 1], so a file of 0s and 1s is
+  // hard attention written exactly, not weights rounded to no decimals at all.
+  if (storage === "json" && Number.isFinite(decimals) && decimals > 0) {
+    // Each rounded weight moves by at most h = 0.5·10^-d. Upwards only a weight that rounds to at
+    // least 10^-d can move, i.e. one whose true value is at least h; a row of true sum 1 has at
+    // most 1/h of those. Downwards a row loses at most its whole sum of 1 or L·h.
+    const h = 0.5 * 10 ** -decimals;
+    return producer + Math.min(L, 1 / h) * h;
+  }
   return producer;
 }
 

@@ -50,7 +50,9 @@ class AdamW {
 
   // One update of params[0, parameter_count) from grads (same layout). `segments` must cover
   // the array exactly, in order, without gaps; `lr` is the learning rate (finite, >= 0).
-  // Throws BAD_ARGUMENT for a bad lr or segment list (before changing anything).
+  // Throws BAD_ARGUMENT for a bad lr or segment list, NON_FINITE (naming the parameter's index)
+  // when the update would leave a parameter or a moment non-finite; either way before changing
+  // anything.
   void step(float* params, const float* grads, const std::vector<ParamSegment>& segments, float lr);
 
   // Forgets the moments and the step count (a fresh start with the same config).
