@@ -13,13 +13,13 @@
 // marker kind it removed or unwrapped, and words and characters per source and split.
 #include <attnlens/status.hpp>
 
-#include "check.hpp"
+#include "core/check.hpp"
 #include "corpus/austen.hpp"
 #include "corpus/io.hpp"
 #include "corpus/lazyload.hpp"
 #include "corpus/sotu.hpp"
 #include "corpus/split.hpp"
-#include "json.hpp"
+#include "io/json.hpp"
 
 #include <cstdio>
 #include <cstdlib>

@@ -15,11 +15,11 @@
 // eval.json recorded at training time.
 #include <attnlens/attnlens.hpp>
 
-#include "check.hpp"
+#include "core/check.hpp"
 #include "corpus/io.hpp"
 #include "eval_metrics.hpp"
 #include "eval_report.hpp"
-#include "json.hpp"
+#include "io/json.hpp"
 #include "train_data.hpp"
 
 #include <chrono>

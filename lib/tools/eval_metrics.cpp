@@ -3,7 +3,7 @@
 #include <attnlens/random.hpp>
 #include <attnlens/status.hpp>
 
-#include "check.hpp"
+#include "core/check.hpp"
 
 #include <algorithm>
 #include <cmath>

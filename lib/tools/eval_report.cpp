@@ -1,6 +1,6 @@
 #include "eval_report.hpp"
 
-#include "json.hpp"
+#include "io/json.hpp"
 
 #include <algorithm>
 #include <cstdarg>

@@ -17,7 +17,7 @@
 // resumes from its last state to the same bits.
 #include <attnlens/attnlens.hpp>
 
-#include "check.hpp"
+#include "core/check.hpp"
 #include "corpus/io.hpp"
 #include "eval_metrics.hpp"
 #include "eval_report.hpp"

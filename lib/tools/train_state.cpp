@@ -4,9 +4,9 @@
 #include <attnlens/safetensors.hpp>
 #include <attnlens/status.hpp>
 
-#include "check.hpp"
+#include "core/check.hpp"
 #include "corpus/io.hpp"
-#include "json.hpp"
+#include "io/json.hpp"
 
 #include <cstdio>
 #include <filesystem>

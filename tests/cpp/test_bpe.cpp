@@ -4,8 +4,8 @@
 
 #include <attnlens/bpe.hpp>
 
-#include "../../lib/src/unicode_pretokenize.hpp"
-#include "../../lib/src/unicode_tables.hpp"
+#include "../../lib/src/text/unicode_pretokenize.hpp"
+#include "../../lib/src/text/unicode_tables.hpp"
 
 #include <fstream>
 #include <iterator>

@@ -7,7 +7,7 @@
 #include <attnlens/checkpoint.hpp>
 
 #include "eval_metrics.hpp"
-#include "json.hpp"
+#include "io/json.hpp"
 #include "train_data.hpp"
 
 #include <catch2/catch.hpp>

@@ -1,4 +1,4 @@
-// The strict JSON reader (lib/src/json.hpp) on arbitrary bytes.
+// The strict JSON reader (lib/src/io/json.hpp) on arbitrary bytes.
 //
 // Oracles:
 //   - it either returns a value or throws BAD_FILE (OUT_OF_MEMORY only for inputs far larger
@@ -11,7 +11,7 @@
 //     reader refuses invalid UTF-8).
 #include "fuzz.hpp"
 
-#include "../../lib/src/json.hpp"
+#include "../../lib/src/io/json.hpp"
 
 #include <cinttypes>
 #include <cstdio>

@@ -11,7 +11,7 @@
 // Build and run by hand (from the repository root; clang-14 and libclang-rt-14-dev):
 //   mkdir -p build/fuzz/corpus
 //   src="lib/tools/corpus/inflate.cpp lib/tools/corpus/io.cpp lib/tools/corpus/lazyload.cpp
-//        lib/tools/corpus/rdata.cpp lib/tools/corpus/utf8.cpp lib/src/check.cpp"
+//        lib/tools/corpus/rdata.cpp lib/tools/corpus/utf8.cpp lib/src/core/check.cpp"
 //   flags="-std=c++17 -g -O1 -Ilib/include -Ilib/src -Ilib/tools -Itests/cpp -I/usr/include/eigen3"
 //   clang++-14 $flags -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 //     tests/fuzz/fuzz_rdata.cpp $src -lz -o build/fuzz/fuzz_rdata

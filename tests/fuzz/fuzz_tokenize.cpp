@@ -19,7 +19,7 @@
 
 namespace {
 
-// Written from RFC 3629, independently of lib/src/text.cpp.
+// Written from RFC 3629, independently of lib/src/text/words.cpp.
 bool valid_utf8(std::string_view s) {
   std::size_t i = 0;
   while (i < s.size()) {

@@ -6,7 +6,7 @@ import * as linesView from "../views/lines.js";
 import { pcaSize } from "../views/sizes.js";
 import { PALETTES, colorScale } from "../theme.js";
 
-// The library's rules (lib/src/text.cpp), approximated: keycaps, flags and other emoji (with
+// The library's rules (lib/src/text/words.cpp), approximated: keycaps, flags and other emoji (with
 // modifiers and ZWJ sequences) one token each; one Han ideograph per token; Hiragana and Katakana
 // runs; words of other scripts with inner apostrophes; every other visible character alone.
 const KANA = "\\p{Script=Han}\\p{Script=Hiragana}\\p{Script=Katakana}ー";

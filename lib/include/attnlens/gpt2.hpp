@@ -31,7 +31,7 @@
 namespace attnlens {
 
 namespace detail {
-struct Gpt2Workspace;  // activations and the parameter layout (lib/src/gpt2_workspace.hpp)
+struct Gpt2Workspace;  // activations and the parameter layout (lib/src/models/gpt2/workspace.hpp)
 }  // namespace detail
 
 // Largest sizes Gpt2Config accepts (GPT-2 XL, 48 x 25 x 1600, fits with room to spare).

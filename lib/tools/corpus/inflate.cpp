@@ -2,7 +2,7 @@
 
 #include <attnlens/status.hpp>
 
-#include "check.hpp"
+#include "core/check.hpp"
 
 #include <zlib.h>
 

@@ -2,8 +2,8 @@
 
 #include <attnlens/status.hpp>
 
-#include "check.hpp"
-#include "json.hpp"
+#include "core/check.hpp"
+#include "io/json.hpp"
 #include "normalize.hpp"
 
 #include <algorithm>

@@ -1,6 +1,6 @@
 #include "split.hpp"
 
-#include "json.hpp"
+#include "io/json.hpp"
 #include "utf8.hpp"
 
 #include <set>

@@ -1,6 +1,6 @@
 #include "utf8.hpp"
 
-#include "unicode_utf8.hpp"
+#include "text/unicode_utf8.hpp"
 
 namespace attnlens::corpus {
 

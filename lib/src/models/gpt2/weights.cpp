@@ -3,9 +3,9 @@
 #include <attnlens/gpt2.hpp>
 #include <attnlens/random.hpp>
 
-#include "check.hpp"
-#include "gpt2_layout.hpp"
-#include "gpt2_workspace.hpp"
+#include "core/check.hpp"
+#include "models/gpt2/layout.hpp"
+#include "models/gpt2/workspace.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,8 +1,8 @@
 #include <attnlens/random.hpp>
 #include <attnlens/self_attention.hpp>
 
-#include "check.hpp"
-#include "kernels.hpp"
+#include "core/check.hpp"
+#include "core/kernels.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,7 +1,7 @@
 #include <attnlens/explain.hpp>
 
-#include "check.hpp"
-#include "kernels.hpp"
+#include "core/check.hpp"
+#include "core/kernels.hpp"
 
 #include <cmath>
 #include <utility>

@@ -1,9 +1,9 @@
-#include "json.hpp"
+#include "io/json.hpp"
 
 #include <attnlens/status.hpp>
 
-#include "check.hpp"
-#include "unicode_utf8.hpp"
+#include "core/check.hpp"
+#include "text/unicode_utf8.hpp"
 
 #include <algorithm>
 #include <array>

@@ -1,9 +1,9 @@
 #include <attnlens/safetensors.hpp>
 #include <attnlens/status.hpp>
 
-#include "check.hpp"
-#include "json.hpp"
-#include "unicode_utf8.hpp"
+#include "core/check.hpp"
+#include "io/json.hpp"
+#include "text/unicode_utf8.hpp"
 
 #include <algorithm>
 #include <array>

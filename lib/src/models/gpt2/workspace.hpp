@@ -5,7 +5,7 @@
 // reductions and exp/tanh split the same elements into the same packets on every run.
 #pragma once
 
-#include "gpt2_layout.hpp"
+#include "models/gpt2/layout.hpp"
 
 #include <attnlens/attention.hpp>
 

@@ -15,7 +15,7 @@
 // (about 2 ulp) with the scale folded in.
 #pragma once
 
-#include "score_rule.hpp"
+#include "core/score_rule.hpp"
 
 #include <cstdint>
 

@@ -1,6 +1,6 @@
 #include <attnlens/options.hpp>
 
-#include "check.hpp"
+#include "core/check.hpp"
 
 #include <charconv>
 #include <cstdint>

@@ -1,6 +1,6 @@
-#include "gpt2_workspace.hpp"
+#include "models/gpt2/workspace.hpp"
 
-#include "check.hpp"
+#include "core/check.hpp"
 
 #include <new>
 

@@ -1,6 +1,6 @@
 #include <attnlens/analysis.hpp>
 
-#include "check.hpp"
+#include "core/check.hpp"
 
 #include <Eigen/Eigenvalues>
 #include <algorithm>

@@ -1,7 +1,7 @@
 #include <attnlens/optim.hpp>
 #include <attnlens/random.hpp>
 
-#include "check.hpp"
+#include "core/check.hpp"
 
 #include <algorithm>
 #include <cmath>

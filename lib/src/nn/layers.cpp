@@ -1,6 +1,6 @@
-#include "gpt2_layers.hpp"
+#include "nn/layers.hpp"
 
-#include "matmul.hpp"
+#include "core/matmul.hpp"
 
 #include <Eigen/Core>
 #include <algorithm>

@@ -1,6 +1,6 @@
-#include "matmul.hpp"
+#include "core/matmul.hpp"
 
-#include "kernels.hpp"
+#include "core/kernels.hpp"
 
 #include <attnlens/tensor.hpp>
 

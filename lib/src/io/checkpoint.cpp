@@ -3,8 +3,8 @@
 #include <attnlens/status.hpp>
 #include <attnlens/version.hpp>
 
-#include "check.hpp"
-#include "json.hpp"
+#include "core/check.hpp"
+#include "io/json.hpp"
 
 #include <algorithm>
 #include <climits>

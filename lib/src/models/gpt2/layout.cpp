@@ -1,4 +1,4 @@
-#include "gpt2_layout.hpp"
+#include "models/gpt2/layout.hpp"
 
 namespace attnlens::detail {
 

@@ -1,9 +1,9 @@
 #include <attnlens/random.hpp>
 #include <attnlens/text.hpp>
 
-#include "check.hpp"
-#include "unicode_tables.hpp"
-#include "unicode_utf8.hpp"
+#include "core/check.hpp"
+#include "text/unicode_tables.hpp"
+#include "text/unicode_utf8.hpp"
 
 #include <algorithm>
 #include <array>

@@ -1,6 +1,6 @@
 #include <attnlens/tensor.hpp>
 
-#include "check.hpp"
+#include "core/check.hpp"
 
 #include <new>
 #include <utility>

@@ -1,11 +1,11 @@
 #include <attnlens/bpe.hpp>
 #include <attnlens/status.hpp>
 
-#include "check.hpp"
-#include "json.hpp"
-#include "unicode_pretokenize.hpp"
-#include "unicode_tables.hpp"
-#include "unicode_utf8.hpp"
+#include "core/check.hpp"
+#include "io/json.hpp"
+#include "text/unicode_pretokenize.hpp"
+#include "text/unicode_tables.hpp"
+#include "text/unicode_utf8.hpp"
 
 #include <algorithm>
 #include <limits>

@@ -1,10 +1,10 @@
-#include "unicode_pretokenize.hpp"
+#include "text/unicode_pretokenize.hpp"
 
 #include <attnlens/status.hpp>
 
-#include "check.hpp"
-#include "unicode_tables.hpp"
-#include "unicode_utf8.hpp"
+#include "core/check.hpp"
+#include "text/unicode_tables.hpp"
+#include "text/unicode_utf8.hpp"
 
 namespace attnlens::detail {
 namespace {

@@ -2,7 +2,7 @@
 // Character classes of GPT-2's pre-tokenization regex as JavaScript's `u` flag defines them:
 // \p{L} (letters), \p{N} (numbers) and \s (JS white space and line terminators); word
 // categories of the word tokenizer; simple case folding. How each is derived: the generator.
-#include "unicode_tables.hpp"
+#include "text/unicode_tables.hpp"
 
 #include <algorithm>
 #include <cstdint>

@@ -2,8 +2,8 @@
 #include <attnlens/attention.hpp>
 #include <attnlens/random.hpp>
 
-#include "check.hpp"
-#include "kernels.hpp"
+#include "core/check.hpp"
+#include "core/kernels.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "check.hpp"
+#include "core/check.hpp"
 
 #include <cstdio>
 

@@ -1,8 +1,8 @@
-#include "kernels.hpp"
+#include "core/kernels.hpp"
 
 #include <attnlens/random.hpp>
 
-#include "check.hpp"
+#include "core/check.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,10 +1,10 @@
 #include <attnlens/gpt2.hpp>
 
-#include "check.hpp"
-#include "gpt2_layers.hpp"
-#include "gpt2_layout.hpp"
-#include "gpt2_workspace.hpp"
-#include "matmul.hpp"
+#include "core/check.hpp"
+#include "core/matmul.hpp"
+#include "models/gpt2/layout.hpp"
+#include "models/gpt2/workspace.hpp"
+#include "nn/layers.hpp"
 
 #include <algorithm>
 #include <cmath>
