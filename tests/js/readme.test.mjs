@@ -30,7 +30,9 @@ function assertAttentionExample(out) {
 test("the README's JavaScript example runs and prints what it says", () => {
   const [code] = jsBlocks("README.md");
   assert.ok(code, "the README has a ```js block");
-  assertAttentionExample(run(code, "readme-example"));
+  const out = run(code, "readme-example");
+  assertAttentionExample(out);
+  assert.match(out, /The cat sat on the mat \. \[ 4, 7, 7 \]/);
 });
 
 test("docs/api.md's JavaScript tour runs and prints what it says", () => {
