@@ -1,5 +1,5 @@
-# Shared by the scripts: step banners with timings, the Emscripten environment (TOOLCHAIN.md)
-# and the second Node.
+# Shared by the scripts: step banners with timings, the Emscripten environment (docs/toolchain.md,
+# "Emscripten 3.1.6" and "LLVM 19 and relaxed SIMD") and the second Node ("Node 20 and Node 22").
 
 # step NAME: prints a banner; the time each step took is printed when the next one starts, and
 # all of them by steps_summary.
@@ -31,7 +31,7 @@ export NODE_PATH=/usr/share/nodejs${NODE_PATH:+:$NODE_PATH}
 
 # WebAssembly is built by Emscripten 3.1.6 driving LLVM 19 (which emits relaxed SIMD's final
 # opcodes; Debian's default LLVM 14 does not) and binaryen 132 from npm through scripts/binaryen/
-# (Debian's binaryen 108 rejects relaxed opcodes; TOOLCHAIN.md, "Newer toolchains").
+# (Debian's binaryen 108 rejects relaxed opcodes; docs/toolchain.md, "The npm binaryen adapter").
 # EMCC_READ_METADATA=python and -sWASM_BIGINT=1 (CMakeLists.txt) keep 3.1.6 from running
 # wasm-emscripten-finalize, which the npm package lacks. Both modules (SIMD128 and relaxed SIMD)
 # come from this toolchain, so their JS loaders are identical (scripts/build.sh checks).

@@ -1,5 +1,6 @@
 // attnlens for Node (>= 20): the .wasm is read from beside this file with fs, because the
-// loader Emscripten 3.1.6 generates would try to fetch() a file path (TOOLCHAIN.md point 3).
+// loader Emscripten 3.1.6 generates would try to fetch() a file path
+// (docs/toolchain.md, "Node 20's fetch").
 import { readFile } from "node:fs/promises";
 import createAttnLensCore from "./attnlens_core.js";
 import { makeLoader } from "./api.js";

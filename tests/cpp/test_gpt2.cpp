@@ -314,9 +314,10 @@ TEST_CASE("GPT-2 copy task: a 2-layer model learns to repeat a sequence", "[gpt2
   // With one fixed n this pattern is also a fixed offset, so a single layer can implement it
   // with positions instead of content — and, measured, it does: layer 0's heads put ~98 % of
   // their weight on t − n + 1, and the model does not carry over to other lengths. A
-  // content-based induction head needs varied lengths and millions of tokens (TOOLCHAIN.md:
-  // ~5 M), far beyond a unit test. This test checks that training finds a circuit that reads
-  // from the right place and drives the loss to near zero.
+  // content-based induction head needs varied lengths and millions of tokens (~5 M:
+  // docs/toolchain.md, "Induction heads: tokens needed"), far beyond a unit test. This test
+  // checks that training finds a circuit that reads from the right place and drives the loss to
+  // near zero.
   const int V = 24, n = 8, B = 16, T = 2 * n - 1, steps = 150;
   const Gpt2Config c{2, 2, 32, 2 * n, V};
   Gpt2Model model = Gpt2Model::random(c, 1);

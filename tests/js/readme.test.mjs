@@ -1,39 +1,56 @@
-// Keeps the README true: its "Use from JavaScript" example runs against the built package.
+// Keeps the README and docs/api.md true: their JavaScript examples run against the built package
+// and print what their comments say.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 
-test("the README's JavaScript example runs and prints what it says", () => {
-  const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
-  const code = readme.match(/```js\n([\s\S]*?)```/)[1];
+const root = new URL("../..", import.meta.url).pathname;
+const jsBlocks = (path) =>
+  [...readFileSync(new URL(`../../${path}`, import.meta.url), "utf8").matchAll(/```js\n([\s\S]*?)```/g)].map((m) => m[1]);
+
+/** Runs `code` as an ES module from the repository root and returns what it prints. */
+function run(code, name) {
   // Written next to this file so that `import "attnlens"` resolves to this package.
-  const file = new URL("./.readme-example.mjs", import.meta.url);
+  const file = new URL(`./.${name}.mjs`, import.meta.url);
   writeFileSync(file, code);
   try {
-    const out = execFileSync("node", [file.pathname], { encoding: "utf8" });
-    assert.match(out, /\[ 2, 8, 16, 32 \] \[ 2, 8, 16, 16 \]/);
-    assert.match(out, /SHAPE_MISMATCH k has last dimension 5 but q has 4/);
+    return execFileSync("node", [file.pathname], { encoding: "utf8", cwd: root });
   } finally {
     rmSync(file, { force: true });
   }
+}
+
+/** What the attention examples (the README's and docs/api.md's tour) print. */
+function assertAttentionExample(out) {
+  assert.match(out, /\[ 2, 8, 16, 32 \] \[ 2, 8, 16, 16 \]/);
+  assert.match(out, /SHAPE_MISMATCH k has last dimension 5 but q has 4/);
+}
+
+test("the README's JavaScript example runs and prints what it says", () => {
+  const [code] = jsBlocks("README.md");
+  assert.ok(code, "the README has a ```js block");
+  const out = run(code, "readme-example");
+  assertAttentionExample(out);
+  assert.match(out, /The cat sat on the mat \. \[ 4, 7, 7 \]/);
 });
 
-test("the README's model example runs on the shipped model and prints what it says", () => {
-  const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
-  const code = [...readme.matchAll(/```js\n([\s\S]*?)```/g)][1][1];
-  assert.match(code, /lens\.loadModel/);
-  const file = new URL("./.readme-model-example.mjs", import.meta.url);
-  writeFileSync(file, code);
-  try {
-    // Run from the repository root: the example reads models/attnlens/.
-    const out = execFileSync("node", [file.pathname], { encoding: "utf8", cwd: new URL("../..", import.meta.url).pathname });
-    // console.log breaks an object over lines once it is long: compare with spaces collapsed.
-    assert.match(out.replace(/\s+/g, " "), /\{ layers: 2, heads: 4, dModel: 128, context: 128, vocabSize: 4096, attentionNorm: true \}/);
-    assert.match(out, /\[ 8, 4096 \] \[ 2, 4, 8, 8 \]/);
-    assert.match(out, /\[ 'Mr', '\.', ' Darcy' \]/);
-    assert.equal(out.match(/\{ id: \d+, text: .+, p: 0\.\d+ \}/g)?.length, 3, "three predictions");
-  } finally {
-    rmSync(file, { force: true });
-  }
+test("docs/api.md's JavaScript tour runs and prints what it says", () => {
+  const [code] = jsBlocks("docs/api.md");
+  assert.match(code, /lens\.selfAttention/);
+  const out = run(code, "api-tour-example");
+  assertAttentionExample(out);
+  assert.match(out, /\[ 4, 1, 1 \] \[\s*'scale',\s*'x',\s*'q',\s*'k',\s*'v',\s*'scores'/);
+});
+
+test("docs/api.md's model example runs on the shipped model and prints what it says", () => {
+  const code = jsBlocks("docs/api.md").find((block) => /lens\.loadModel/.test(block));
+  assert.ok(code, "docs/api.md has a ```js block that calls lens.loadModel");
+  // Run from the repository root: the example reads models/attnlens/.
+  const out = run(code, "api-model-example");
+  // console.log breaks an object over lines once it is long: compare with spaces collapsed.
+  assert.match(out.replace(/\s+/g, " "), /\{ layers: 2, heads: 4, dModel: 128, context: 128, vocabSize: 4096, attentionNorm: true \}/);
+  assert.match(out, /\[ 8, 4096 \] \[ 2, 4, 8, 8 \]/);
+  assert.match(out, /\[ 'Mr', '\.', ' Darcy' \]/);
+  assert.equal(out.match(/\{ id: \d+, text: .+, p: 0\.\d+ \}/g)?.length, 3, "three predictions");
 });

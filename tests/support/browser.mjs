@@ -1,4 +1,4 @@
-// Launches Debian's Chromium headless through playwright-core (TOOLCHAIN.md "Browser tests").
+// Launches Debian's Chromium headless through playwright-core (docs/toolchain.md, "Browser tests").
 import { after, before } from "node:test";
 import { chromium } from "playwright-core";
 import { serve } from "../../scripts/serve.mjs";
