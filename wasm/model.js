@@ -1,181 +1,117 @@
-// The JS facade over the model module (attnlens_model.wasm, model_bindings.cpp): GPT-2 models,
-// their tokenizer and checkpoints. api.js imports this file on the first loadModel(),
-// createModel() or loadTokenizer(), so a page that only draws figures never fetches it.
+// The JS facade over the model module (attnlens_model.wasm, model_bindings.cpp): models of every
+// family the library's registry knows (GPT-2, BERT, DistilBERT), their tokenizers and
+// checkpoints. api.js imports this file on the first loadModel(), createModel() or
+// loadTokenizer(), so a page that only draws figures never fetches it. Nothing here names a
+// family: which files a folder needs, whether a model is causal and what it predicts come from
+// the library (its description and each model's config).
 // As in api.js, this file checks what only JS can see (JS types, typed-array kinds, option
 // names, nested-array shapes); every other rule is the library's.
-import { AttnLensError, checkOptions, describe, fail, readTyped, typedKind, typedOptions, unwrap } from "./boundary.js";
+import { AttnLensError, checkOptions, describe, fail, typedOptions, unwrap } from "./boundary.js";
+import { NOT_A_START, checkText, decoder, encoder, fileBytes, fileText, probabilities, toIds, topIds, utf16AtByte } from "./model-input.js";
 
-const FILE_NAMES = ["model.safetensors", "config.json", "vocab.json", "merges.txt"];
 // model.safetensors is copied into the wasm heap in chunks of this many bytes, with a progress
 // report and a turn of the event loop after each (a page stays responsive while 500 MB load).
 const CHUNK_BYTES = 16 << 20;
-const INT_KINDS = ["Int32Array", "Int16Array", "Int8Array", "Uint16Array", "Uint8Array", "Uint8ClampedArray", "Uint32Array"];
-const INT32_MIN = -2147483648;
-const INT32_MAX = 2147483647;
 
-// ignoreBOM: a leading U+FEFF is text (decode(encode(text)) gives it back), not a byte-order mark.
-const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
-const encoder = new TextEncoder();
+const FORWARD_OPTIONS = {
+  attention: "boolean",
+  residuals: "boolean",
+  logits: "boolean",
+  tokenTypes: "any",
+  attentionMask: "any",
+  cache: "any",
+};
+const PREDICT_OPTIONS = { k: "number" };
+const ANALYZE_OPTIONS = { k: "number", attention: "boolean", maxTokens: "number", cache: "any" };
 
-const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+// Each cache createCache() made: its native handle (0 when the family has nothing to reuse),
+// the model it belongs to, and whether it was disposed.
+const caches = new WeakMap();
+const INPUT_OPTIONS = { tokenTypes: "any", attentionMask: "any" };
+const TRAIN_OPTIONS = { lr: "number" };
+const SAVE_OPTIONS = { dtype: "string" };
+const ADAMW_OPTIONS = { beta1: "number", beta2: "number", eps: "number", weightDecay: "number", maxGradNorm: "number", schedule: "any" };
+const SCHEDULE_OPTIONS = { maxLr: "number", minLr: "number", warmupSteps: "number", totalSteps: "number" };
 
-// A text file's contents (`label` names the argument): a string without lone surrogates (which
-// have no UTF-8 form: the bindings' encoder would swallow the next character), or its UTF-8
-// bytes in a Uint8Array or an ArrayBuffer, as a plain view (readTyped).
-function fileText(label, value) {
-  if (typeof value === "string") {
-    const lone = value.search(LONE_SURROGATE);
-    if (lone >= 0) fail("INVALID_UTF8", `${label} holds a lone UTF-16 surrogate at index ${lone}, which has no UTF-8 encoding`);
-    return value;
-  }
-  return fileBytes(label, value, "a string or a Uint8Array of UTF-8 text");
+// predict(), fillMask() and analyze() list the k likeliest tokens per position; the whole
+// distribution is forward()'s logits.
+const MAX_K = 256;
+function checkK(k = 5) {
+  if (!Number.isInteger(k) || k < 1 || k > MAX_K) fail("BAD_ARGUMENT", `k must be an integer from 1 to ${MAX_K}; got ${describe(k)}`);
+  return k;
 }
 
-// A file's bytes (a Uint8Array or an ArrayBuffer) as a plain Uint8Array view of them.
-function fileBytes(label, value, what = "the file's bytes (a Uint8Array or an ArrayBuffer)") {
-  const typed = readTyped(label, value instanceof ArrayBuffer ? new Uint8Array(value) : value, ["Uint8Array"]);
-  if (typed === undefined) fail("BAD_ARGUMENT", `${label} must be ${what}; got ${describe(value)}`);
-  return typed.view;
+// The shapes of one sequence drop the batch dimension: logits [L, V], attention
+// [layers, heads, L, L], residuals [layers + 1, L, d].
+function unbatch(result) {
+  if (result.logits && result.logits.shape.length === 3) result.logits.shape.splice(0, 1);
+  if (result.attention) result.attention.shape.splice(1, 1);
+  if (result.residuals) result.residuals.shape.splice(1, 1);
+  return result;
 }
 
-/** Checks a text argument: a string without lone surrogates, within the tokenizer's limit. */
-function checkText(name, text, limits) {
-  if (typeof text !== "string") fail("BAD_ARGUMENT", `${name} must be a string; got ${describe(text)}`);
-  if (text.length > limits.maxTextBytes) {
-    fail(
-      "TOO_LARGE",
-      `${name} has ${text.length} UTF-16 code units, so at least ${text.length} bytes of UTF-8, over the limit of ${limits.maxTextBytes} bytes`,
-    );
+// A text argument: one string, or a sentence pair [a, b].
+function textArgument(name, text, limits) {
+  if (Array.isArray(text)) {
+    if (text.length !== 2) fail("BAD_ARGUMENT", `${name} must be a string or a pair [textA, textB]; got an array of ${text.length}`);
+    return [checkText(`${name}[0]`, text[0], limits), checkText(`${name}[1]`, text[1], limits)];
   }
-  const lone = text.search(LONE_SURROGATE);
-  if (lone >= 0) fail("INVALID_UTF8", `${name} holds a lone UTF-16 surrogate at index ${lone}, which has no UTF-8 encoding`);
-  return text;
-}
-
-// One id: an integer that fits int32 (the library checks it against the vocabulary).
-function id(name, at, x, present) {
-  if (!present) fail("BAD_ARGUMENT", `${name}${at} must be a token id; got an empty slot (a hole in a sparse array)`);
-  if (!Number.isInteger(x) || x < INT32_MIN || x > INT32_MAX)
-    fail("BAD_ARGUMENT", `${name}${at} must be an integer token id; got ${describe(x)}`);
-  return x;
-}
-
-/**
- * Token ids as { data: Int32Array, batch, length, batched }: an Int32Array (or another integer
- * typed array, or an array of integers) for one sequence, nested arrays [B][T] or
- * { data, shape: [B, T] } for a batch.
- */
-function toIds(name, value) {
-  if (typedKind(value) !== undefined) {
-    // The boundary rule (api.js readTyped): the ids are the array's own elements, however it
-    // iterates or whatever length it reports; one copy, made here.
-    const typed = readTyped(name, value, INT_KINDS);
-    if (typed === undefined)
-      fail("BAD_ARGUMENT", `${name} must be an Int32Array (or another integer typed array) of token ids; got ${describe(value)}`);
-    const { kind, length, view } = typed;
-    const data = new Int32Array(view);
-    if (kind === "Uint32Array") data.forEach((x, i) => x !== view[i] && id(name, `[${i}]`, view[i], true));
-    return { data, batch: 1, length, batched: false };
-  }
-  if (Array.isArray(value)) {
-    if (value.length > 0 && Array.isArray(value[0])) {
-      const batch = value.length;
-      const length = value[0].length;
-      const data = new Int32Array(batch * length);
-      for (let b = 0; b < batch; b++) {
-        const row = value[b];
-        if (!Array.isArray(row) || row.length !== length) {
-          fail(
-            "SHAPE_MISMATCH",
-            `${name} is a ragged nested array: ${name}[${b}] has ${Array.isArray(row) ? `${row.length} entries` : describe(row)} but ${length} were expected from ${name}[0]`,
-          );
-        }
-        for (let t = 0; t < length; t++) data[b * length + t] = id(name, `[${b}][${t}]`, row[t], t in row);
-      }
-      return { data, batch, length, batched: true };
-    }
-    const data = Int32Array.from(value, (x, i) => id(name, `[${i}]`, x, i in value));
-    return { data, batch: 1, length: data.length, batched: false };
-  }
-  if (value !== null && typeof value === "object" && "data" in value && "shape" in value) {
-    const shape = value.shape;
-    if (!Array.isArray(shape) || shape.length !== 2 || !shape.every((d) => Number.isSafeInteger(d) && d >= 0)) {
-      fail("BAD_ARGUMENT", `${name}.shape must be [batch, length] (two non-negative integers); got ${describe(shape)}`);
-    }
-    const flat = toIds(`${name}.data`, value.data);
-    if (flat.batched) fail("BAD_ARGUMENT", `${name}.data must be flat (an Int32Array or an array of integers)`);
-    if (flat.length !== shape[0] * shape[1]) {
-      fail("SHAPE_MISMATCH", `${name} has ${flat.length} ids but its shape [${shape.join(", ")}] needs ${shape[0] * shape[1]}`);
-    }
-    return { data: flat.data, batch: shape[0], length: shape[1], batched: true };
-  }
-  return fail(
-    "BAD_ARGUMENT",
-    `${name} must be an Int32Array or an array of token ids, nested arrays [batch][length], or { data, shape: [batch, length] }; got ${describe(value)}`,
-  );
-}
-
-// UTF-16 index of each UTF-8 byte offset of `text` that starts a character (and of the end), in
-// one pass: a Uint32Array of bytes + 1 entries, with NOT_A_START where a byte lies inside a
-// character. 4 bytes per byte of text, where a token list costs far more.
-const NOT_A_START = 0xffffffff;
-function utf16AtByte(text, byteCount) {
-  const at = new Uint32Array(byteCount + 1).fill(NOT_A_START);
-  let byte = 0;
-  for (let index = 0; index < text.length;) {
-    const cp = text.codePointAt(index);
-    at[byte] = index;
-    byte += cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
-    index += cp > 0xffff ? 2 : 1;
-  }
-  at[byte] = text.length;
-  return at;
+  return [checkText(name, text, limits), null];
 }
 
 /** The tokenizer's methods over a handle. */
 function tokenizerMethods(core, handle, limits, live) {
-  // The first `limit` tokens of `text` as objects, and the count of all: the tokenizer's ids and
-  // byte offsets (typed arrays from wasm) are read for every token, objects made for `limit`.
-  const tokenList = (text, limit) => {
+  // The tokens of a text (or pair), the first `limit` as objects and the count of all: ids and
+  // byte offsets come from wasm as typed arrays, objects are made for `limit` only.
+  const tokenList = (text, limit = Infinity) => {
     live();
-    checkText("text", text, limits);
-    const r = unwrap(core._tokens(handle, text));
+    const [a, b] = textArgument("text", text, limits);
+    const r = unwrap(core._encode(handle, a, b));
     const count = r.ids.length;
     const n = Math.min(count, limit);
-    if (n === 0) return { tokens: [], count };
-    const bytes = encoder.encode(text);
-    const at = utf16AtByte(text, bytes.length);
-    // A byte offset inside a character (a byte-level token may cut one): begin maps to the
-    // character's start, end past its end.
-    const begin = (b) => {
-      while (at[b] === NOT_A_START) b--;
-      return at[b];
-    };
-    const end = (b) => {
-      while (at[b] === NOT_A_START) b++;
-      return at[b];
-    };
+    const texts = b === null ? [a] : [a, b];
+    const maps = texts.map((t) => {
+      const bytes = encoder.encode(t);
+      return { text: t, bytes, at: utf16AtByte(t, bytes.length) };
+    });
     const tokens = new Array(n);
     for (let i = 0; i < n; i++) {
+      const { text: source, bytes, at } = maps[r.segments[i]];
       const byteBegin = r.begins[i];
       const byteEnd = r.ends[i];
+      // A byte offset inside a character (a byte-level token may cut one): begin maps to the
+      // character's start, end past its end; a cut character decodes to U+FFFD.
+      let begin = byteBegin;
+      while (at[begin] === NOT_A_START) begin--;
+      let end = byteEnd;
+      while (at[end] === NOT_A_START) end++;
       const whole = at[byteBegin] !== NOT_A_START && at[byteEnd] !== NOT_A_START;
+      const special = r.special[i] === 1;
       tokens[i] = {
         id: r.ids[i],
-        // A cut character decodes to U+FFFD, as decode() gives it.
-        text: whole ? text.slice(at[byteBegin], at[byteEnd]) : decoder.decode(bytes.subarray(byteBegin, byteEnd)),
-        begin: begin(byteBegin),
-        end: end(byteEnd),
+        text: special
+          ? tokenText([r.ids[i]])[0]
+          : whole
+            ? source.slice(at[byteBegin], at[byteEnd])
+            : decoder.decode(bytes.subarray(byteBegin, byteEnd)),
+        begin: at[begin],
+        end: at[end],
         byteBegin,
         byteEnd,
+        type: r.types[i],
+        segment: r.segments[i],
+        special,
       };
     }
-    return { tokens, count };
+    return { tokens, count, ids: r.ids, types: r.types };
   };
+  // How each token reads on its own (" the", "##ing", "[MASK]").
+  const tokenText = (ids) => unwrap(core._tokenTexts(handle, Int32Array.from(ids))).texts.map((bytes) => decoder.decode(bytes));
   return {
     encode(text) {
       live();
-      return unwrap(core._encode(handle, checkText("text", text, limits))).ids;
+      const [a, b] = textArgument("text", text, limits);
+      return unwrap(core._encode(handle, a, b)).ids;
     },
     decode(ids) {
       live();
@@ -183,39 +119,33 @@ function tokenizerMethods(core, handle, limits, live) {
       if (t.batched) fail("BAD_ARGUMENT", "ids must be one sequence (an Int32Array or an array of ids), not a batch");
       return decoder.decode(unwrap(core._decode(handle, t.data)).bytes);
     },
-    tokens: (text) => tokenList(text, Infinity).tokens,
+    tokens: (text) => tokenList(text).tokens,
     tokenList,
+    tokenText,
   };
 }
 
-const FORWARD_OPTIONS = { attention: "boolean", residuals: "boolean" };
-const PREDICT_OPTIONS = { k: "number" };
-const ANALYZE_OPTIONS = { k: "number", attention: "boolean", maxTokens: "number" };
-
-// predict()/analyze() list the k likeliest tokens per position; the whole distribution is
-// forward()'s logits.
-const MAX_K = 256;
-function checkK(k = 5) {
-  if (!Number.isInteger(k) || k < 1 || k > MAX_K) fail("BAD_ARGUMENT", `k must be an integer from 1 to ${MAX_K}; got ${describe(k)}`);
-  return k;
-}
-const TRAIN_OPTIONS = { lr: "number" };
-const SAVE_OPTIONS = { dtype: "string" };
-const ADAMW_OPTIONS = { beta1: "number", beta2: "number", eps: "number", weightDecay: "number", maxGradNorm: "number", schedule: "any" };
-const SCHEDULE_OPTIONS = { maxLr: "number", minLr: "number", warmupSteps: "number", totalSteps: "number" };
-
-// The shapes of one sequence drop the batch dimension: logits [L, V], attention
-// [layers, heads, L, L], residuals [layers + 1, L, d].
-function unbatch(result) {
-  result.logits.shape.splice(0, 1);
-  if (result.attention) result.attention.shape.splice(1, 1);
-  if (result.residuals) result.residuals.shape.splice(1, 1);
-  return result;
+// An optional per-token input of forward()/gradients()/trainStep() (token types, the attention
+// mask): ids-like, shaped as the ids.
+function perToken(name, value, ids) {
+  if (value === undefined || value === null) return null;
+  const t = toIds(name, value);
+  if (t.data.length !== ids.data.length) {
+    fail(
+      "SHAPE_MISMATCH",
+      `${name} has ${t.data.length} entries but the ids have ${ids.data.length} (${ids.batch} x ${ids.length}); they must match`,
+    );
+  }
+  return t.data;
 }
 
 /** Builds the model API around an instantiated model module. */
 export function createModelApi(core) {
-  const { limits, defaults } = core._description();
+  const { limits, defaults, families } = core._description();
+  // Every file a folder of some family may hold.
+  const knownFiles = [
+    ...new Set(["model.safetensors", "config.json", ...families.flatMap((f) => [...f.tokenizerFiles.flat(), ...f.optionalFiles])]),
+  ];
 
   function wrap(info) {
     const { handle } = info;
@@ -223,122 +153,180 @@ export function createModelApi(core) {
     const live = () => {
       if (disposed) fail("BAD_ARGUMENT", "this model was disposed (model.dispose()); load or create it again");
     };
-    const hasTokenizer = info.tokenizerSize > 0;
+    const config = Object.freeze(info.config);
+    const ownCaches = [];
+    const hasTokenizer = info.tokenizer !== null;
     const tokenizer = tokenizerMethods(core, handle, limits, live);
     const needTokenizer = (what) => {
-      if (!hasTokenizer) fail("BAD_ARGUMENT", `${what} needs a tokenizer: give vocab.json and merges.txt when loading the model`);
+      if (!hasTokenizer) fail("BAD_ARGUMENT", `${what} needs a tokenizer: give the tokenizer's files when loading the model`);
     };
-    // Per row of logits [L, V]: the k likeliest next tokens (softmax probabilities), ties to the
-    // smaller id. A model may have more embedding rows than its tokenizer has tokens (padded
-    // vocabularies): such an id has no text.
+    const needHead = (what) => {
+      if (!config.hasHead) fail("BAD_ARGUMENT", `${what} needs the model's prediction head, which this checkpoint does not have`);
+    };
+    // The k likeliest tokens of each row of logits [R, V], with softmax probabilities. A model
+    // may have more embedding rows than its tokenizer has tokens (padded vocabularies): such an
+    // id has no text.
     const topTokens = ({ data, shape }, k) => {
-      const [L, V] = shape;
-      const top = Math.min(k, V);
-      const text = (v) => (v < info.tokenizerSize ? tokenizer.decode([v]) : "");
+      const V = shape.at(-1);
       const out = [];
-      for (let t = 0; t < L; t++) {
-        const row = data.subarray(t * V, (t + 1) * V);
-        let max = -Infinity;
-        for (let v = 0; v < V; v++) if (row[v] > max) max = row[v];
-        let sum = 0;
-        for (let v = 0; v < V; v++) sum += Math.exp(row[v] - max);
-        // The k largest in a min-heap of k (O(V log k)): its root is the weakest kept, ordered
-        // by logit, then by the larger id (so ties keep the smaller id).
-        const weaker = (a, b) => row[a] < row[b] || (row[a] === row[b] && a > b);
-        const heap = [];
-        const down = (i) => {
-          for (;;) {
-            const l = 2 * i + 1;
-            const r = l + 1;
-            let m = i;
-            if (l < heap.length && weaker(heap[l], heap[m])) m = l;
-            if (r < heap.length && weaker(heap[r], heap[m])) m = r;
-            if (m === i) return;
-            [heap[i], heap[m]] = [heap[m], heap[i]];
-            i = m;
-          }
-        };
-        for (let v = 0; v < V; v++) {
-          if (heap.length < top) {
-            heap.push(v);
-            for (let i = heap.length - 1; i > 0;) {
-              const parent = (i - 1) >> 1;
-              if (!weaker(heap[i], heap[parent])) break;
-              [heap[i], heap[parent]] = [heap[parent], heap[i]];
-              i = parent;
-            }
-          } else if (weaker(heap[0], v)) {
-            heap[0] = v;
-            down(0);
-          }
-        }
-        const best = heap.sort((a, b) => (weaker(a, b) ? 1 : weaker(b, a) ? -1 : 0));
-        out.push(best.map((v) => ({ id: v, text: text(v), p: Math.exp(row[v] - max) / sum })));
+      for (let r = 0; r < data.length / V; r++) {
+        const row = data.subarray(r * V, (r + 1) * V);
+        const ids = topIds(row, k);
+        const texts = tokenizer.tokenText(ids.map((v) => (v < info.tokenizer.size ? v : 0)));
+        const p = probabilities(row, ids);
+        out.push(ids.map((v, i) => ({ id: v, text: v < info.tokenizer.size ? texts[i] : "", p: p[i] })));
       }
       return out;
     };
+    // The native handle of options.cache (0 for none), after the checks only JS can make.
+    const cacheHandle = (cache) => {
+      if (cache === undefined || cache === null) return 0;
+      const c = caches.get(cache);
+      if (!c) fail("BAD_ARGUMENT", `options.cache must be a cache made by model.createCache(); got ${describe(cache)}`);
+      if (c.owner !== model) fail("BAD_ARGUMENT", "options.cache belongs to another model; each model makes its own with createCache()");
+      if (c.disposed) fail("BAD_ARGUMENT", "options.cache was disposed (cache.dispose()); make another with createCache()");
+      return c.handle;
+    };
+    const run = (ids, o, rows = null) => {
+      const handleOfCache = cacheHandle(o.cache);
+      const t = toIds("ids", ids);
+      const types = perToken("tokenTypes", o.tokenTypes, t);
+      const mask = perToken("attentionMask", o.attentionMask, t);
+      const options = {
+        attention: o.attention ?? false,
+        hiddenStates: o.residuals ?? false,
+        logits: o.logits ?? config.hasHead,
+        logitRows: rows === null ? null : Float64Array.from(rows),
+      };
+      const r = unwrap(core._forward(handle, t.data, t.batch, t.length, types, mask, options, handleOfCache));
+      const result = { logits: r.logits ?? null };
+      if (r.attention) result.attention = r.attention;
+      if (r.hiddenStates) result.residuals = r.hiddenStates;
+      return t.batched ? result : unbatch(result);
+    };
+    // The predictions a figure shows: for a next-token model, after every token; for a
+    // masked-token model, at each [MASK] only (logits of those rows alone).
+    const predictionsFor = (list, k, attention, cache) => {
+      const masked = config.prediction === "masked-token";
+      const rows = masked ? list.tokens.flatMap((t, i) => (t.id === info.tokenizer.maskId ? [i] : [])) : null;
+      const ids = list.ids.subarray(0, list.tokens.length);
+      const types = list.types.subarray(0, list.tokens.length);
+      const wantLogits = config.hasHead && (!masked || rows.length > 0);
+      const r = run(
+        ids,
+        { attention, cache, logits: wantLogits, tokenTypes: config.typeVocabSize > 0 ? types : undefined },
+        wantLogits ? rows : null,
+      );
+      const top = wantLogits ? topTokens(r.logits, k) : [];
+      const predictions = masked ? list.tokens.map(() => null) : top;
+      if (masked) rows.forEach((row, i) => (predictions[row] = top[i]));
+      return { predictions, attention: r.attention ?? null };
+    };
     const model = {
-      config: Object.freeze(info.config),
+      config,
       parameters: info.parameters,
       hasTokenizer,
+      /** The tokenizer's kind and size, its [MASK] id (-1 without one) and a note for readers. */
+      tokenizer: info.tokenizer === null ? null : Object.freeze({ ...info.tokenizer }),
       encode: (text) => (needTokenizer("encode()"), tokenizer.encode(text)),
       decode: (ids) => (needTokenizer("decode()"), tokenizer.decode(ids)),
       tokens: (text) => (needTokenizer("tokens()"), tokenizer.tokens(text)),
       forward(ids, options) {
         live();
-        const o = typedOptions("options", options, FORWARD_OPTIONS);
-        const t = toIds("ids", ids);
-        const r = unwrap(core._forward(handle, t.data, t.batch, t.length, o.attention ?? false, o.residuals ?? false));
-        return t.batched ? r : unbatch(r);
+        return run(ids, typedOptions("options", options, FORWARD_OPTIONS));
       },
       predict(text, options) {
         live();
         needTokenizer("predict()");
-        const o = typedOptions("options", options, PREDICT_OPTIONS);
-        const k = checkK(o.k);
-        const ids = tokenizer.encode(text);
-        if (ids.length === 0) return [];
-        return topTokens(model.forward(ids).logits, k);
+        needHead("predict()");
+        const k = checkK(typedOptions("options", options, PREDICT_OPTIONS).k);
+        const list = tokenizer.tokenList(text);
+        if (list.tokens.length === 0) return [];
+        const r = run(list.ids, { tokenTypes: config.typeVocabSize > 0 ? list.types : undefined });
+        return topTokens(r.logits, k);
+      },
+      fillMask(text, options) {
+        live();
+        needTokenizer("fillMask()");
+        needHead("fillMask()");
+        if (config.prediction !== "masked-token")
+          fail(
+            "BAD_ARGUMENT",
+            `fillMask() needs a masked-token model; this ${config.family} model predicts the next token (use predict())`,
+          );
+        const k = checkK(typedOptions("options", options, PREDICT_OPTIONS).k);
+        const list = tokenizer.tokenList(text);
+        const { predictions } = predictionsFor(list, k, false);
+        return list.tokens.flatMap((t, i) => (predictions[i] ? [{ position: i, token: t, predictions: predictions[i] }] : []));
       },
       analyze(text, options) {
         live();
         needTokenizer("analyze()");
         const o = typedOptions("options", options, ANALYZE_OPTIONS);
         const k = checkK(o.k);
-        const context = info.config.context;
-        const maxTokens = o.maxTokens ?? context;
-        if (!Number.isInteger(maxTokens) || maxTokens < 1 || maxTokens > context) {
-          fail("BAD_ARGUMENT", `maxTokens must be an integer from 1 to the model's context (${context}); got ${describe(maxTokens)}`);
+        const maxTokens = o.maxTokens ?? config.context;
+        if (!Number.isInteger(maxTokens) || maxTokens < 1 || maxTokens > config.context) {
+          fail(
+            "BAD_ARGUMENT",
+            `maxTokens must be an integer from 1 to the model's context (${config.context}); got ${describe(maxTokens)}`,
+          );
         }
-        const { tokens, count } = tokenizer.tokenList(text, maxTokens);
-        if (tokens.length === 0) return { tokens, totalTokens: 0, predictions: [], attention: null };
-        const r = model.forward(
-          Int32Array.from(tokens, (t) => t.id),
-          { attention: o.attention ?? false },
-        );
-        return { tokens, totalTokens: count, predictions: topTokens(r.logits, k), attention: r.attention ?? null };
+        const list = tokenizer.tokenList(text, maxTokens);
+        if (list.tokens.length === 0) return { tokens: [], totalTokens: 0, predictions: [], attention: null };
+        const { predictions, attention } = predictionsFor(list, k, o.attention ?? false, o.cache);
+        return { tokens: list.tokens, totalTokens: list.count, predictions, attention };
       },
-      gradients(ids, targets) {
+      gradients(ids, targets, options) {
         live();
+        const o = typedOptions("options", options, INPUT_OPTIONS);
         const x = toIds("ids", ids);
         const y = toIds("targets", targets);
         if (x.batch !== y.batch || x.length !== y.length) {
           fail("SHAPE_MISMATCH", `targets has shape [${y.batch}, ${y.length}] but ids has [${x.batch}, ${x.length}]; they must match`);
         }
-        return unwrap(core._gradients(handle, x.data, y.data, x.batch, x.length));
+        const types = perToken("tokenTypes", o.tokenTypes, x);
+        const mask = perToken("attentionMask", o.attentionMask, x);
+        return unwrap(core._gradients(handle, x.data, y.data, x.batch, x.length, types, mask));
       },
-      trainStep(batch, options) {
-        live();
-        const o = typedOptions("options", options, TRAIN_OPTIONS);
-        const t = toIds("batch", batch);
-        return unwrap(core._trainStep(handle, t.data, t.batch, t.length, o.lr ?? null)).loss;
-      },
-      /** Like trainStep, with the rate used, the step count after it and the gradient norm. */
+      trainStep: (batch, options) => model.trainStepDetails(batch, options).loss,
+      /**
+       * Like trainStep, with the rate used, the step count after it and the gradient norm. A
+       * next-token model takes ids [B, T + 1] (inputs [:, :T], targets [:, 1:]); a masked-token
+       * model { ids, labels, tokenTypes?, attentionMask? }, labels -1 where nothing is predicted.
+       */
       trainStepDetails(batch, options) {
         live();
         const o = typedOptions("options", options, TRAIN_OPTIONS);
-        const t = toIds("batch", batch);
-        return unwrap(core._trainStep(handle, t.data, t.batch, t.length, o.lr ?? null));
+        let x;
+        let y;
+        let types = null;
+        let mask = null;
+        if (config.prediction === "next-token") {
+          const t = toIds("batch", batch);
+          if (t.length < 2)
+            fail(
+              "BAD_ARGUMENT",
+              `batch has ${t.length} token per sequence; trainStep needs T + 1 >= 2 (inputs are batch[:, :T], targets batch[:, 1:])`,
+            );
+          const T = t.length - 1;
+          const inputs = new Int32Array(t.batch * T);
+          const targets = new Int32Array(t.batch * T);
+          for (let b = 0; b < t.batch; b++) {
+            inputs.set(t.data.subarray(b * (T + 1), b * (T + 1) + T), b * T);
+            targets.set(t.data.subarray(b * (T + 1) + 1, (b + 1) * (T + 1)), b * T);
+          }
+          x = { data: inputs, batch: t.batch, length: T };
+          y = { data: targets };
+        } else {
+          const b = checkOptions("batch", batch, ["ids", "labels", "tokenTypes", "attentionMask"]);
+          x = toIds("batch.ids", b.ids);
+          y = toIds("batch.labels", b.labels);
+          if (y.data.length !== x.data.length)
+            fail("SHAPE_MISMATCH", `batch.labels has ${y.data.length} entries but batch.ids has ${x.data.length}; they must match`);
+          types = perToken("batch.tokenTypes", b.tokenTypes, x);
+          mask = perToken("batch.attentionMask", b.attentionMask, x);
+        }
+        return unwrap(core._trainStep(handle, x.data, y.data, x.batch, x.length, types, mask, o.lr ?? null));
       },
       setOptimizer(options) {
         live();
@@ -352,6 +340,33 @@ export function createModelApi(core) {
         live();
         return unwrap(core._optimizer(handle));
       },
+      /**
+       * A cache for forward() and analyze() on edits of one sentence: a causal model keeps the
+       * keys, values and results of the prefix that did not change, and computes from the first
+       * token that did (the same results). An encoder has nothing to reuse: its cache is
+       * accepted and changes nothing. Dispose it when done (the model's dispose() frees it too).
+       */
+      createCache() {
+        live();
+        const native = unwrap(core._createCache(handle)).cache;
+        const state = { handle: native, owner: model, disposed: false };
+        ownCaches.push(state);
+        const cache = Object.freeze({
+          get tokens() {
+            return state.handle && !state.disposed ? core._cacheInfo(state.handle).tokens : 0;
+          },
+          get reused() {
+            return state.handle && !state.disposed ? core._cacheInfo(state.handle).reused : 0;
+          },
+          dispose() {
+            if (state.disposed) return;
+            state.disposed = true;
+            if (state.handle && !disposed) core._dispose(state.handle);
+          },
+        });
+        caches.set(cache, state);
+        return cache;
+      },
       save(options) {
         live();
         const o = typedOptions("options", options, SAVE_OPTIONS);
@@ -360,10 +375,34 @@ export function createModelApi(core) {
       dispose() {
         if (disposed) return;
         disposed = true;
+        // The module frees the model's caches with it.
+        for (const state of ownCaches) state.disposed = true;
         core._dispose(handle);
       },
     };
     return Object.freeze(model);
+  }
+
+  // The folder's files checked against its family (named by config.json) before any copy: an
+  // unknown file, a tokenizer set given in part, or an optional file without a tokenizer.
+  function checkFolder(names, family) {
+    const allowed = new Set(["model.safetensors", "config.json", ...family.tokenizerFiles.flat(), ...family.optionalFiles]);
+    for (const name of names) {
+      if (!allowed.has(name)) {
+        fail("BAD_FILE", `${name}: not a file of a ${family.name} checkpoint; it holds ${[...allowed].join(", ")}`);
+      }
+    }
+    const complete = family.tokenizerFiles.find((set) => set.every((f) => names.includes(f)));
+    if (!complete) {
+      const partial = family.tokenizerFiles.find((set) => set.some((f) => names.includes(f)));
+      if (partial) fail("BAD_FILE", `${partial.find((f) => !names.includes(f))}: missing; the tokenizer needs ${partial.join(" and ")}`);
+      const extra = family.optionalFiles.find((f) => names.includes(f));
+      if (extra)
+        fail(
+          "BAD_FILE",
+          `${extra} was given without the tokenizer's files (${family.tokenizerFiles.map((s) => s.join(" + ")).join(" or ")})`,
+        );
+    }
   }
 
   async function loadModel(options) {
@@ -375,28 +414,25 @@ export function createModelApi(core) {
     if (files === null || typeof files !== "object" || Array.isArray(files)) {
       fail("BAD_ARGUMENT", `files must be an object of file name -> contents; got ${describe(files)}`);
     }
-    for (const name of Object.keys(files)) {
-      if (!FILE_NAMES.includes(name)) fail("UNKNOWN_OPTION", `files has an unknown file "${name}"; known files: ${FILE_NAMES.join(", ")}`);
+    const names = Object.keys(files);
+    for (const name of names) {
+      if (!knownFiles.includes(name)) fail("UNKNOWN_OPTION", `files has an unknown file "${name}"; known files: ${knownFiles.join(", ")}`);
     }
     for (const name of ["model.safetensors", "config.json"]) {
       if (files[name] === undefined) fail("BAD_FILE", `${name}: missing; a checkpoint needs model.safetensors and config.json`);
     }
     // Each file is read from `files` once (a getter runs once), into plain views or strings.
-    const given = Object.fromEntries(FILE_NAMES.map((name) => [name, files[name]]));
+    const given = Object.fromEntries(names.map((name) => [name, files[name]]).filter(([, v]) => v !== undefined));
     const label = (name) => `files["${name}"]`;
     const weights = fileBytes(label("model.safetensors"), given["model.safetensors"]);
     // Text files are copied now: the caller's buffers may change while the weights load.
-    const text = (name) => {
+    const texts = {};
+    for (const name of Object.keys(given)) {
+      if (name === "model.safetensors") continue;
       const t = fileText(label(name), given[name]);
-      return typeof t === "string" ? t : new Uint8Array(t);
-    };
-    const config = text("config.json");
-    const hasVocab = given["vocab.json"] !== undefined;
-    if (hasVocab !== (given["merges.txt"] !== undefined)) {
-      fail("BAD_FILE", `${hasVocab ? "merges.txt" : "vocab.json"}: missing; the tokenizer needs both vocab.json and merges.txt`);
+      texts[name] = typeof t === "string" ? t : new Uint8Array(t);
     }
-    const vocab = hasVocab ? text("vocab.json") : null;
-    const merges = hasVocab ? text("merges.txt") : null;
+    checkFolder(Object.keys(given), unwrap(core._familyOf(texts["config.json"])));
 
     const totalBytes = weights.length;
     const progress = (phase, bytes) => o.onProgress?.({ phase, bytes, totalBytes });
@@ -423,7 +459,7 @@ export function createModelApi(core) {
       }
       progress("parse", totalBytes);
       // _loadModel frees the staged copy whatever happens.
-      model = wrap(unwrap(core._loadModel(stage.id, config, vocab, merges)));
+      model = wrap(unwrap(core._loadModel(stage.id, texts)));
       progress("done", totalBytes);
       return model;
     } catch (error) {
@@ -464,9 +500,11 @@ export function createModelApi(core) {
     const live = () => {
       if (disposed) fail("BAD_ARGUMENT", "this tokenizer was disposed (tokenizer.dispose()); load it again");
     };
-    const { tokenList, ...methods } = tokenizerMethods(core, handle, limits, live);
+    const { encode, decode, tokens } = tokenizerMethods(core, handle, limits, live);
     return Object.freeze({
-      ...methods,
+      encode,
+      decode,
+      tokens,
       dispose() {
         if (disposed) return;
         disposed = true;
@@ -480,6 +518,8 @@ export function createModelApi(core) {
     createModel,
     loadTokenizer,
     defaults,
+    /** The families the library loads: name, causal, prediction kind and tokenizer files. */
+    families,
     /** Diagnostics: the model module's heap size and the bytes malloc holds there. */
     memory: () => ({ heapBytes: core.HEAPU8.length, usedBytes: core._heapUsed() }),
   };

@@ -1,5 +1,5 @@
-// Embind glue of the model module (attnlens_model.wasm): GPT-2 models, their tokenizer and
-// checkpoints, for wasm/model.js. No math here: every function converts JS values to library
+// Embind glue of the model module (attnlens_model.wasm): models of every family (model.hpp),
+// their tokenizers and checkpoints, for wasm/model.js. No math here: every function converts JS values to library
 // types, calls the library and converts the result back.
 //
 // Conventions (as bindings.cpp):
@@ -17,6 +17,7 @@
 //   - Typed arrays from JS are plain views that model.js made (api.js readTyped): their length
 //     is their real one.
 #include <attnlens/attnlens.hpp>
+#include <attnlens/model.hpp>
 
 #include <emscripten/bind.h>
 #include <emscripten/val.h>
@@ -28,6 +29,7 @@
 #include <cstdio>
 #include <initializer_list>
 #include <map>
+#include <memory>
 #include <new>
 #include <optional>
 #include <stdexcept>
@@ -145,12 +147,16 @@ float float_from_js(const val& x, const char* name) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The table of models and tokenizers.
+// The table of models and tokenizers. Every family is behind attnlens::Model and
+// attnlens::Tokenizer (model.hpp): nothing below names a family, except createModel's and
+// loadTokenizer's GPT-2 (the training page's models).
 
 struct Entry {
-  std::optional<attnlens::Gpt2Model> model;  // absent for a tokenizer alone
-  std::optional<attnlens::BpeTokenizer> tokenizer;
+  std::unique_ptr<attnlens::Model> model;  // null for a tokenizer alone or a cache
+  std::unique_ptr<attnlens::Tokenizer> tokenizer;
   std::optional<attnlens::LrSchedule> schedule;  // setOptimizer's, when given
+  std::unique_ptr<attnlens::ForwardCache> cache;  // a forward cache of model `owner`
+  int owner = 0;
 };
 
 std::map<int, Entry>& entries() {
@@ -171,46 +177,93 @@ Entry& entry_of(int handle) {
   return it->second;
 }
 
-attnlens::Gpt2Model& model_of(int handle) {
+attnlens::Model& model_of(int handle) {
   Entry& e = entry_of(handle);
   if (!e.model) fail(ErrorCode::INTERNAL, {"handle ", number_text(handle), " is a tokenizer"});
   return *e.model;
 }
 
-const attnlens::BpeTokenizer& tokenizer_of(int handle) {
+const attnlens::Tokenizer& tokenizer_of(int handle) {
   Entry& e = entry_of(handle);
   if (!e.tokenizer) {
     fail(ErrorCode::BAD_ARGUMENT,
-         {"this model has no tokenizer: load it with vocab.json and merges.txt (or pass ids)"});
+         {"this model has no tokenizer: load it with its tokenizer's files (or pass ids)"});
   }
   return *e.tokenizer;
 }
 
-val config_to_js(const attnlens::Gpt2Config& c) {
+val info_to_js(attnlens::Model& model) {
+  const attnlens::ModelInfo i = model.info();
   val out = val::object();
-  out.set("layers", c.layers);
-  out.set("heads", c.heads);
-  out.set("dModel", c.d_model);
-  out.set("context", c.context);
-  out.set("vocabSize", c.vocab_size);
-  out.set("attentionNorm", c.attention_norm);
+  out.set("family", i.family);
+  out.set("causal", i.causal);
+  out.set("prediction", std::string(attnlens::prediction_kind_name(i.prediction)));
+  out.set("hasHead", i.has_head);
+  out.set("layers", i.layers);
+  out.set("heads", i.heads);
+  out.set("dModel", i.d_model);
+  out.set("context", i.context);
+  out.set("vocabSize", i.vocab_size);
+  out.set("typeVocabSize", i.type_vocab_size);
+  if (const attnlens::Gpt2Model* gpt2 = model.gpt2())
+    out.set("attentionNorm", gpt2->config().attention_norm);
   return out;
 }
 
 val entry_to_js(int handle) {
-  const Entry& e = entry_of(handle);
+  Entry& e = entry_of(handle);
   val out = val::object();
   out.set("handle", handle);
   if (e.model) {
-    out.set("config", config_to_js(e.model->config()));
+    out.set("config", info_to_js(*e.model));
     out.set("parameters", static_cast<double>(e.model->num_parameters()));
   }
-  out.set("tokenizerSize", e.tokenizer ? e.tokenizer->vocab_size() : 0);
+  val tokenizer = val::null();
+  if (e.tokenizer) {
+    tokenizer = val::object();
+    tokenizer.set("kind", std::string(e.tokenizer->kind()));
+    tokenizer.set("size", e.tokenizer->vocab_size());
+    tokenizer.set("maskId", e.tokenizer->mask_id());
+    tokenizer.set("unkId", e.tokenizer->token_to_id("[UNK]"));
+    tokenizer.set("note", e.tokenizer->note());
+  }
+  out.set("tokenizer", tokenizer);
   return out;
 }
 
+// Frees a model, tokenizer or cache; a model's caches go with it.
 void dispose(int handle) {
   entries().erase(handle);
+  for (auto it = entries().begin(); it != entries().end();) {
+    it = it->second.owner == handle ? entries().erase(it) : std::next(it);
+  }
+}
+
+// { cache }: the handle of a new forward cache for the model (0 when its family has nothing to
+// reuse).
+val create_cache(int handle) {
+  return guarded([&] {
+    std::unique_ptr<attnlens::ForwardCache> cache = model_of(handle).make_cache();
+    int id = 0;
+    if (cache) {
+      Entry entry;
+      entry.cache = std::move(cache);
+      entry.owner = handle;
+      id = add_entry(std::move(entry));
+    }
+    val out = val::object();
+    out.set("cache", id);
+    return out;
+  });
+}
+
+// { tokens, reused } of a cache.
+val cache_info(int handle) {
+  const attnlens::ForwardCache& c = *entry_of(handle).cache;
+  val out = val::object();
+  out.set("tokens", static_cast<double>(c.tokens()));
+  out.set("reused", static_cast<double>(c.reused()));
+  return out;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -247,40 +300,66 @@ void unstage(int id) {
   staged_files().erase(id);
 }
 
-// Loads the staged model.safetensors `id` with config.json and, when both are not null,
-// vocab.json and merges.txt (strings or UTF-8 bytes). The staged bytes are freed whatever
-// happens. Returns entry_to_js() of the new model.
-val load_model(int id, const val& config_json, const val& vocab_json, const val& merges_txt) {
+// The family of a config.json's text: { name, causal, prediction, tokenizerFiles,
+// optionalFiles } (model.js checks the folder's files against it before copying weights).
+val family_to_js(const attnlens::ModelFamily& f) {
+  val out = val::object();
+  out.set("name", std::string(f.name));
+  out.set("causal", f.causal);
+  out.set("prediction", std::string(attnlens::prediction_kind_name(f.prediction)));
+  val sets = val::array();
+  for (std::size_t i = 0; i < f.tokenizer_files.size(); ++i) {
+    val set = val::array();
+    for (std::size_t j = 0; j < f.tokenizer_files[i].size(); ++j)
+      set.set(j, f.tokenizer_files[i][j]);
+    sets.set(i, set);
+  }
+  out.set("tokenizerFiles", sets);
+  val optional = val::array();
+  for (std::size_t i = 0; i < f.optional_files.size(); ++i)
+    optional.set(i, f.optional_files[i]);
+  out.set("optionalFiles", optional);
+  return out;
+}
+
+val family_of(const val& config_json) {
+  return guarded([&] { return family_to_js(attnlens::family_of(text_from_js(config_json))); });
+}
+
+// Loads the staged model.safetensors `id` with the folder's text files (an object of name ->
+// string or UTF-8 bytes; model.js has checked them against the family). The staged bytes are
+// freed whatever happens. Returns entry_to_js() of the new model.
+val load_model(int id, const val& texts) {
   val result = guarded([&] {
     const auto staged = staged_files().find(id);
     if (staged == staged_files().end())
       fail(ErrorCode::INTERNAL, {"no staged model.safetensors has id ", number_text(id)});
     const std::vector<std::uint8_t>& bytes = staged->second;
-    const std::string config = text_from_js(config_json);
-    std::optional<std::string> vocab;
-    std::optional<std::string> merges;
-    if (!vocab_json.isNull()) vocab = text_from_js(vocab_json);
-    if (!merges_txt.isNull()) merges = text_from_js(merges_txt);
-    attnlens::CheckpointFileViews files;
-    files.model_safetensors = bytes.data();
-    files.model_safetensors_size = bytes.size();
-    files.config_json = config;
-    if (vocab) files.vocab_json = *vocab;
-    if (merges) files.merges_txt = *merges;
-    attnlens::Checkpoint checkpoint = attnlens::load_checkpoint(files);
+    std::map<std::string, std::string> contents;
+    const val names = val::global("Object").call<val>("keys", texts);
+    for (unsigned i = 0, n = names["length"].as<unsigned>(); i < n; ++i) {
+      const std::string name = names[i].as<std::string>();
+      contents.emplace(name, text_from_js(texts[name]));
+    }
+    attnlens::ModelFiles files;
+    files.weights = bytes.data();
+    files.weights_size = bytes.size();
+    for (const auto& [name, text] : contents)
+      files.texts.emplace(name, text);
+    attnlens::LoadedModel loaded = attnlens::load_model(files);
     unstage(id);
     Entry entry;
-    entry.model = std::move(checkpoint.model);
-    entry.tokenizer = std::move(checkpoint.tokenizer);
+    entry.model = std::move(loaded.model);
+    entry.tokenizer = std::move(loaded.tokenizer);
     return entry_to_js(add_entry(std::move(entry)));
   });
   unstage(id);
   return result;
 }
 
-// config: { layers, heads, dModel, context, vocabSize, attentionNorm } (each optional:
-// Gpt2Config's defaults; JS types checked by model.js);
-// seed: a number; vocab_json / merges_txt: a tokenizer for the model, or both null.
+// A GPT-2 with GPT-2's initialisation (the training page's models). config: { layers, heads,
+// dModel, context, vocabSize, attentionNorm } (each optional: Gpt2Config's defaults; JS types
+// checked by model.js); seed: a number; vocab_json / merges_txt: a tokenizer, or both null.
 val create_model(const val& config, const val& seed, const val& vocab_json, const val& merges_txt) {
   return guarded([&] {
     attnlens::Gpt2Config c;
@@ -298,15 +377,16 @@ val create_model(const val& config, const val& seed, const val& vocab_json, cons
     }
     Entry entry;
     if (!vocab_json.isNull()) {
-      entry.tokenizer =
+      attnlens::BpeTokenizer tokenizer =
           attnlens::BpeTokenizer::from_files(text_from_js(vocab_json), text_from_js(merges_txt));
-      if (entry.tokenizer->vocab_size() > c.vocab_size) {
+      if (tokenizer.vocab_size() > c.vocab_size) {
         fail(ErrorCode::BAD_ARGUMENT,
-             {"the tokenizer has ", number_text(entry.tokenizer->vocab_size()),
+             {"the tokenizer has ", number_text(tokenizer.vocab_size()),
               " tokens but config.vocabSize is ", number_text(c.vocab_size)});
       }
+      entry.tokenizer = attnlens::as_tokenizer(std::move(tokenizer));
     }
-    entry.model = attnlens::Gpt2Model::random(c, static_cast<std::uint64_t>(s));
+    entry.model = attnlens::as_model(attnlens::Gpt2Model::random(c, static_cast<std::uint64_t>(s)));
     return entry_to_js(add_entry(std::move(entry)));
   });
 }
@@ -314,14 +394,14 @@ val create_model(const val& config, const val& seed, const val& vocab_json, cons
 val load_tokenizer(const val& vocab_json, const val& merges_txt) {
   return guarded([&] {
     Entry entry;
-    entry.tokenizer =
-        attnlens::BpeTokenizer::from_files(text_from_js(vocab_json), text_from_js(merges_txt));
+    entry.tokenizer = attnlens::as_tokenizer(
+        attnlens::BpeTokenizer::from_files(text_from_js(vocab_json), text_from_js(merges_txt)));
     return entry_to_js(add_entry(std::move(entry)));
   });
 }
 
 // options: { dtype: "F32" | "F16" }. Returns the checkpoint's files: model.safetensors as a
-// Uint8Array, the rest as strings (vocab.json and merges.txt only with a tokenizer).
+// Uint8Array, the text files as strings.
 val save(int handle, const val& dtype) {
   return guarded([&] {
     Entry& e = entry_of(handle);
@@ -332,15 +412,14 @@ val save(int handle, const val& dtype) {
     } else if (d != "F32") {
       fail(ErrorCode::BAD_ARGUMENT, {"dtype must be \"F32\" or \"F16\"; got \"", d, "\""});
     }
-    const attnlens::CheckpointFiles files =
-        attnlens::save_checkpoint(model_of(handle), e.tokenizer ? &*e.tokenizer : nullptr, options);
+    const auto files = attnlens::save_model(model_of(handle), e.tokenizer.get(), options);
     val out = val::object();
-    out.set("model.safetensors",
-            copy_to_js(files.model_safetensors.data(), files.model_safetensors.size()));
-    out.set("config.json", files.config_json);
-    if (e.tokenizer) {
-      out.set("vocab.json", files.vocab_json);
-      out.set("merges.txt", files.merges_txt);
+    for (const auto& [name, bytes] : files) {
+      if (name == "model.safetensors") {
+        out.set(name, copy_to_js(bytes.data(), bytes.size()));
+      } else {
+        out.set(name, std::string(bytes.begin(), bytes.end()));
+      }
     }
     return out;
   });
@@ -349,43 +428,61 @@ val save(int handle, const val& dtype) {
 // ---------------------------------------------------------------------------------------------
 // The tokenizer.
 
-val encode(int handle, const val& text) {
+// text: a string; pair: a second string or null. Returns { ids: Int32Array, types, segments:
+// Int32Array, begins, ends: Float64Array of byte offsets (into the text of its segment),
+// special: Uint8Array }.
+val encode(int handle, const val& text, const val& pair) {
   return guarded([&] {
-    const std::vector<std::int32_t> ids = tokenizer_of(handle).encode(text_from_js(text));
-    val out = val::object();
-    out.set("ids", copy_to_js(ids.data(), ids.size()));
-    return out;
-  });
-}
-
-// Returns { ids: Int32Array, begins, ends: Float64Array of byte offsets }.
-val tokens(int handle, const val& text) {
-  return guarded([&] {
-    const std::vector<attnlens::BpeToken> t = tokenizer_of(handle).tokens(text_from_js(text));
-    std::vector<std::int32_t> ids(t.size());
-    std::vector<double> begins(t.size());
-    std::vector<double> ends(t.size());
-    for (std::size_t i = 0; i < t.size(); ++i) {
-      ids[i] = t[i].id;
-      begins[i] = static_cast<double>(t[i].begin);
-      ends[i] = static_cast<double>(t[i].end);
+    const attnlens::Tokenizer& t = tokenizer_of(handle);
+    const std::vector<attnlens::EncodedToken> tokens =
+        pair.isNull() ? t.encode(text_from_js(text))
+                      : t.encode_pair(text_from_js(text), text_from_js(pair));
+    const std::size_t n = tokens.size();
+    std::vector<std::int32_t> ids(n), types(n), segments(n);
+    std::vector<double> begins(n), ends(n);
+    std::vector<std::uint8_t> special(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      ids[i] = tokens[i].id;
+      types[i] = tokens[i].type;
+      segments[i] = tokens[i].segment;
+      begins[i] = static_cast<double>(tokens[i].begin);
+      ends[i] = static_cast<double>(tokens[i].end);
+      special[i] = tokens[i].special ? 1 : 0;
     }
     val out = val::object();
-    out.set("ids", copy_to_js(ids.data(), ids.size()));
-    out.set("begins", copy_to_js(begins.data(), begins.size()));
-    out.set("ends", copy_to_js(ends.data(), ends.size()));
+    out.set("ids", copy_to_js(ids.data(), n));
+    out.set("types", copy_to_js(types.data(), n));
+    out.set("segments", copy_to_js(segments.data(), n));
+    out.set("begins", copy_to_js(begins.data(), n));
+    out.set("ends", copy_to_js(ends.data(), n));
+    out.set("special", copy_to_js(special.data(), n));
     return out;
   });
 }
 
-// Returns { bytes: Uint8Array }: the tokens' bytes, which need not be valid UTF-8 (model.js
-// decodes them with U+FFFD for a cut character).
+// Returns { bytes: Uint8Array }: the tokens' text, which need not be valid UTF-8 (model.js
+// decodes it with U+FFFD for a cut character).
 val decode(int handle, const val& ids) {
   return guarded([&] {
-    const std::vector<std::int32_t> v = ids_from_js(ids);
-    const std::string bytes = tokenizer_of(handle).decode(v);
+    const std::string bytes = tokenizer_of(handle).decode(ids_from_js(ids));
     val out = val::object();
     out.set("bytes", copy_to_js(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()));
+    return out;
+  });
+}
+
+// Returns { texts: [Uint8Array] }: how each token of `ids` reads on its own.
+val token_texts(int handle, const val& ids) {
+  return guarded([&] {
+    const attnlens::Tokenizer& t = tokenizer_of(handle);
+    val texts = val::array();
+    const std::vector<std::int32_t> v = ids_from_js(ids);
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      const std::string bytes = t.token_text(v[i]);
+      texts.set(i, copy_to_js(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()));
+    }
+    val out = val::object();
+    out.set("texts", texts);
     return out;
   });
 }
@@ -393,36 +490,65 @@ val decode(int handle, const val& ids) {
 // ---------------------------------------------------------------------------------------------
 // The model.
 
-attnlens::TokenIds token_ids(const std::vector<std::int32_t>& ids, int batch, int length) {
-  return {ids.data(), batch, length};
+// ids (and types and mask when not null): Int32Arrays of batch x length, made by model.js.
+struct Inputs {
+  std::vector<std::int32_t> ids, types, mask;
+  attnlens::ModelInputs view;
+};
+
+Inputs inputs_from_js(const val& ids, int batch, int length, const val& types, const val& mask) {
+  Inputs in;
+  in.ids = ids_from_js(ids);
+  in.view.ids = attnlens::TokenIds{in.ids.data(), batch, length};
+  if (!types.isNull()) {
+    in.types = ids_from_js(types);
+    in.view.token_types = in.types.data();
+  }
+  if (!mask.isNull()) {
+    in.mask = ids_from_js(mask);
+    in.view.attention_mask = in.mask.data();
+  }
+  return in;
 }
 
-// ids: Int32Array of batch x length ids. options: { attention, residuals } booleans (model.js
-// made them). Returns { logits, attention?, residuals? } as the library's shapes.
-val forward(int handle, const val& ids, int batch, int length, bool attention, bool residuals) {
+// options: { attention, hiddenStates, logits: booleans; logitRows: Float64Array or null } (JS
+// types checked by model.js); cache: a cache handle of this model (model.js checks), or 0.
+// Returns { logits?, attention?, hiddenStates? } as the library's shapes.
+val forward(int handle, const val& ids, int batch, int length, const val& types, const val& mask,
+            const val& options, int cache) {
   return guarded([&] {
-    const std::vector<std::int32_t> v = ids_from_js(ids);
-    attnlens::Gpt2ForwardOptions o;
-    o.attention = attention;
-    o.residuals = residuals;
-    const attnlens::Gpt2Output r = model_of(handle).forward(token_ids(v, batch, length), o);
+    const Inputs in = inputs_from_js(ids, batch, length, types, mask);
+    attnlens::ModelForwardOptions o;
+    o.attention = options["attention"].as<bool>();
+    o.hidden_states = options["hiddenStates"].as<bool>();
+    o.logits = options["logits"].as<bool>();
+    const val rows = options["logitRows"];
+    if (!rows.isNull()) {
+      std::vector<double> r(rows["length"].as<unsigned>());
+      val(emscripten::typed_memory_view(r.size(), r.data())).call<void>("set", rows);
+      for (const double x : r)
+        o.logit_rows.push_back(static_cast<std::int64_t>(x));
+    }
+    attnlens::Model& model = model_of(handle);
+    const attnlens::ModelOutput r = cache == 0 ? model.forward(in.view, o)
+                                               : model.forward(in.view, o, *entry_of(cache).cache);
     val out = val::object();
-    out.set("logits", tensor_to_js(r.logits));
-    if (attention) out.set("attention", tensor_to_js(r.attention));
-    if (residuals) out.set("residuals", tensor_to_js(r.residuals));
+    if (o.logits) out.set("logits", tensor_to_js(r.logits));
+    if (o.attention) out.set("attention", tensor_to_js(r.attention));
+    if (o.hidden_states) out.set("hiddenStates", tensor_to_js(r.hidden_states));
     return out;
   });
 }
 
 // Returns { loss, grads: { "<tensor name>": { data, shape } } } for ids and targets, both
-// batch x length.
-val gradients(int handle, const val& ids, const val& targets, int batch, int length) {
+// batch x length (the family's objective; model.js shifted a causal batch already).
+val gradients(int handle, const val& ids, const val& targets, int batch, int length,
+              const val& types, const val& mask) {
   return guarded([&] {
-    const std::vector<std::int32_t> x = ids_from_js(ids);
+    const Inputs in = inputs_from_js(ids, batch, length, types, mask);
     const std::vector<std::int32_t> y = ids_from_js(targets);
-    attnlens::Gpt2Model& model = model_of(handle);
-    const float loss =
-        model.loss_and_gradients(token_ids(x, batch, length), token_ids(y, batch, length));
+    attnlens::Model& model = model_of(handle);
+    const float loss = model.loss_and_gradients(in.view, attnlens::TokenIds{y.data(), batch, length});
     val grads = val::object();
     for (const auto& [name, tensor] : model.gradients())
       grads.set(name, tensor_to_js(tensor));
@@ -433,13 +559,15 @@ val gradients(int handle, const val& ids, const val& targets, int batch, int len
   });
 }
 
-// One AdamW step on batch x (length + 1) ids. lr: a number, or null to take it from
-// setOptimizer's schedule at the current step. Returns { loss, lr, step, gradNorm }.
-val train_step(int handle, const val& batch_ids, int batch, int length_plus_one, const val& lr) {
+// One AdamW step on inputs and targets, both batch x length. lr: a number, or null to take it
+// from setOptimizer's schedule at the current step. Returns { loss, lr, step, gradNorm }.
+val train_step(int handle, const val& ids, const val& targets, int batch, int length,
+               const val& types, const val& mask, const val& lr) {
   return guarded([&] {
-    const std::vector<std::int32_t> v = ids_from_js(batch_ids);
+    const Inputs in = inputs_from_js(ids, batch, length, types, mask);
+    const std::vector<std::int32_t> y = ids_from_js(targets);
     Entry& e = entry_of(handle);
-    attnlens::Gpt2Model& model = model_of(handle);
+    attnlens::Model& model = model_of(handle);
     float rate = 0;
     if (!lr.isNull()) {
       rate = float_from_js(lr, "lr");
@@ -449,7 +577,7 @@ val train_step(int handle, const val& batch_ids, int batch, int length_plus_one,
       fail(ErrorCode::BAD_ARGUMENT,
            {"trainStep needs options.lr, or a schedule given to setOptimizer()"});
     }
-    const float loss = model.train_step(token_ids(v, batch, length_plus_one), rate);
+    const float loss = model.train_step(in.view, attnlens::TokenIds{y.data(), batch, length}, rate);
     val out = val::object();
     out.set("loss", loss);
     out.set("lr", rate);
@@ -481,7 +609,7 @@ val schedule_to_js(const attnlens::LrSchedule& s) {
 // Returns { adamw: {...}, schedule: {...} | null, steps }: the model's optimizer settings.
 val optimizer_to_js(int handle) {
   const Entry& e = entry_of(handle);
-  const attnlens::Gpt2Model& model = model_of(handle);
+  const attnlens::Model& model = model_of(handle);
   val out = val::object();
   out.set("adamw", adamw_to_js(model.optimizer_config()));
   out.set("schedule", e.schedule ? schedule_to_js(*e.schedule) : val::null());
@@ -499,7 +627,7 @@ val optimizer(int handle) {
 val set_optimizer(int handle, const val& options) {
   return guarded([&] {
     Entry& e = entry_of(handle);
-    attnlens::Gpt2Model& model = model_of(handle);
+    attnlens::Model& model = model_of(handle);
     attnlens::AdamWConfig c = model.optimizer_config();
     const auto given = [&](const val& o, const char* key) { return !o[key].isUndefined(); };
     if (given(options, "beta1")) c.beta1 = float_from_js(options["beta1"], "beta1");
@@ -549,11 +677,23 @@ val description() {
   val defaults = val::object();
   defaults.set("adamw", adamw_to_js(attnlens::AdamWConfig{}));
   defaults.set("schedule", schedule_to_js(attnlens::LrSchedule{}));
-  defaults.set("config", config_to_js(attnlens::Gpt2Config{}));
+  const attnlens::Gpt2Config gpt2;
+  val config = val::object();
+  config.set("layers", gpt2.layers);
+  config.set("heads", gpt2.heads);
+  config.set("dModel", gpt2.d_model);
+  config.set("context", gpt2.context);
+  config.set("vocabSize", gpt2.vocab_size);
+  config.set("attentionNorm", gpt2.attention_norm);
+  defaults.set("config", config);
   val out = val::object();
   out.set("version", std::string(attnlens::kVersion));
   out.set("limits", limits);
   out.set("defaults", defaults);
+  val families = val::array();
+  for (std::size_t i = 0; i < attnlens::model_families().size(); ++i)
+    families.set(i, family_to_js(attnlens::model_families()[i]));
+  out.set("families", families);
   return out;
 }
 
@@ -562,16 +702,19 @@ val description() {
 EMSCRIPTEN_BINDINGS(attnlens_model) {
   emscripten::function("_description", &description);
   emscripten::function("_heapUsed", &heap_used);
+  emscripten::function("_familyOf", &family_of);
   emscripten::function("_stageFile", &stage_file);
   emscripten::function("_unstage", &unstage);
   emscripten::function("_loadModel", &load_model);
   emscripten::function("_createModel", &create_model);
   emscripten::function("_loadTokenizer", &load_tokenizer);
   emscripten::function("_dispose", &dispose);
+  emscripten::function("_createCache", &create_cache);
+  emscripten::function("_cacheInfo", &cache_info);
   emscripten::function("_save", &save);
   emscripten::function("_encode", &encode);
-  emscripten::function("_tokens", &tokens);
   emscripten::function("_decode", &decode);
+  emscripten::function("_tokenTexts", &token_texts);
   emscripten::function("_forward", &forward);
   emscripten::function("_gradients", &gradients);
   emscripten::function("_trainStep", &train_step);

@@ -254,12 +254,14 @@ int run(const Options& o) {
   // 2. Model, optimizer, sampler.
   Gpt2Config config = o.model;
   config.vocab_size = tokenizer.vocab_size();
-  Gpt2Model model = Gpt2Model::random(config, o.seed);
-  model.set_threads(o.threads);
+  // The model behind the family interface (its state is saved and resumed through it); the
+  // training loop and the evaluations use the GPT-2 class itself.
+  std::unique_ptr<Model> model = as_model(Gpt2Model::random(config, o.seed));
+  model->set_threads(o.threads);
   AdamWConfig adamw;
   adamw.weight_decay = o.weight_decay;
   adamw.max_grad_norm = o.grad_clip;
-  model.set_optimizer(adamw);
+  model->set_optimizer(adamw);
   LrSchedule schedule{o.max_lr, o.min_lr, o.warmup, o.steps};
   validate(schedule);
   const int T = config.context;
@@ -269,7 +271,7 @@ int run(const Options& o) {
       "model: GPT-2 layout, %d layers, %d heads, d_model %d, context %d, vocab %d: "
       "%lld parameters\n",
       config.layers, config.heads, config.d_model, config.context, config.vocab_size,
-      static_cast<long long>(model.num_parameters()));
+      static_cast<long long>(model->num_parameters()));
   std::printf(
       "training: %lld steps of %d x %d tokens = %.1fM tokens, lr %g -> %g (warm-up %lld, "
       "cosine), AdamW wd %g, clip %g, seed %llu, %d threads; repeat rows per batch: %d "
@@ -301,7 +303,7 @@ int run(const Options& o) {
   if (state.curve.empty()) {
     train::CurvePoint p;
     p.lr = learning_rate(schedule, 0);
-    quick_eval(model, quick, ngrams, eot, T, p);
+    quick_eval(*model->gpt2(), quick, ngrams, eot, T, p);
     p.train_loss = p.heldout_loss;
     state.curve.push_back(p);
     std::printf("%s\n", describe(p).c_str());
@@ -318,7 +320,7 @@ int run(const Options& o) {
   for (std::int64_t step = state.step; step < o.steps; ++step) {
     sampler.fill(step, batch);
     const float lr = learning_rate(schedule, step);
-    const float loss = model.train_step(TokenIds{batch.data(), o.batch, T + 1}, lr);
+    const float loss = model->gpt2()->train_step(TokenIds{batch.data(), o.batch, T + 1}, lr);
     interval_loss += loss;
     ++interval_steps;
     progress.step(step, loss, lr);
@@ -330,7 +332,7 @@ int run(const Options& o) {
       p.tokens = state.step * tokens_per_step;
       p.train_loss = interval_loss / static_cast<double>(interval_steps);
       p.lr = lr;
-      quick_eval(model, quick, ngrams, eot, T, p);
+      quick_eval(*model->gpt2(), quick, ngrams, eot, T, p);
       p.seconds = seconds_before + progress.elapsed();
       state.seconds = p.seconds;
       state.curve.push_back(p);
@@ -339,7 +341,7 @@ int run(const Options& o) {
       interval_steps = 0;
     }
     if (state.step % o.save_every == 0 || state.step == o.steps) {
-      train::save_state(state_dir, model, state);
+      train::save_state(state_dir, *model, state);
     }
   }
   std::printf("training: %lld steps, %.1fM tokens in %s\n", static_cast<long long>(state.step),
@@ -350,7 +352,7 @@ int run(const Options& o) {
   CheckpointSaveOptions save;
   save.dtype = Dtype::F16;
   save.metadata = {{"model", "attnlens"}, {"step", std::to_string(state.step)}};
-  const CheckpointFiles files = save_checkpoint(model, &tokenizer, save);
+  const CheckpointFiles files = save_checkpoint(*model->gpt2(), &tokenizer, save);
   CheckpointFileViews views;
   views.model_safetensors = files.model_safetensors.data();
   views.model_safetensors_size = files.model_safetensors.size();
@@ -367,7 +369,7 @@ int run(const Options& o) {
 
   eval::TrainRecord r;
   r.config = config;
-  r.parameters = model.num_parameters();
+  r.parameters = model->num_parameters();
   r.tokenizer_size = tokenizer.vocab_size();
   r.merges = static_cast<std::int64_t>(tokenizer.merge_count());
   r.seed = o.seed;

@@ -68,6 +68,7 @@ std::string curve_json(const std::vector<CurvePoint>& curve, const std::string& 
            ", \"train_loss\": " + number(p.train_loss) + ", \"lr\": " + number(p.lr) +
            ", \"heldout_loss\": " + number(p.heldout_loss) +
            ", \"previous_token\": " + number(p.previous_token) +
+           (p.next_token >= 0.0 ? ", \"next_token\": " + number(p.next_token) : std::string()) +
            ", \"induction\": " + number(p.induction) +
            ", \"first_copy_loss\": " + number(p.first_copy_loss) +
            ", \"second_copy_loss\": " + number(p.second_copy_loss) + "}";
@@ -76,7 +77,7 @@ std::string curve_json(const std::vector<CurvePoint>& curve, const std::string& 
   return out;
 }
 
-void save_state(const std::string& dir, const Gpt2Model& model, const TrainState& state) {
+void save_state(const std::string& dir, const Model& model, const TrainState& state) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) detail::fail(ErrorCode::BAD_FILE, dir, ": cannot create the folder (", ec.message(), ")");
@@ -84,9 +85,10 @@ void save_state(const std::string& dir, const Gpt2Model& model, const TrainState
 
   CheckpointSaveOptions options;
   options.metadata = {{"step", step}};
-  const CheckpointFiles files = save_checkpoint(model, nullptr, options);
-  write_atomically(dir + "/model.safetensors", as_text(files.model_safetensors));
-  write_atomically(dir + "/config.json", files.config_json);
+  for (const auto& [name, bytes] : save_model(model, nullptr, options)) {
+    write_atomically(dir + "/" + name,
+                     std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+  }
 
   AdamWState adam = model.optimizer_state();
   const std::int64_t n = static_cast<std::int64_t>(adam.m.size());
@@ -105,7 +107,7 @@ void save_state(const std::string& dir, const Gpt2Model& model, const TrainState
 }
 
 std::optional<TrainState> load_state(const std::string& dir, const std::string& fingerprint,
-                                     Gpt2Model& model) {
+                                     std::unique_ptr<Model>& model) {
   const std::string state_path = dir + "/state.json";
   if (!std::filesystem::exists(state_path)) return std::nullopt;
   const std::string text = corpus::read_file(state_path, kMaxStateFile);
@@ -132,6 +134,7 @@ std::optional<TrainState> load_state(const std::string& dir, const std::string& 
     c.lr = number_member(p, "lr", state_path);
     c.heldout_loss = number_member(p, "heldout_loss", state_path);
     c.previous_token = number_member(p, "previous_token", state_path);
+    if (p.find("next_token") != nullptr) c.next_token = number_member(p, "next_token", state_path);
     c.induction = number_member(p, "induction", state_path);
     // Older states (before the first copy was recorded) lack it: -1, not measured.
     if (p.find("first_copy_loss") != nullptr)
@@ -144,13 +147,12 @@ std::optional<TrainState> load_state(const std::string& dir, const std::string& 
   const std::string weights = corpus::read_file(dir + "/model.safetensors", kMaxStateFile);
   const std::string config = corpus::read_file(dir + "/config.json", kMaxStateFile);
   const std::string moments = corpus::read_file(dir + "/optimizer.safetensors", kMaxStateFile);
-  CheckpointFileViews views;
-  views.model_safetensors = reinterpret_cast<const std::uint8_t*>(weights.data());
-  views.model_safetensors_size = weights.size();
-  views.config_json = config;
-  Checkpoint loaded = load_checkpoint(views);
-  const SafetensorsView weight_view(views.model_safetensors, views.model_safetensors_size,
-                                    dir + "/model.safetensors");
+  ModelFiles files;
+  files.weights = reinterpret_cast<const std::uint8_t*>(weights.data());
+  files.weights_size = weights.size();
+  files.texts.emplace("config.json", config);
+  LoadedModel loaded = load_model(files);
+  const SafetensorsView weight_view(files.weights, files.weights_size, dir + "/model.safetensors");
   const SafetensorsView moment_view(reinterpret_cast<const std::uint8_t*>(moments.data()),
                                     moments.size(), dir + "/optimizer.safetensors");
   if (metadata_step(weight_view) != step || metadata_step(moment_view) != step) {
@@ -164,11 +166,11 @@ std::optional<TrainState> load_state(const std::string& dir, const std::string& 
   for (const auto& [key, value] : moment_view.metadata())
     if (key == "adamw_steps") adam.steps = std::stoll(value);
 
-  Gpt2Model& restored = loaded.model;
-  restored.set_threads(model.threads());
-  restored.set_optimizer(model.optimizer_config());
+  Model& restored = *loaded.model;
+  restored.set_threads(model->threads());
+  restored.set_optimizer(model->optimizer_config());
   restored.set_optimizer_state(adam);
-  model = std::move(restored);
+  model = std::move(loaded.model);
   return state;
 }
 

@@ -4,8 +4,8 @@
 
 #include <attnlens/bpe.hpp>
 
-#include "../../lib/src/text/unicode_pretokenize.hpp"
-#include "../../lib/src/text/unicode_tables.hpp"
+#include "text/unicode_pretokenize.hpp"
+#include "text/unicode_tables.hpp"
 
 #include <fstream>
 #include <iterator>

@@ -2,7 +2,7 @@
 // reader, on small made-up documents.
 #include "helpers.hpp"
 
-#include "../../lib/src/io/json.hpp"
+#include "io/json.hpp"
 
 #include <corpus/sotu.hpp>
 #include <corpus/split.hpp>

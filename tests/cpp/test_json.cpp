@@ -1,7 +1,7 @@
 // The strict JSON reader behind every file format attnlens reads.
 #include "helpers.hpp"
 
-#include "../../lib/src/io/json.hpp"
+#include "io/json.hpp"
 
 #include <cfloat>
 #include <cmath>

@@ -5,7 +5,7 @@
 #include "helpers.hpp"
 #include "reference.hpp"
 
-#include "../../lib/src/core/kernels.hpp"
+#include "core/kernels.hpp"
 
 #include <array>
 #include <cmath>

@@ -1,6 +1,6 @@
 // The score rule (lib/src/core/score_rule.hpp, private): the one description of scale, causal
 // alignment, masks and bias that the kernels, the reference path and the trace apply.
-#include "../../lib/src/core/score_rule.hpp"
+#include "core/score_rule.hpp"
 #include "compare.hpp"
 
 #include <cmath>

@@ -1,7 +1,7 @@
 // Tokenizer, embeddings and positional encodings.
 #include "helpers.hpp"
 
-#include "../../lib/src/text/unicode_tables.hpp"
+#include "text/unicode_tables.hpp"
 
 #include <cmath>
 #include <string>

@@ -11,7 +11,7 @@
 //     reader refuses invalid UTF-8).
 #include "fuzz.hpp"
 
-#include "../../lib/src/io/json.hpp"
+#include "io/json.hpp"
 
 #include <cinttypes>
 #include <cstdio>

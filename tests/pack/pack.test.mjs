@@ -32,6 +32,7 @@ test("npm pack ships exactly the package files", () => {
     "dist/boundary.js",
     "dist/attnlens_core.js",
     "dist/model.js",
+    "dist/model-input.js",
     "dist/attnlens_model_core.js",
     "dist/attnlens-model.wasm",
     "dist/attnlens-model-relaxed.wasm",

@@ -3,10 +3,12 @@
 
 #include <attnlens/analysis.hpp>
 #include <attnlens/attention.hpp>
+#include <attnlens/bert.hpp>
 #include <attnlens/bpe.hpp>
 #include <attnlens/checkpoint.hpp>
 #include <attnlens/explain.hpp>
 #include <attnlens/gpt2.hpp>
+#include <attnlens/model.hpp>
 #include <attnlens/optim.hpp>
 #include <attnlens/options.hpp>
 #include <attnlens/random.hpp>

@@ -60,6 +60,12 @@ class BpeTokenizer {
                                  std::string_view vocab_name = "vocab.json",
                                  std::string_view merges_name = "merges.txt");
 
+  // Appends `tokens` (their raw bytes) with the next ids, e.g. an encoder's "[CLS]", "[SEP]",
+  // "[MASK]" and "[PAD]". encode() never produces them (no merge makes them); token_to_id()
+  // finds them and to_vocab_json() writes them. Throws Error(BAD_ARGUMENT) naming a token that
+  // is empty or already in the vocabulary.
+  void add_special_tokens(const std::vector<std::string>& tokens);
+
   // The token ids of `text` (UTF-8). Throws Error(INVALID_UTF8) naming the byte offset of the
   // first invalid sequence, Error(TOO_LARGE) over kMaxBpeTextBytes. Empty text gives no ids.
   std::vector<std::int32_t> encode(std::string_view text) const;

@@ -95,6 +95,34 @@ struct Gpt2Output {
                      // l + 1 the stream after block l (before ln_f)
 };
 
+class Gpt2Model;
+
+// What a causal model computed for a sentence, kept so that the next call on an edited sentence
+// recomputes only from the first token that changed: every layer's keys and values, and the
+// rows of logits, attention and residual streams the calls asked for. A cache belongs to the
+// model that filled it and to the weights it had (a training step makes it start over); another
+// model's cache, or a cache after clear(), is refilled from the first token, never reused
+// wrongly. Memory: 2 · layers · T · d floats for keys and values, plus the kept rows (T · V
+// logits, layers · heads · T² attention, (layers + 1) · T · d residuals), freed by clear() or
+// the destructor.
+class Gpt2Cache {
+ public:
+  Gpt2Cache();
+  Gpt2Cache(Gpt2Cache&&) noexcept;
+  Gpt2Cache& operator=(Gpt2Cache&&) noexcept;
+  ~Gpt2Cache();
+  // Tokens whose results the cache holds (0 when empty).
+  std::int64_t tokens() const noexcept;
+  // Tokens the last forward() took from the cache rather than computing.
+  std::int64_t reused() const noexcept;
+  void clear() noexcept;
+
+ private:
+  friend class Gpt2Model;
+  struct Data;
+  std::unique_ptr<Data> data_;
+};
+
 class Gpt2Model {
  public:
   // GPT-2's initialisation, deterministic for a seed on every platform (attnlens::Rng): every
@@ -134,6 +162,15 @@ class Gpt2Model {
   // names its [b, t] position), OUT_OF_MEMORY. Reuses buffers kept in the model between calls,
   // so one model must not run two calls at once.
   Gpt2Output forward(const TokenIds& ids, const Gpt2ForwardOptions& options = {});
+
+  // The same results for one sequence ids [1, T], computed from the first token that differs
+  // from what `cache` holds (a causal model's earlier rows do not depend on later tokens):
+  // appending a token computes one row per layer; deleting the last tokens computes nothing;
+  // an edit at t recomputes rows t .. T-1. The results equal a full forward() within float32
+  // rounding: the matrix products see fewer rows and may sum in other blocks (the batch rule of
+  // tests/js/model.test.mjs, 1e-4 on logits). Throws as forward(), and BAD_ARGUMENT for a batch
+  // of more than one sequence.
+  Gpt2Output forward(const TokenIds& ids, Gpt2Cache& cache, const Gpt2ForwardOptions& options = {});
 
   // Mean cross-entropy (nats per token) of predicting targets[b, t] from ids[b, 0 .. t], over
   // the targets that are not -1 (a target of -1 is ignored), with no gradients.
@@ -199,6 +236,9 @@ class Gpt2Model {
   AdamWConfig adamw_config_;
   std::unique_ptr<AdamW> adamw_;
   std::unique_ptr<detail::Gpt2Workspace> work_;
+  // Unique among models and changed whenever the parameters change (training steps): a cache
+  // filled under another stamp is stale.
+  std::uint64_t stamp_ = 0;
   float last_grad_norm_ = 0.0f;
   int threads_ = 1;
 };

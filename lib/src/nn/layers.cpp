@@ -26,29 +26,34 @@ constexpr std::int64_t kChunk = 256;
 }  // namespace
 
 void embed_forward(float* out, const std::int32_t* ids, const float* wte, const float* wpe,
-                   std::int64_t B, std::int64_t T, std::int64_t d) {
+                   std::int64_t B, std::int64_t T, std::int64_t d, const std::int32_t* types,
+                   const float* wtt) {
   for (std::int64_t b = 0; b < B; ++b) {
     for (std::int64_t t = 0; t < T; ++t) {
-      const std::int64_t id = ids[b * T + t];
-      Arr(out + (b * T + t) * d, d) = ConstArr(wte + id * d, d) + ConstArr(wpe + t * d, d);
+      const std::int64_t n = b * T + t;
+      Arr row(out + n * d, d);
+      row = ConstArr(wte + std::int64_t{ids[n]} * d, d) + ConstArr(wpe + t * d, d);
+      if (wtt != nullptr) row += ConstArr(wtt + std::int64_t{types[n]} * d, d);
     }
   }
 }
 
 void embed_backward(float* dwte, float* dwpe, const float* dout, const std::int32_t* ids,
-                    std::int64_t B, std::int64_t T, std::int64_t d) {
+                    std::int64_t B, std::int64_t T, std::int64_t d, const std::int32_t* types,
+                    float* dwtt) {
   for (std::int64_t b = 0; b < B; ++b) {
     for (std::int64_t t = 0; t < T; ++t) {
-      const std::int64_t id = ids[b * T + t];
-      const ConstArr g(dout + (b * T + t) * d, d);
-      Arr(dwte + id * d, d) += g;
+      const std::int64_t n = b * T + t;
+      const ConstArr g(dout + n * d, d);
+      Arr(dwte + std::int64_t{ids[n]} * d, d) += g;
       Arr(dwpe + t * d, d) += g;
+      if (dwtt != nullptr) Arr(dwtt + std::int64_t{types[n]} * d, d) += g;
     }
   }
 }
 
 void layernorm_forward(float* out, float* mean, float* rstd, const float* x, const float* w,
-                       const float* b, std::int64_t N, std::int64_t d) {
+                       const float* b, std::int64_t N, std::int64_t d, float eps) {
   const ConstArr wa(w, d), ba(b, d);
   const float inv_d = 1.0f / static_cast<float>(d);
   for (std::int64_t n = 0; n < N; ++n) {
@@ -56,7 +61,7 @@ void layernorm_forward(float* out, float* mean, float* rstd, const float* x, con
     // Two passes: the mean, then the (biased) variance of the centred row, as PyTorch.
     const float m = xr.sum() * inv_d;
     const float var = (xr - m).square().sum() * inv_d;
-    const float s = 1.0f / std::sqrt(var + kLayerNormEps);
+    const float s = 1.0f / std::sqrt(var + eps);
     Arr(out + n * d, d) = (xr - m) * s * wa + ba;
     mean[n] = m;
     rstd[n] = s;
@@ -134,6 +139,22 @@ void gelu_backward(float* grad, const float* x, std::int64_t n) {
   }
 }
 
+void gelu_erf_forward(float* out, const float* x, std::int64_t n) {
+  constexpr float kInvSqrt2 = 0.70710678118654752f;
+  for (std::int64_t i = 0; i < n; ++i)
+    out[i] = 0.5f * x[i] * (1.0f + std::erf(x[i] * kInvSqrt2));
+}
+
+void gelu_erf_backward(float* grad, const float* x, std::int64_t n) {
+  constexpr float kInvSqrt2 = 0.70710678118654752f;
+  constexpr float kInvSqrt2Pi = 0.39894228040143268f;  // 1 / sqrt(2π)
+  for (std::int64_t i = 0; i < n; ++i) {
+    const float cdf = 0.5f * (1.0f + std::erf(x[i] * kInvSqrt2));
+    const float pdf = kInvSqrt2Pi * std::exp(-0.5f * x[i] * x[i]);
+    grad[i] *= cdf + x[i] * pdf;
+  }
+}
+
 void split_heads(float* q, float* k, float* v, const float* qkv, std::int64_t B, std::int64_t T,
                  std::int64_t H, std::int64_t hd) {
   const std::int64_t d = H * hd;
@@ -195,21 +216,22 @@ void unmerge_heads(float* heads, const float* x, std::int64_t B, std::int64_t T,
 void attention_backward(float* dq, float* dk, float* dv, float* scratch, const float* dout,
                         const float* q, const float* k, const float* v, const float* weights,
                         std::int64_t B, std::int64_t H, std::int64_t T, std::int64_t hd,
-                        float scale) {
+                        float scale, bool causal) {
   for (std::int64_t bh = 0; bh < B * H; ++bh) {
     // Slices of one (b, h): q, k, v, dout, dq, dk, dv are (T, hd); p is (T, T).
     const std::int64_t at = bh * T * hd;
     const float* p = weights + bh * T * T;
     matmul(dv + at, p, dout + at, T, hd, T, true, false, false);       // dV = Pᵀ dO
     matmul(scratch, dout + at, v + at, T, T, hd, false, true, false);  // dP = dO Vᵀ
-    // Softmax backward row by row, in place: dS = P ⊙ (dP − Σ_j dP_j P_j). Only keys j <= t
-    // were visible; P is exactly 0 above the diagonal, so dS is too.
+    // Softmax backward row by row, in place: dS = P ⊙ (dP − Σ_j dP_j P_j). Causal: only keys
+    // j <= t were visible; P is exactly 0 above the diagonal, so dS is too.
     for (std::int64_t t = 0; t < T; ++t) {
-      const ConstArr pr(p + t * T, t + 1);
-      Arr ds(scratch + t * T, t + 1);
+      const std::int64_t visible = causal ? t + 1 : T;
+      const ConstArr pr(p + t * T, visible);
+      Arr ds(scratch + t * T, visible);
       const float dot = (ds * pr).sum();
       ds = pr * (ds - dot);
-      std::fill(scratch + t * T + t + 1, scratch + (t + 1) * T, 0.0f);
+      std::fill(scratch + t * T + visible, scratch + (t + 1) * T, 0.0f);
     }
     matmul(dq + at, scratch, k + at, T, hd, T, false, false, false, scale);  // dQ = scale dS K
     matmul(dk + at, scratch, q + at, T, hd, T, true, false, false, scale);   // dK = scale dSᵀ Q

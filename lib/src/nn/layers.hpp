@@ -12,19 +12,23 @@ namespace attnlens::detail {
 
 inline constexpr float kLayerNormEps = 1e-5f;
 
-// out[b, t, :] = wte[ids[b, t], :] + wpe[t, :]
-// out is (B, T, d), ids is (B, T), wte is (V, d), wpe is (context, d); ids already checked.
+// out[b, t, :] = wte[ids[b, t], :] + wpe[t, :] (+ wtt[types[b, t], :] when wtt is not null)
+// out is (B, T, d), ids and types are (B, T), wte is (V, d), wpe is (context, d), wtt is
+// (type_vocab, d); ids and types already checked.
 void embed_forward(float* out, const std::int32_t* ids, const float* wte, const float* wpe,
-                   std::int64_t B, std::int64_t T, std::int64_t d);
+                   std::int64_t B, std::int64_t T, std::int64_t d,
+                   const std::int32_t* types = nullptr, const float* wtt = nullptr);
 
-// dwte[ids[b, t], :] += dout[b, t, :],  dwpe[t, :] += dout[b, t, :]   (in index order)
+// dwte[ids[b, t], :] += dout[b, t, :],  dwpe[t, :] += dout[b, t, :]   (in index order), and
+// dwtt[types[b, t], :] += dout[b, t, :] when dwtt is not null.
 void embed_backward(float* dwte, float* dwpe, const float* dout, const std::int32_t* ids,
-                    std::int64_t B, std::int64_t T, std::int64_t d);
+                    std::int64_t B, std::int64_t T, std::int64_t d,
+                    const std::int32_t* types = nullptr, float* dwtt = nullptr);
 
-// out = (x − mean) · rstd · w + b per row, rstd = 1 / sqrt(var + 1e-5) (biased variance).
-// x, out are (N, d); mean, rstd are (N), kept for the backward pass.
+// out = (x − mean) · rstd · w + b per row, rstd = 1 / sqrt(var + eps) (biased variance; GPT-2's
+// eps is 1e-5, BERT's 1e-12). x, out are (N, d); mean, rstd are (N), kept for the backward pass.
 void layernorm_forward(float* out, float* mean, float* rstd, const float* x, const float* w,
-                       const float* b, std::int64_t N, std::int64_t d);
+                       const float* b, std::int64_t N, std::int64_t d, float eps = kLayerNormEps);
 
 // dx += LayerNorm'(dout); dw, db += their gradients. x is the forward input (N, d).
 void layernorm_backward(float* dx, float* dw, float* db, const float* dout, const float* x,
@@ -49,6 +53,12 @@ void gelu_forward(float* out, const float* x, std::int64_t n);
 // grad = GELU'(x) · grad, in place: on entry dL/dout, on exit dL/dx.
 void gelu_backward(float* grad, const float* x, std::int64_t n);
 
+// The exact GELU (BERT's "gelu", PyTorch's default): out = 0.5 x (1 + erf(x / sqrt 2)).
+void gelu_erf_forward(float* out, const float* x, std::int64_t n);
+
+// grad = GELU_erf'(x) · grad in place, GELU_erf'(x) = Φ(x) + x φ(x).
+void gelu_erf_backward(float* grad, const float* x, std::int64_t n);
+
 // qkv (B, T, 3d) -> q, k, v (B, H, T, hd) with d = H·hd; column block 0 is q, 1 is k, 2 is v.
 void split_heads(float* q, float* k, float* v, const float* qkv, std::int64_t B, std::int64_t T,
                  std::int64_t H, std::int64_t hd);
@@ -63,14 +73,16 @@ void merge_heads(float* out, const float* heads, std::int64_t B, std::int64_t T,
 void unmerge_heads(float* heads, const float* x, std::int64_t B, std::int64_t T, std::int64_t H,
                    std::int64_t hd);
 
-// Backward of O = softmax(scale · Q Kᵀ + causal mask) V for every (b, h) slice, given the
-// forward weights P (B, H, T, T) with exact zeros above the diagonal:
+// Backward of O = softmax(scale · Q Kᵀ + mask) V for every (b, h) slice, given the forward
+// weights P (B, H, T, T), which are exactly 0 at masked keys:
 //   dV = Pᵀ dO,  dP = dO Vᵀ,  dS = P ⊙ (dP − rowsum(dP ⊙ P)),  dQ = scale dS K,  dK = scale dSᵀ Q
+// `causal`: only keys j <= t were visible (the rows are visited that far). Full attention
+// visits every key; a key masked out (padding) has P = 0, so its dS is 0 too.
 // q, k, v, dout, dq, dk, dv are (B, H, T, hd); dq, dk, dv are written. scratch holds T·T floats.
 void attention_backward(float* dq, float* dk, float* dv, float* scratch, const float* dout,
                         const float* q, const float* k, const float* v, const float* weights,
                         std::int64_t B, std::int64_t H, std::int64_t T, std::int64_t hd,
-                        float scale);
+                        float scale, bool causal = true);
 
 // Cross-entropy of softmax(logits) against targets, summed over the rows whose target is not
 // -1 (targets already checked to be -1 or in [0, V)). logits is (N, V). With write_gradient the

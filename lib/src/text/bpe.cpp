@@ -162,6 +162,17 @@ void BpeTokenizer::build_index() {
   }
 }
 
+void BpeTokenizer::add_special_tokens(const std::vector<std::string>& tokens) {
+  for (const std::string& token : tokens) {
+    if (token.empty() || by_bytes_.count(token) != 0) {
+      detail::fail(ErrorCode::BAD_ARGUMENT, "special token \"", token, "\" ",
+                   token.empty() ? "is empty" : "is already in the vocabulary");
+    }
+    tokens_.push_back(token);
+    by_bytes_.emplace(token, static_cast<std::int32_t>(tokens_.size() - 1));
+  }
+}
+
 BpeTokenizer BpeTokenizer::from_files(std::string_view vocab_json, std::string_view merges_txt,
                                       std::string_view vocab_name, std::string_view merges_name) {
   BpeTokenizer t;

@@ -228,7 +228,7 @@ std::int64_t gpt2_parameter_count(const Gpt2Config& c) {
          c.layers * (12 * d * d + (c.attention_norm ? 13 : 11) * d) + 2 * d;
 }
 
-Gpt2Model::Gpt2Model(const Gpt2Config& config) : config_(config) {
+Gpt2Model::Gpt2Model(const Gpt2Config& config) : config_(config), stamp_(detail::next_model_stamp()) {
   validate(config);
   work_ = std::make_unique<Gpt2Workspace>();
   work_->layout = detail::gpt2_layout(config);
@@ -472,6 +472,7 @@ float Gpt2Model::train_step(const TokenIds& inputs, const TokenIds& targets, flo
   last_grad_norm_ = clip_grad_norm(grads_.data(), num_parameters(), adamw_config_.max_grad_norm);
   if (!adamw_) adamw_ = std::make_unique<AdamW>(adamw_config_, num_parameters());
   adamw_->step(params_.data(), grads_.data(), segments_, lr);
+  stamp_ = detail::next_model_stamp();
   return loss;
 }
 

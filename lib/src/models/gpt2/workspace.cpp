@@ -2,6 +2,7 @@
 
 #include "core/check.hpp"
 
+#include <atomic>
 #include <new>
 
 namespace attnlens::detail {
@@ -76,6 +77,11 @@ void Gpt2Activations::prepare(const Gpt2Config& config, std::int64_t B_, std::in
     }
   }
   carve(storage_.data());
+}
+
+std::uint64_t next_model_stamp() noexcept {
+  static std::atomic<std::uint64_t> counter{0};
+  return ++counter;
 }
 
 }  // namespace attnlens::detail

@@ -80,4 +80,8 @@ struct Gpt2Workspace {
   std::vector<std::int32_t> inputs, targets;
 };
 
+// A number no model had before: models take one when made and whenever their parameters
+// change, so a cache can tell whether it was filled by this model as it is now.
+std::uint64_t next_model_stamp() noexcept;
+
 }  // namespace attnlens::detail

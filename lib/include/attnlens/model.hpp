@@ -1,0 +1,218 @@
+// attnlens — models of every family behind one interface, and the registry that loads a
+// checkpoint folder by its config.json's "model_type".
+//
+// A family is a folder under lib/src/models/ (gpt2/, bert/) and one entry in the registry
+// (lib/src/models/registry.cpp): the model_type values it reads, the tokenizer files it takes
+// and a loader. The WebAssembly bindings, the JS package and the page see only this interface:
+// whether a model is causal and what it predicts come from ModelInfo, never from a family name.
+// docs/architecture.md lists the steps to add a family.
+#pragma once
+
+#include <attnlens/bert.hpp>
+#include <attnlens/bpe.hpp>
+#include <attnlens/checkpoint.hpp>
+#include <attnlens/gpt2.hpp>
+#include <attnlens/safetensors.hpp>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace attnlens {
+
+// What a model predicts at each position.
+enum class PredictionKind {
+  NextToken,    // a causal language model: the token after each position
+  MaskedToken,  // an encoder with a masked-LM head: the token at each [MASK]
+};
+
+// "next-token" or "masked-token".
+const char* prediction_kind_name(PredictionKind kind) noexcept;
+
+struct ModelInfo {
+  std::string family;       // the registry's name: "gpt2", "bert", "distilbert"
+  bool causal = true;       // attention masked to keys j <= i
+  PredictionKind prediction = PredictionKind::NextToken;
+  bool has_head = true;     // gives logits (an encoder checkpoint may lack its masked-LM head)
+  int layers = 0;
+  int heads = 0;
+  int d_model = 0;
+  int context = 0;          // longest sequence
+  int vocab_size = 0;
+  int type_vocab_size = 0;  // token types (sentence A/B); 0 when the family has none
+};
+
+// One token of an encoded text: its id, the bytes of the text it stands for ([begin, end),
+// empty for a special token such as [CLS]), its token type, which text of a pair it came from
+// (0 or 1) and whether it is a special token the tokenizer added.
+struct EncodedToken {
+  std::int32_t id = 0;
+  std::size_t begin = 0;
+  std::size_t end = 0;
+  std::int32_t type = 0;
+  std::int32_t segment = 0;
+  bool special = false;
+};
+
+class Tokenizer {
+ public:
+  virtual ~Tokenizer() = default;
+  // "byte-level BPE" or "WordPiece".
+  virtual const char* kind() const noexcept = 0;
+  virtual std::int32_t vocab_size() const noexcept = 0;
+  // The tokens of `text` (UTF-8) with the family's special tokens ([CLS] ... [SEP] for BERT;
+  // none for GPT-2). Throws INVALID_UTF8 naming the byte offset, TOO_LARGE.
+  virtual std::vector<EncodedToken> encode(std::string_view text) const = 0;
+  // A sentence pair ([CLS] A [SEP] B [SEP], types 0 and 1). Throws BAD_ARGUMENT for a tokenizer
+  // without pairs (GPT-2's).
+  virtual std::vector<EncodedToken> encode_pair(std::string_view a, std::string_view b) const;
+  // The text of ids (bytes; a byte-level token may cut a UTF-8 character). BAD_ARGUMENT names
+  // the index of an id out of range.
+  virtual std::string decode(const std::vector<std::int32_t>& ids) const = 0;
+  // How one token reads, for a figure: " the", "##ing", "[CLS]". BAD_ARGUMENT out of range.
+  virtual std::string token_text(std::int32_t id) const = 0;
+  // The id of a token as the vocabulary writes it, or -1.
+  virtual std::int32_t token_to_id(std::string_view token) const = 0;
+  // The [MASK] token's id, or -1 when the tokenizer has none.
+  virtual std::int32_t mask_id() const noexcept { return -1; }
+  // The tokenizer's files, as a checkpoint folder holds them: (name, text).
+  virtual std::vector<std::pair<std::string, std::string>> files() const = 0;
+  // A sentence for a reader about how text is read, e.g. that lower-casing is BERT's default
+  // because the folder does not say; empty when there is nothing to say.
+  virtual std::string note() const { return {}; }
+};
+
+// Inputs of a forward pass or a training step: ids [B, T]; token types [B, T] or null (all 0);
+// attention mask [B, T] (1 = token, 0 = padding) or null. Causal models take ids only.
+struct ModelInputs {
+  TokenIds ids;
+  const std::int32_t* token_types = nullptr;
+  const std::int32_t* attention_mask = nullptr;
+};
+
+struct ModelForwardOptions {
+  bool attention = false;      // every layer's attention weights
+  bool hidden_states = false;  // the residual stream before the first layer and after each
+  bool logits = true;          // the prediction head's logits (needs ModelInfo::has_head)
+  // Rows (b · T + t) to compute logits at; empty = every row. A figure shows the predictions of
+  // a few positions: the vocabulary product is the largest share of a small model's step.
+  std::vector<std::int64_t> logit_rows;
+  std::int64_t max_elements = kDefaultMaxElements;
+};
+
+struct ModelOutput {
+  Tensor logits;         // [B, T, V], or [R, V] for R asked rows; empty without logits
+  Tensor attention;      // [layers, B, heads, T, T] when asked
+  Tensor hidden_states;  // [layers + 1, B, T, d] when asked
+};
+
+// What a model keeps between calls on edits of one sentence: a causal model's keys, values and
+// results for the prefix that did not change (Gpt2Cache). Made by Model::make_cache(); usable
+// with that model only.
+class ForwardCache {
+ public:
+  virtual ~ForwardCache() = default;
+  // Tokens the last forward() took from the cache instead of computing them.
+  virtual std::int64_t reused() const noexcept = 0;
+  // Tokens whose results the cache holds.
+  virtual std::int64_t tokens() const noexcept = 0;
+};
+
+class Model {
+ public:
+  virtual ~Model() = default;
+  virtual ModelInfo info() const = 0;
+  virtual std::int64_t num_parameters() const = 0;
+  // Throws as the family's forward (BAD_ARGUMENT for inputs the family does not take, such as
+  // token types for GPT-2).
+  virtual ModelOutput forward(const ModelInputs& inputs, const ModelForwardOptions& options) = 0;
+  // A cache for forward() on edits of one sentence, or null when the family has nothing to
+  // reuse (an encoder's every row depends on every token).
+  virtual std::unique_ptr<ForwardCache> make_cache() { return nullptr; }
+  // forward() reusing `cache` where it can (the same results). BAD_ARGUMENT for a cache another
+  // model made.
+  virtual ModelOutput forward(const ModelInputs& inputs, const ModelForwardOptions& options,
+                              ForwardCache& cache);
+  // The family's training loss (nats per counted target) and its gradients. Causal models:
+  // targets[b, t] is predicted from ids[b, 0 .. t]. Masked-token models: targets are the labels
+  // of the masked positions. -1 marks a position that is not counted.
+  virtual float loss_and_gradients(const ModelInputs& inputs, const TokenIds& targets) = 0;
+  // loss_and_gradients, clipping, one AdamW step at `lr`; returns the loss before the update.
+  virtual float train_step(const ModelInputs& inputs, const TokenIds& targets, float lr) = 0;
+  virtual TensorList gradients() const = 0;  // named as to_tensors()
+  virtual TensorList to_tensors() const = 0;  // the checkpoint's names and shapes
+  // config.json for the model (with the tokenizer's special ids when one is given).
+  virtual std::string config_json(Dtype dtype, const Tokenizer* tokenizer) const = 0;
+  virtual void set_optimizer(const AdamWConfig& config) = 0;
+  virtual const AdamWConfig& optimizer_config() const = 0;
+  virtual std::int64_t steps() const = 0;
+  virtual float last_grad_norm() const = 0;
+  // AdamW's moments and step count, to save a training run and resume it bit for bit.
+  virtual AdamWState optimizer_state() const = 0;
+  virtual void set_optimizer_state(const AdamWState& state) = 0;
+  // Threads for loss_and_gradients() and train_step() (the family's set_threads rules).
+  virtual void set_threads(int threads) = 0;
+  virtual int threads() const = 0;
+  // The family's own class, for code that needs it (tools, tests); null for other families.
+  virtual Gpt2Model* gpt2() noexcept { return nullptr; }
+  virtual BertModel* bert() noexcept { return nullptr; }
+};
+
+// Wrap a family's model or tokenizer in the interface.
+std::unique_ptr<Model> as_model(Gpt2Model model);
+std::unique_ptr<Model> as_model(BertModel model);
+std::unique_ptr<Tokenizer> as_tokenizer(BpeTokenizer tokenizer);
+// A byte-level BPE read as an encoder reads it: [CLS] text [SEP], with the vocabulary's
+// "[CLS]", "[SEP]", "[MASK]" and "[PAD]" tokens (add_special_tokens). BAD_FILE without
+// [CLS] or [SEP].
+std::unique_ptr<Tokenizer> as_encoder_tokenizer(BpeTokenizer tokenizer);
+
+// The files of a checkpoint folder: model.safetensors as bytes, the text files by name
+// ("config.json", "vocab.json", "vocab.txt", ...). Views: the caller keeps them alive.
+struct ModelFiles {
+  const std::uint8_t* weights = nullptr;
+  std::size_t weights_size = 0;
+  std::map<std::string, std::string_view, std::less<>> texts;
+};
+
+struct LoadedModel {
+  std::unique_ptr<Model> model;
+  std::unique_ptr<Tokenizer> tokenizer;  // null when the folder has no tokenizer files
+  SafetensorsMetadata metadata;
+};
+
+struct ModelFamily {
+  const char* name;                     // "gpt2"
+  std::vector<std::string> model_types;  // config.json "model_type" values it reads
+  bool causal;
+  PredictionKind prediction;
+  // Sets of files that make a tokenizer, in order of preference; a folder needs one whole set
+  // (or none, for a model without a tokenizer).
+  std::vector<std::vector<std::string>> tokenizer_files;
+  std::vector<std::string> optional_files;  // read when present ("tokenizer_config.json")
+  // Loads the folder; throws BAD_FILE naming the file and the entry at fault.
+  LoadedModel (*load)(const ModelFiles& files);
+};
+
+// Every family, in the order the registry lists them.
+const std::vector<ModelFamily>& model_families();
+
+// The family of a config.json: its "model_type" (a GPT-2 config without one is GPT-2). Throws
+// BAD_FILE naming the file and the model_type, and listing the families attnlens loads.
+const ModelFamily& family_of(std::string_view config_json, std::string_view file_name = "config.json");
+
+// Loads a checkpoint folder through its family. Throws BAD_FILE (naming the file: a missing
+// file names the family's files), and the family loader's errors.
+LoadedModel load_model(const ModelFiles& files);
+
+// The files of a model and tokenizer as a checkpoint folder: model.safetensors (F32, or F16
+// rounded to nearest even), config.json and the tokenizer's files. Names and order as
+// Hugging Face writes them; load_model() reads them back.
+std::vector<std::pair<std::string, std::vector<std::uint8_t>>> save_model(
+    const Model& model, const Tokenizer* tokenizer, const CheckpointSaveOptions& options = {});
+
+}  // namespace attnlens

@@ -1,0 +1,222 @@
+// The BERT family's tokenizers behind the Tokenizer interface: WordPiece (tokenizer.json, or
+// vocab.txt with tokenizer_config.json's settings), and a byte-level BPE with an encoder's
+// special tokens (vocab.json + merges.txt holding [CLS], [SEP], [MASK] and [PAD]: how
+// attnlens' own encoder reads the same text as its causal model).
+#include <attnlens/wordpiece.hpp>
+
+#include "core/check.hpp"
+#include "models/bert/family.hpp"
+
+#include <algorithm>
+#include <optional>
+
+namespace attnlens {
+namespace {
+
+// [CLS] text [SEP] and [CLS] a [SEP] b [SEP], with a special token written out in the text
+// ("[MASK]", "[SEP]", ...) read as that token, as Hugging Face's tokenizers match their added
+// tokens before normalising; the text between is the subclass's pieces().
+class EncoderTokenizer : public Tokenizer {
+ public:
+  std::vector<EncodedToken> encode(std::string_view text) const override {
+    std::vector<EncodedToken> out;
+    out.push_back(special(cls_, 0, 0, 0));
+    append(out, text, 0);
+    out.push_back(special(sep_, text.size(), 0, 0));
+    return out;
+  }
+  std::vector<EncodedToken> encode_pair(std::string_view a, std::string_view b) const override {
+    std::vector<EncodedToken> out;
+    out.push_back(special(cls_, 0, 0, 0));
+    append(out, a, 0);
+    out.push_back(special(sep_, a.size(), 0, 0));
+    append(out, b, 1);
+    out.push_back(special(sep_, b.size(), 1, 1));
+    return out;
+  }
+  std::int32_t mask_id() const noexcept override { return mask_; }
+
+ protected:
+  // Ids of [CLS], [SEP], [MASK], [PAD], [UNK] (-1 where the vocabulary has none); [CLS] and
+  // [SEP] must exist (the subclass checks).
+  void set_specials(std::int32_t cls, std::int32_t sep, std::int32_t mask, std::int32_t pad,
+                    std::int32_t unk) {
+    cls_ = cls;
+    sep_ = sep;
+    mask_ = mask;
+    specials_ = {mask, cls, sep, pad, unk};
+  }
+  // The tokens of a stretch of text without special tokens: (id, begin, end) in its bytes.
+  virtual void pieces(std::string_view text, std::vector<EncodedToken>& out) const = 0;
+
+ private:
+  static EncodedToken special(std::int32_t id, std::size_t at, std::int32_t type,
+                              std::int32_t segment) {
+    return EncodedToken{id, at, at, type, segment, true};
+  }
+
+  void append(std::vector<EncodedToken>& out, std::string_view text, std::int32_t segment) const {
+    // The next occurrence of each special token; each is searched again only once passed, so
+    // the whole text is scanned once per special token (linear, however many [MASK]s it holds).
+    std::vector<std::string> names;
+    std::vector<std::size_t> next;
+    for (const std::int32_t id : specials_) {
+      names.push_back(id < 0 ? std::string() : token_text(id));
+      next.push_back(id < 0 ? std::string_view::npos : text.find(names.back()));
+    }
+    std::size_t from = 0;
+    for (;;) {
+      std::size_t at = text.size(), k_found = names.size();
+      for (std::size_t k = 0; k < names.size(); ++k) {
+        if (next[k] < from) next[k] = text.find(names[k], from);
+        if (next[k] < at) {
+          at = next[k];
+          k_found = k;
+        }
+      }
+      const std::size_t first = out.size();
+      pieces(text.substr(from, at - from), out);
+      for (std::size_t i = first; i < out.size(); ++i) {
+        out[i].begin += from;
+        out[i].end += from;
+        out[i].type = out[i].segment = segment;
+      }
+      if (k_found == names.size()) return;
+      const std::size_t length = names[k_found].size();
+      out.push_back(EncodedToken{specials_[k_found], at, at + length, segment, segment, false});
+      from = at + length;
+    }
+  }
+
+  std::int32_t cls_ = -1, sep_ = -1, mask_ = -1;
+  std::vector<std::int32_t> specials_;
+};
+
+class WordPieceAdapter final : public EncoderTokenizer {
+ public:
+  WordPieceAdapter(WordPieceTokenizer tokenizer, std::string note)
+      : tokenizer_(std::move(tokenizer)), note_(std::move(note)) {
+    set_specials(tokenizer_.cls_id(), tokenizer_.sep_id(), tokenizer_.mask_id(),
+                 tokenizer_.pad_id(), tokenizer_.unk_id());
+  }
+  const char* kind() const noexcept override { return "WordPiece"; }
+  std::int32_t vocab_size() const noexcept override { return tokenizer_.vocab_size(); }
+  std::string decode(const std::vector<std::int32_t>& ids) const override {
+    return tokenizer_.decode(ids);
+  }
+  std::string token_text(std::int32_t id) const override { return tokenizer_.id_to_token(id); }
+  std::int32_t token_to_id(std::string_view token) const override {
+    return tokenizer_.token_to_id(token);
+  }
+  std::vector<std::pair<std::string, std::string>> files() const override {
+    std::string vocab;
+    for (std::int32_t id = 0; id < tokenizer_.vocab_size(); ++id)
+      vocab += tokenizer_.id_to_token(id) + "\n";
+    const WordPieceOptions& o = tokenizer_.options();
+    const auto flag = [](bool b) { return b ? "true" : "false"; };
+    // What BertTokenizer reads back: the casing and accent settings, and the class.
+    const std::string config = std::string("{\n  \"do_lower_case\": ") + flag(o.lower_case) +
+                               ",\n  \"strip_accents\": " + flag(o.strips_accents()) +
+                               ",\n  \"tokenize_chinese_chars\": " +
+                               flag(o.tokenize_chinese_chars) +
+                               ",\n  \"tokenizer_class\": \"BertTokenizer\"\n}\n";
+    return {{"vocab.txt", vocab}, {"tokenizer_config.json", config}};
+  }
+  std::string note() const override { return note_; }
+
+ private:
+  void pieces(std::string_view text, std::vector<EncodedToken>& out) const override {
+    for (const WordPieceToken& t : tokenizer_.tokens(text))
+      out.push_back(EncodedToken{t.id, t.begin, t.end, 0, 0, false});
+  }
+  WordPieceTokenizer tokenizer_;
+  std::string note_;
+};
+
+class BpeEncoderAdapter final : public EncoderTokenizer {
+ public:
+  explicit BpeEncoderAdapter(BpeTokenizer tokenizer) : tokenizer_(std::move(tokenizer)) {
+    const std::int32_t cls = tokenizer_.token_to_id("[CLS]"), sep = tokenizer_.token_to_id("[SEP]");
+    if (cls < 0 || sep < 0) {
+      detail::fail(ErrorCode::BAD_FILE, "vocab.json: an encoder's byte-level BPE needs the ",
+                   "special tokens \"[CLS]\" and \"[SEP]\"", cls < 0 ? " (no [CLS])" : " (no [SEP])");
+    }
+    set_specials(cls, sep, tokenizer_.token_to_id("[MASK]"), tokenizer_.token_to_id("[PAD]"), -1);
+  }
+  const char* kind() const noexcept override { return "byte-level BPE"; }
+  std::int32_t vocab_size() const noexcept override { return tokenizer_.vocab_size(); }
+  std::string decode(const std::vector<std::int32_t>& ids) const override {
+    return tokenizer_.decode(ids);
+  }
+  std::string token_text(std::int32_t id) const override { return tokenizer_.token_bytes(id); }
+  std::int32_t token_to_id(std::string_view token) const override {
+    return tokenizer_.token_to_id(token);
+  }
+  std::vector<std::pair<std::string, std::string>> files() const override {
+    return {{"vocab.json", tokenizer_.to_vocab_json()}, {"merges.txt", tokenizer_.to_merges_txt()}};
+  }
+
+ private:
+  void pieces(std::string_view text, std::vector<EncodedToken>& out) const override {
+    for (const BpeToken& t : tokenizer_.tokens(text))
+      out.push_back(EncodedToken{t.id, t.begin, t.end, 0, 0, false});
+  }
+  BpeTokenizer tokenizer_;
+};
+
+}  // namespace
+
+std::unique_ptr<Tokenizer> as_encoder_tokenizer(BpeTokenizer tokenizer) {
+  return std::make_unique<BpeEncoderAdapter>(std::move(tokenizer));
+}
+
+namespace detail {
+
+std::unique_ptr<Tokenizer> load_wordpiece(const ModelFiles& files, std::int32_t vocab_size) {
+  const auto find = [&](const char* name) -> std::optional<std::string_view> {
+    const auto it = files.texts.find(name);
+    return it == files.texts.end() ? std::nullopt : std::optional<std::string_view>(it->second);
+  };
+  const auto json = find("tokenizer.json");
+  const auto vocab = find("vocab.txt");
+  const auto config = find("tokenizer_config.json");
+  const auto bpe_vocab = find("vocab.json");
+  const auto merges = find("merges.txt");
+  std::unique_ptr<Tokenizer> out;
+  const char* file = nullptr;
+  if (json) {
+    out = std::make_unique<WordPieceAdapter>(WordPieceTokenizer::from_tokenizer_json(*json), "");
+    file = "tokenizer.json";
+  } else if (vocab) {
+    WordPieceOptions options;
+    bool said = false;
+    if (config) options = WordPieceTokenizer::options_from_tokenizer_config(*config, &said);
+    std::string note;
+    if (!said) {
+      note = "The folder does not say whether the model is cased (tokenizer_config.json's "
+             "do_lower_case): text is lower-cased and its accents stripped, as Hugging Face's "
+             "BertTokenizer does by default.";
+    }
+    out = std::make_unique<WordPieceAdapter>(WordPieceTokenizer::from_vocab_txt(*vocab, options),
+                                             std::move(note));
+    file = "vocab.txt";
+  } else if (bpe_vocab && merges) {
+    out = as_encoder_tokenizer(BpeTokenizer::from_files(*bpe_vocab, *merges));
+    file = "vocab.json";
+  } else if (bpe_vocab || merges) {
+    fail(ErrorCode::BAD_FILE, bpe_vocab ? "merges.txt" : "vocab.json",
+         ": missing; a byte-level BPE needs both vocab.json and merges.txt");
+  } else if (config) {
+    fail(ErrorCode::BAD_FILE, "tokenizer_config.json was given without the tokenizer's files ",
+         "(tokenizer.json or vocab.txt)");
+  }
+  if (out && out->vocab_size() > vocab_size) {
+    fail(ErrorCode::BAD_FILE, file, ": the tokenizer has ", out->vocab_size(),
+         " tokens but config.json's vocab_size is ", vocab_size, " (ids from ", vocab_size,
+         " on have no embedding)");
+  }
+  return out;
+}
+
+}  // namespace detail
+}  // namespace attnlens

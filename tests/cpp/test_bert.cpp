@@ -1,0 +1,294 @@
+// BERT and DistilBERT: the forward pass against the float64 reference (bert_reference.hpp),
+// every parameter's gradient against finite differences of that reference, checkpoint names in
+// every style Hugging Face writes, training, and bad input. PyTorch's own numbers for the same
+// architectures are in test_torch_models.cpp.
+#include "bert_reference.hpp"
+#include "compare.hpp"
+#include "helpers.hpp"
+#include "models/bert/family.hpp"
+
+#include <attnlens/bert.hpp>
+#include <attnlens/model.hpp>
+
+#include <random>
+#include <string>
+
+using attnlens::BertConfig;
+using attnlens::BertFlavor;
+using attnlens::BertInputs;
+using attnlens::BertModel;
+using attnlens::ErrorCode;
+using attnlens::TokenIds;
+using testing::require_error;
+
+namespace {
+
+BertConfig small(BertFlavor flavor) {
+  BertConfig c;
+  c.flavor = flavor;
+  c.layers = 2;
+  c.heads = 2;
+  c.d_model = 8;
+  c.intermediate = 12;
+  c.context = 9;
+  c.vocab_size = 13;
+  c.type_vocab_size = flavor == BertFlavor::Bert ? 2 : 0;
+  return c;
+}
+
+// A model with weights far from the initialisation (LayerNorm gains and biases too), so every
+// term of the gradient is exercised.
+BertModel random_model(const BertConfig& c, unsigned seed) {
+  BertModel init = BertModel::random(c, seed);
+  attnlens::TensorList tensors = init.to_tensors();
+  std::mt19937 gen(seed);
+  std::normal_distribution<float> dist(0.0f, 0.3f);
+  for (auto& [name, t] : tensors) {
+    const bool gain = name.find("LayerNorm.weight") != std::string::npos ||
+                      name.find("layer_norm.weight") != std::string::npos;
+    for (float& x : t.data)
+      x = (gain ? 1.0f : 0.0f) + dist(gen);
+  }
+  return BertModel::from_tensors(c, tensors);
+}
+
+struct Batch {
+  std::int64_t B = 2, T = 6;
+  std::vector<std::int32_t> ids = {1, 5, 12, 0, 7, 2, 3, 9, 9, 4, 0, 0};
+  std::vector<std::int32_t> types = {0, 0, 0, 1, 1, 1, 0, 0, 1, 1, 0, 0};
+  std::vector<std::int32_t> mask = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0};
+  std::vector<std::int32_t> labels = {-1, 3, -1, -1, 11, -1, -1, 0, -1, 6, -1, -1};
+  BertInputs inputs(bool with_types) const {
+    return BertInputs{TokenIds{ids.data(), B, T}, with_types ? types.data() : nullptr, mask.data()};
+  }
+};
+
+}  // namespace
+
+TEST_CASE("BERT forward matches a float64 reference (padding, token types, both flavors)", "[bert]") {
+  const BertFlavor flavor = GENERATE(BertFlavor::Bert, BertFlavor::DistilBert);
+  const bool bert = flavor == BertFlavor::Bert;
+  INFO((bert ? "BERT" : "DistilBERT"));
+  const BertConfig c = small(flavor);
+  BertModel model = random_model(c, 3);
+  const Batch batch;
+  attnlens::BertForwardOptions o;
+  o.attention = o.hidden_states = o.logits = true;
+  const attnlens::BertOutput out = model.forward(batch.inputs(bert), o);
+  const bertref::Result ref = bertref::forward(c, bertref::params_of(model.to_tensors(), flavor),
+                                               batch.ids, bert ? batch.types.data() : nullptr,
+                                               batch.mask.data(), batch.B, batch.T);
+  CHECK(out.hidden_states.shape == attnlens::Shape{3, 2, 6, 8});
+  CHECK(out.attention.shape == attnlens::Shape{2, 2, 2, 6, 6});
+  CHECK(out.logits.shape == attnlens::Shape{2, 6, 13});
+  // float32 through two layers of products of at most 12 terms and LayerNorms (see
+  // test_torch_models.cpp for the derivation): 2e-5 absolute on values of size ~1-5 here.
+  CHECK(testing::close(out.hidden_states.data, ref.hidden, 2e-5, out.hidden_states.shape));
+  CHECK(testing::close(out.attention.data, ref.attention, 2e-6, out.attention.shape));
+  CHECK(testing::close(out.logits.data, ref.logits, 5e-5, out.logits.shape));
+  // Rows of attention weights sum to 1 over the visible keys; padded keys get exactly 0.
+  for (std::int64_t row = 0; row < 2 * 2 * 2 * 6; ++row) {
+    const std::int64_t b = (row / (2 * 6)) % 2;
+    double sum = 0.0;
+    for (std::int64_t j = 0; j < 6; ++j) {
+      const float w = out.attention.data[static_cast<std::size_t>(row * 6 + j)];
+      if (batch.mask[static_cast<std::size_t>(b * 6 + j)] == 0) CHECK(w == 0.0f);
+      sum += w;
+    }
+    CHECK(std::abs(sum - 1.0) < 1e-6);
+  }
+  // Logits at chosen rows are the same numbers.
+  attnlens::BertForwardOptions rows;
+  rows.logits = true;
+  rows.logit_rows = {4, 9};
+  const attnlens::BertOutput picked = model.forward(batch.inputs(bert), rows);
+  REQUIRE(picked.logits.shape == attnlens::Shape{2, 13});
+  for (int v = 0; v < 13; ++v) {
+    CHECK(picked.logits.data[static_cast<std::size_t>(v)] == out.logits.data[static_cast<std::size_t>(4 * 13 + v)]);
+    CHECK(picked.logits.data[static_cast<std::size_t>(13 + v)] == out.logits.data[static_cast<std::size_t>(9 * 13 + v)]);
+  }
+}
+
+TEST_CASE("BERT gradients of every parameter match finite differences", "[bert]") {
+  const BertFlavor flavor = GENERATE(BertFlavor::Bert, BertFlavor::DistilBert);
+  const bool bert = flavor == BertFlavor::Bert;
+  INFO((bert ? "BERT" : "DistilBERT"));
+  const BertConfig c = small(flavor);
+  BertModel model = random_model(c, 5);
+  const Batch batch;
+  const float loss = model.loss_and_gradients(batch.inputs(bert), TokenIds{batch.labels.data(), 2, 6});
+  bertref::Params params = bertref::params_of(model.to_tensors(), flavor);
+  const auto ref_loss = [&] {
+    return bertref::loss(c, params, batch.ids, bert ? batch.types.data() : nullptr,
+                         batch.mask.data(), batch.labels, 2, 6);
+  };
+  REQUIRE(std::abs(loss - ref_loss()) < 1e-5);
+  const std::string prefix = bert ? "bert." : "distilbert.";
+  std::mt19937 gen(6);
+  for (const auto& [full, grad] : model.gradients()) {
+    const std::string name = full.rfind(prefix, 0) == 0 ? full.substr(prefix.size()) : full;
+    std::vector<double>& values = params.at(name);
+    std::vector<std::size_t> picks;
+    if (values.size() <= 48) {
+      for (std::size_t i = 0; i < values.size(); ++i)
+        picks.push_back(i);
+    } else {
+      std::uniform_int_distribution<std::size_t> dist(0, values.size() - 1);
+      for (int i = 0; i < 30; ++i)
+        picks.push_back(dist(gen));
+    }
+    std::vector<double> numeric, analytic;
+    for (const std::size_t i : picks) {
+      // Central differences of the float64 loss: truncation h²/6 |L'''| ~ 1e-9, rounding
+      // 1e-16 |L| / h ~ 1e-11, negligible next to the float32 backward's error.
+      const double h = 1e-4, saved = values[i];
+      values[i] = saved + h;
+      const double up = ref_loss();
+      values[i] = saved - h;
+      const double down = ref_loss();
+      values[i] = saved;
+      numeric.push_back((up - down) / (2 * h));
+      analytic.push_back(grad.data[i]);
+    }
+    double largest = 1e-6;
+    for (const double g : numeric)
+      largest = std::max(largest, std::abs(g));
+    // As GPT-2's check (test_gpt2.cpp): float32 rounding of the backward's chain of products is
+    // ~1e-4 of the largest gradient it sums; a missing term or factor is off by O(10%).
+    INFO("tensor " << full);
+    CHECK(testing::close(analytic, numeric, 2e-4 * largest));
+  }
+}
+
+TEST_CASE("BERT checkpoint names: prefix or none, weight/bias or gamma/beta, tied decoder", "[bert]") {
+  const BertConfig c = small(BertFlavor::Bert);
+  BertModel model = random_model(c, 7);
+  attnlens::TensorList tensors = model.to_tensors();
+  REQUIRE(tensors.front().first == "bert.embeddings.word_embeddings.weight");
+  CHECK(tensors[5].first == "bert.encoder.layer.0.attention.self.query.weight");
+  CHECK(tensors[5].second.shape == attnlens::Shape{8, 8});
+  CHECK(tensors.back().first == "cls.predictions.bias");
+  // Without the prefix and with the old LayerNorm names it is the same model.
+  attnlens::TensorList old;
+  for (const auto& [name, t] : tensors) {
+    std::string n = name.rfind("bert.", 0) == 0 ? name.substr(5) : name;
+    if (n.size() > 17 && n.compare(n.size() - 17, 17, "LayerNorm.weight") == 0)
+      n.replace(n.size() - 6, 6, "gamma");
+    if (n.size() > 15 && n.compare(n.size() - 14, 14, "LayerNorm.bias") == 0)
+      n.replace(n.size() - 4, 4, "beta");
+    old.emplace_back(n, t);
+  }
+  old.emplace_back("cls.predictions.decoder.weight", tensors.front().second);
+  const BertModel again = BertModel::from_tensors(c, old);
+  CHECK(again.parameters() == model.parameters());
+  // An untied decoder, a missing tensor, a wrong shape and a GPT-2 tensor: each names it.
+  attnlens::TensorList untied = tensors;
+  untied.emplace_back("cls.predictions.decoder.weight", tensors.front().second);
+  untied.back().second.data[3] += 1.0f;
+  require_error([&] { BertModel::from_tensors(c, untied); }, ErrorCode::BAD_FILE,
+                {"cls.predictions.decoder.weight", "differs from the word embeddings"});
+  attnlens::TensorList missing(tensors.begin() + 1, tensors.end());
+  require_error([&] { BertModel::from_tensors(c, missing); }, ErrorCode::BAD_FILE,
+                {"'bert.embeddings.word_embeddings.weight' [13, 8] is missing"});
+  attnlens::TensorList misshapen = tensors;
+  misshapen[5].second.shape = {4, 16};
+  require_error([&] { BertModel::from_tensors(c, misshapen); }, ErrorCode::BAD_FILE,
+                {"bert.encoder.layer.0.attention.self.query.weight", "has shape [4, 16]", "needs [8, 8]"});
+  attnlens::TensorList gpt2 = tensors;
+  gpt2.emplace_back("h.0.attn.c_attn.weight", attnlens::Tensor({8, 24}));
+  require_error([&] { BertModel::from_tensors(c, gpt2); }, ErrorCode::BAD_FILE,
+                {"looks like a GPT-2 checkpoint", "h.0.attn.c_attn.weight"});
+}
+
+TEST_CASE("BERT training: the loss falls; threads give the same results, bit-identical per count", "[bert]") {
+  const BertConfig c = small(BertFlavor::Bert);
+  const Batch batch;
+  const auto run = [&](int threads) {
+    BertModel model = random_model(c, 9);
+    model.set_threads(threads);
+    std::vector<float> losses;
+    for (int step = 0; step < 30; ++step)
+      losses.push_back(model.train_step(batch.inputs(true), TokenIds{batch.labels.data(), 2, 6}, 1e-2f));
+    return std::make_pair(losses, model.parameters());
+  };
+  const auto [one, p1] = run(1);
+  CHECK(one.back() < 0.3f * one.front());
+  const auto [one_again, p1_again] = run(1);
+  CHECK(p1 == p1_again);
+  const auto [two, p2] = run(2);
+  const auto [two_again, p2_again] = run(2);
+  CHECK(p2 == p2_again);
+  // Two threads sum the two rows' gradients in another order: the last bits differ.
+  CHECK(testing::close(p2, p1, 1e-4));
+}
+
+TEST_CASE("BERT bad input: each a named error", "[bert]") {
+  BertConfig c = small(BertFlavor::Bert);
+  BertModel model = random_model(c, 11);
+  Batch batch;
+  const auto forward = [&] { model.forward(batch.inputs(true)); };
+  batch.ids[3] = 13;
+  require_error(forward, ErrorCode::BAD_ARGUMENT, {"ids[0, 3] is 13", "[0, 13)"});
+  batch = Batch{};
+  batch.types[7] = 2;
+  require_error(forward, ErrorCode::BAD_ARGUMENT, {"token_types[1, 1] is 2", "0 .. 1"});
+  batch = Batch{};
+  batch.mask[2] = 3;
+  require_error(forward, ErrorCode::BAD_ARGUMENT, {"attention_mask[0, 2] is 3"});
+  batch = Batch{};
+  std::fill(batch.mask.begin() + 6, batch.mask.end(), 0);
+  require_error(forward, ErrorCode::BAD_ARGUMENT, {"attention_mask row 1 is all 0"});
+  std::vector<std::int32_t> long_ids(10, 1);
+  require_error([&] { model.forward(BertInputs{TokenIds{long_ids.data(), 1, 10}}); },
+                ErrorCode::TOO_LARGE, {"10 tokens", "context of 9"});
+  batch = Batch{};
+  std::vector<std::int32_t> none(12, -1);
+  require_error([&] { model.loss_and_gradients(batch.inputs(true), TokenIds{none.data(), 2, 6}); },
+                ErrorCode::BAD_ARGUMENT, {"every one of the 12 labels is -1"});
+  // DistilBERT has no token types.
+  BertModel distil = random_model(small(BertFlavor::DistilBert), 12);
+  batch = Batch{};
+  require_error([&] { distil.forward(batch.inputs(true)); }, ErrorCode::BAD_ARGUMENT,
+                {"token_types[0, 3] is 1", "no token types"});
+  // A model without the head gives no logits.
+  c.mlm_head = false;
+  BertModel bare = BertModel::random(c, 1);
+  attnlens::BertForwardOptions o;
+  o.logits = true;
+  batch = Batch{};
+  require_error([&] { bare.forward(batch.inputs(true), o); }, ErrorCode::BAD_ARGUMENT,
+                {"no masked-LM head"});
+}
+
+TEST_CASE("BERT configs: the registry picks the family; relative positions and others refused", "[bert]") {
+  CHECK(std::string(attnlens::family_of(R"({"model_type": "bert", "hidden_size": 8})").name) == "bert");
+  CHECK(std::string(attnlens::family_of(R"({"model_type": "distilbert"})").name) == "distilbert");
+  CHECK(std::string(attnlens::family_of(R"({"n_embd": 8, "n_layer": 1})").name) == "gpt2");
+  require_error([] { attnlens::family_of(R"({"model_type": "roberta"})"); }, ErrorCode::BAD_FILE,
+                {"config.json: model_type \"roberta\" is not a family attnlens loads", "\"bert\""});
+  require_error([] { attnlens::family_of(R"({"model_type": "albert"})"); }, ErrorCode::BAD_FILE,
+                {"\"albert\""});
+  const std::string base =
+      R"({"model_type": "bert", "num_hidden_layers": 2, "num_attention_heads": 2, "hidden_size": 8,
+          "intermediate_size": 12, "max_position_embeddings": 9, "vocab_size": 13, "type_vocab_size": 2)";
+  const BertConfig parsed = attnlens::detail::parse_bert_config(base + "}");
+  CHECK(parsed.layers == 2);
+  CHECK(parsed.intermediate == 12);
+  CHECK(parsed.layer_norm_eps == 1e-12f);
+  require_error(
+      [&] { attnlens::detail::parse_bert_config(base + R"(, "position_embedding_type": "relative_key"})"); },
+      ErrorCode::BAD_FILE, {"position_embedding_type is \"relative_key\"", "absolute"});
+  require_error([&] { attnlens::detail::parse_bert_config(base + R"(, "hidden_act": "relu"})"); },
+                ErrorCode::BAD_FILE, {"hidden_act is \"relu\""});
+  require_error([] { attnlens::detail::parse_bert_config(R"({"model_type": "bert"})"); },
+                ErrorCode::BAD_FILE, {"\"num_hidden_layers\" is missing"});
+  // The config written for a trained encoder reads back the same.
+  BertConfig c = small(BertFlavor::Bert);
+  const BertConfig back = attnlens::detail::parse_bert_config(
+      attnlens::detail::bert_config_json(c, attnlens::Dtype::F16, 0));
+  CHECK(back.layers == c.layers);
+  CHECK(back.d_model == c.d_model);
+  CHECK(back.intermediate == c.intermediate);
+  CHECK(back.vocab_size == c.vocab_size);
+  CHECK(back.type_vocab_size == c.type_vocab_size);
+}

@@ -1,0 +1,187 @@
+// Every family through the package: the tiny checkpoints of tests/fixtures/models/ (BERT,
+// DistilBERT and GPT-2, written by make_torch.py) loaded as a page loads a folder. The numbers
+// themselves are compared with PyTorch's in tests/cpp/test_torch_models.cpp; here: what the
+// model says of itself (family, causal, prediction kind), full attention, sentence pairs, mask
+// filling, and every bad folder a named error.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { loadAttnLens } from "attnlens";
+import { assertClose } from "./helpers.mjs";
+
+const lens = await loadAttnLens();
+const folder = (name) => new URL(`../fixtures/models/${name}/`, import.meta.url);
+function files(name, ...texts) {
+  const out = { "model.safetensors": new Uint8Array(readFileSync(new URL("model.safetensors", folder(name)))) };
+  for (const t of ["config.json", ...texts]) out[t] = readFileSync(new URL(t, folder(name)), "utf8");
+  return out;
+}
+
+async function rejects(promise, code, pattern) {
+  await assert.rejects(promise, (e) => {
+    assert.equal(e.name, "AttnLensError", String(e));
+    assert.equal(e.code, code, e.message);
+    assert.match(e.message, pattern);
+    return true;
+  });
+}
+
+test("a BERT folder: full attention, token types and sentence pairs, [MASK] filling", async () => {
+  const model = await lens.loadModel({ files: files("bert-tiny", "vocab.txt") });
+  assert.deepEqual(
+    { family: model.config.family, causal: model.config.causal, prediction: model.config.prediction, hasHead: model.config.hasHead },
+    { family: "bert", causal: false, prediction: "masked-token", hasHead: true },
+  );
+  assert.equal(model.config.typeVocabSize, 2);
+  assert.equal(model.tokenizer.kind, "WordPiece");
+  assert.match(model.tokenizer.note, /lower-cased/);
+  const tokens = model.tokens("The man said: Emma!");
+  assert.deepEqual(
+    tokens.map((t) => t.text),
+    ["[CLS]", "the", "man", "said", ":", "emma", "!", "[SEP]"],
+  );
+  // ":" is not in the vocabulary: the reader's character, read as [UNK].
+  assert.equal(tokens[4].id, model.tokenizer.unkId);
+  assert.deepEqual(
+    tokens.map((t) => t.special),
+    [true, false, false, false, false, false, false, true],
+  );
+  assert.deepEqual(tokens[2], { id: tokens[2].id, text: "man", begin: 4, end: 7, byteBegin: 4, byteEnd: 7, type: 0, segment: 0, special: false });
+  // A pair: [CLS] A [SEP] B [SEP], types 0 then 1, offsets into each text.
+  const pair = model.tokens(["the man", "a woman"]);
+  assert.deepEqual(
+    pair.map((t) => [t.text, t.type, t.segment]),
+    [
+      ["[CLS]", 0, 0],
+      ["the", 0, 0],
+      ["man", 0, 0],
+      ["[SEP]", 0, 0],
+      ["a", 1, 1],
+      ["woman", 1, 1],
+      ["[SEP]", 1, 1],
+    ],
+  );
+  assert.deepEqual([pair[5].begin, pair[5].end], [2, 7]);
+  // Full attention: every row sums to 1 and attends to later tokens too.
+  const ids = model.encode("the man said good day");
+  const r = model.forward(ids, { attention: true });
+  const [layers, heads, L] = r.attention.shape;
+  assert.deepEqual(r.attention.shape, [2, 2, L, L]);
+  let above = 0;
+  for (let row = 0; row < layers * heads * L; row++) {
+    let sum = 0;
+    for (let j = 0; j < L; j++) {
+      const w = r.attention.data[row * L + j];
+      sum += w;
+      if (j > row % L && w > 0) above++;
+    }
+    assert.ok(Math.abs(sum - 1) <= 1e-6, `row ${row} sums to ${sum}`);
+  }
+  assert.ok(above > 0, "full attention reaches later tokens");
+  // Mask filling: the predictions at each [MASK], computed there only.
+  const filled = model.fillMask("the [MASK] said good day", { k: 3 });
+  assert.equal(filled.length, 1);
+  assert.equal(filled[0].token.text, "[MASK]");
+  assert.equal(filled[0].predictions.length, 3);
+  const logits = model.forward(model.encode("the [MASK] said good day")).logits;
+  const V = logits.shape[1];
+  const row = logits.data.subarray(filled[0].position * V, (filled[0].position + 1) * V);
+  const best = [...row.keys()].sort((a, b) => row[b] - row[a] || a - b).slice(0, 3);
+  assert.deepEqual(
+    filled[0].predictions.map((p) => p.id),
+    best,
+  );
+  // analyze(): predictions at [MASK] positions only.
+  const a = model.analyze("the [MASK] said [MASK] day", { k: 2, attention: true });
+  assert.deepEqual(
+    a.predictions.map((p) => (p === null ? null : p.length)),
+    [null, null, 2, null, 2, null, null],
+  );
+  assert.equal(a.attention.shape[0], 2);
+  model.dispose();
+});
+
+test("the same BERT forward with and without padding gives the same real rows", async () => {
+  const model = await lens.loadModel({ files: files("bert-tiny", "vocab.txt") });
+  const ids = model.encode("the man said");
+  const one = model.forward(ids, { residuals: true });
+  const padded = Int32Array.from([...ids, 0, 0, 0]);
+  const mask = Int32Array.from([...ids].map(() => 1).concat([0, 0, 0]));
+  const two = model.forward(padded, { residuals: true, attentionMask: mask });
+  const L = ids.length;
+  const V = one.logits.shape[1];
+  // Padded keys get weight 0, so the real rows are the same sums of the same terms (the
+  // kernels visit the keys in the same blocks): within float32 rounding of 1e-6.
+  assertClose(two.logits.data.subarray(0, L * V), one.logits.data, 1e-5, "the real rows' logits", [L, V]);
+  model.dispose();
+});
+
+test("DistilBERT and GPT-2 folders say what they are", async () => {
+  const distil = await lens.loadModel({ files: files("distilbert-tiny", "vocab.txt") });
+  assert.equal(distil.config.family, "distilbert");
+  assert.equal(distil.config.causal, false);
+  assert.equal(distil.config.typeVocabSize, 0);
+  assert.throws(() => distil.forward(distil.encode("the man"), { tokenTypes: [0, 1, 1, 1] }), /token_types\[0, 1\] is 1; this model has no token types/);
+  distil.dispose();
+  const gpt2 = await lens.loadModel({ files: files("gpt2-tiny") });
+  assert.deepEqual([gpt2.config.family, gpt2.config.causal, gpt2.config.prediction], ["gpt2", true, "next-token"]);
+  assert.throws(() => gpt2.fillMask("x"), /fillMask\(\) needs a masked-token model/);
+  gpt2.dispose();
+  const bare = await lens.loadModel({ files: files("bert-tiny-old", "vocab.txt") });
+  assert.equal(bare.config.hasHead, false);
+  assert.throws(() => bare.fillMask("the [MASK]"), /needs the model's prediction head/);
+  const a = bare.analyze("the [MASK] man", { attention: true });
+  assert.deepEqual(a.predictions, [null, null, null, null, null]);
+  bare.dispose();
+});
+
+test("bad encoder folders are named errors: the file, the key, the length", async () => {
+  const good = files("bert-tiny", "vocab.txt");
+  const config = JSON.parse(good["config.json"]);
+  const withConfig = (change) => ({ ...good, "config.json": JSON.stringify({ ...config, ...change }) });
+  await rejects(lens.loadModel({ files: withConfig({ model_type: "roberta" }) }), "BAD_FILE", /config\.json: model_type "roberta" is not a family attnlens loads/);
+  await rejects(lens.loadModel({ files: withConfig({ model_type: "albert" }) }), "BAD_FILE", /model_type "albert"/);
+  await rejects(
+    lens.loadModel({ files: withConfig({ position_embedding_type: "relative_key_query" }) }),
+    "BAD_FILE",
+    /config\.json: position_embedding_type is "relative_key_query"/,
+  );
+  // A GPT-2 folder's files under a BERT config, and a BERT folder with GPT-2's tokenizer files.
+  const gpt2 = files("gpt2-tiny");
+  await rejects(lens.loadModel({ files: { ...gpt2, "config.json": good["config.json"] } }), "BAD_FILE", /model\.safetensors: this looks like a GPT-2 checkpoint/);
+  // merges.txt belongs to a byte-level BPE, which needs its vocab.json too.
+  const { "vocab.txt": _, ...noVocab } = good;
+  await rejects(lens.loadModel({ files: { ...noVocab, "merges.txt": "#version: 0.2\n" } }), "BAD_FILE", /vocab\.json: missing; the tokenizer needs vocab\.json and merges\.txt/);
+  // vocab.txt without [UNK], with a duplicate; a truncated safetensors file.
+  await rejects(lens.loadModel({ files: { ...good, "vocab.txt": good["vocab.txt"].replace("[UNK]\n", "") } }), "BAD_FILE", /vocab\.txt: .*\[UNK\]/);
+  await rejects(lens.loadModel({ files: { ...good, "vocab.txt": good["vocab.txt"] + "the\n" } }), "BAD_FILE", /vocab\.txt: .*"the".*line/);
+  await rejects(
+    lens.loadModel({ files: { ...good, "model.safetensors": good["model.safetensors"].subarray(0, 9000) } }),
+    "BAD_FILE",
+    /model\.safetensors/,
+  );
+  const model = await lens.loadModel({ files: good });
+  const long = "the ".repeat(40);
+  assert.throws(() => model.forward(model.encode(long)), (e) => e.code === "TOO_LARGE" && /42 tokens per sequence, more than the model's context of 24/.test(e.message));
+  assert.throws(() => model.forward(model.encode("the man"), { attentionMask: [1, 1] }), (e) => e.code === "SHAPE_MISMATCH" && /attentionMask has 2 entries but the ids have 4/.test(e.message));
+  model.dispose();
+});
+
+test("masked-LM training steps through the package: the loss falls, nothing leaks", async () => {
+  const model = await lens.loadModel({ files: files("bert-tiny", "vocab.txt") });
+  const ids = model.encode("the man said good day");
+  const labels = Int32Array.from(ids, (id, i) => (i === 2 || i === 4 ? id : -1));
+  const masked = Int32Array.from(ids, (id, i) => (labels[i] >= 0 ? model.tokenizer.maskId : id));
+  const losses = [];
+  for (let step = 0; step < 25; step++) losses.push(model.trainStep({ ids: masked, labels }, { lr: 1e-2 }));
+  assert.ok(losses.at(-1) < 0.5 * losses[0], `losses ${losses[0]} -> ${losses.at(-1)}`);
+  const { loss, grads } = model.gradients(masked, labels);
+  assert.ok(Number.isFinite(loss));
+  assert.ok("bert.encoder.layer.1.attention.self.query.weight" in grads);
+  const saved = model.save();
+  assert.deepEqual(Object.keys(saved).sort(), ["config.json", "model.safetensors", "tokenizer_config.json", "vocab.txt"]);
+  const again = await lens.loadModel({ files: saved });
+  assertClose(again.forward(masked).logits.data, model.forward(masked).logits.data, 0, "saved and loaded again (F32)", null);
+  again.dispose();
+  model.dispose();
+});
