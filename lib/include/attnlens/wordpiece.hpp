@@ -79,8 +79,9 @@ struct WordPieceOptions {
 //   - [CLS] and [SEP] (from encode) cover nothing: begin == end, at 0 for [CLS] and at the end
 //     of their text for [SEP].
 // Tokens come in text order and do not overlap, with one exception: when one character
-// normalizes to several ("İ" -> "i" U+0307 without accent stripping) and a piece boundary falls
-// between them, both pieces cover that character.
+// normalizes to several (a Hangul syllable to its 2 or 3 jamo when accents are stripped; "İ" to
+// "i" and U+0307 when they are not) and piece boundaries fall between them, each of those pieces
+// covers that whole character, as in Hugging Face's offsets.
 struct WordPieceToken {
   std::int32_t id = 0;
   std::size_t begin = 0;
