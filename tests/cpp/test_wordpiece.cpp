@@ -338,6 +338,12 @@ TEST_CASE("WordPiece: offsets are bytes of the original text", "[wordpiece]") {
   keep.strip_accents = false;
   CHECK(token_spans(words({"i", "##\xCC\x87"}, keep), "\xC4\xB0") ==
         Strings{"i=\xC4\xB0", "##\xCC\x87=\xC4\xB0"});
+  // A Hangul syllable stripped to jamo: pieces cut inside it each cover the whole syllable.
+  CHECK(token_spans(words({"\xE1\x84\x92", "##\xE1\x85\xA1", "##\xE1\x86\xAB\xE1\x84\x80"}),
+                    "\xED\x95\x9C\xEA\xB0\x80") ==
+        Strings{"\xE1\x84\x92=\xED\x95\x9C", "##\xE1\x85\xA1=\xED\x95\x9C",
+                "##\xE1\x86\xAB\xE1\x84\x80=\xED\x95\x9C\xEA\xB0\x80",
+                "##\xE1\x85\xA1=\xEA\xB0\x80"});
   // Accents: é (precomposed) and e + U+0301 (decomposed) both give "e"; a dropped mark of its
   // own belongs to no piece (as in Hugging Face's alignments).
   CHECK(token_spans(words({"cafe", "e"}), "Caf\xC3\xA9 e\xCC\x81") ==

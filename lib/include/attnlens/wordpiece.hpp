@@ -78,10 +78,12 @@ struct WordPieceOptions {
 //   - [UNK] covers its whole word.
 //   - [CLS] and [SEP] (from encode) cover nothing: begin == end, at 0 for [CLS] and at the end
 //     of their text for [SEP].
-// Tokens come in text order and do not overlap, with one exception: when one character
+// Tokens come in text order and do not overlap, with two exceptions: when one character
 // normalizes to several (a Hangul syllable to its 2 or 3 jamo when accents are stripped; "İ" to
 // "i" and U+0307 when they are not) and piece boundaries fall between them, each of those pieces
-// covers that whole character, as in Hugging Face's offsets.
+// covers that whole character, as in Hugging Face's offsets; and when accent stripping's NFD
+// reorders spacing marks that were not in canonical order (a few viramas and musical symbols),
+// the pieces follow the reordered characters.
 struct WordPieceToken {
   std::int32_t id = 0;
   std::size_t begin = 0;

@@ -207,12 +207,13 @@ void check_options(const WordPieceOptions& options) {
 }
 
 // One normalized character of the word being built: its code point, its canonical ordering
-// rank (0: a starter) and the bytes of the original character it came from.
+// rank (0: a starter) and the bytes of the original character it came from (texts are at most
+// kMaxBpeTextBytes < 2^32 bytes). 12 bytes.
 struct NormChar {
   char32_t cp;
+  std::uint32_t begin;
+  std::uint8_t length;
   std::uint8_t rank;
-  std::size_t begin;
-  std::size_t end;
 };
 
 // A piece found in the word: its id and its characters [first, last).
@@ -565,26 +566,36 @@ void WordPieceTokenizer::tokenize(std::string_view text, const char* what,
   const auto max_chars = static_cast<std::size_t>(options_.max_input_chars_per_word);
 
   // The word being built, reused from word to word: no allocation per character once the
-  // buffers have grown to the longest word.
+  // buffers have grown to the longest word (at most max_input_chars_per_word + 1 characters:
+  // a longer word is an [UNK], of which only the span is kept).
   std::vector<NormChar> word;
   std::size_t run_start = 0;  // characters before this index are not reordered (canonical order)
-  std::string bytes;          // the word's UTF-8
+  bool overlong = false;      // the word has over max_chars characters, spanning long_span
+  std::pair<std::size_t, std::size_t> long_span;
+  std::string bytes;                  // the word's UTF-8
   std::vector<std::uint32_t> starts;  // byte offset of each character in `bytes`, and the end
   std::vector<Piece> pieces;
 
-  const auto span_of = [&](std::uint32_t first, std::uint32_t last) {
-    std::size_t begin = word[first].begin, end = word[first].end;
-    for (std::uint32_t i = first + 1; i < last; ++i) {
-      begin = std::min(begin, word[i].begin);
-      end = std::max(end, word[i].end);
+  const auto span_of = [&](std::size_t first, std::size_t last) {
+    std::size_t begin = word[first].begin, end = begin + word[first].length;
+    for (std::size_t i = first + 1; i < last; ++i) {
+      begin = std::min<std::size_t>(begin, word[i].begin);
+      end = std::max<std::size_t>(end, word[i].begin + word[i].length);
     }
     return std::make_pair(begin, end);
   };
   // Greedy longest-match-first over the word; one [UNK] for the whole word when it fails.
   const auto flush = [&]() {
+    if (overlong) {
+      out.push_back({unk_id_, long_span.first, long_span.second});
+      overlong = false;
+      word.clear();
+      run_start = 0;
+      return;
+    }
     if (word.empty()) return;
     const auto n = static_cast<std::uint32_t>(word.size());
-    bool unknown = n > max_chars;
+    bool unknown = false;
     pieces.clear();
     if (!unknown) {
       bytes.clear();
@@ -634,39 +645,51 @@ void WordPieceTokenizer::tokenize(std::string_view text, const char* what,
     word.clear();
     run_start = 0;
   };
-  // Appends one normalized character; punctuation is a word of its own.
-  const auto push = [&](char32_t cp, std::uint8_t rank, std::size_t begin, std::size_t end) {
+  // Appends one normalized character of the original character at text[begin, begin + length);
+  // punctuation is a word of its own.
+  const auto push = [&](char32_t cp, std::uint8_t rank, std::size_t begin, std::uint8_t length) {
+    const NormChar c{cp, static_cast<std::uint32_t>(begin), length, rank};
     if (tables.bert_class(cp) == BertClass::Punctuation) {
       flush();
-      word.push_back({cp, 0, begin, end});
+      word.push_back(c);
       flush();
+      return;
+    }
+    if (overlong) {
+      long_span.first = std::min(long_span.first, begin);
+      long_span.second = std::max(long_span.second, begin + length);
       return;
     }
     if (rank == 0) {
-      word.push_back({cp, 0, begin, end});
+      word.push_back(c);
       run_start = word.size();
-      return;
+    } else {
+      // Canonical ordering: a non-starter moves before the non-starters of higher rank just
+      // before it (a stable insertion sort of the run).
+      std::size_t at = word.size();
+      while (at > run_start && word[at - 1].rank > rank)
+        --at;
+      word.insert(word.begin() + static_cast<std::ptrdiff_t>(at), c);
     }
-    // Canonical ordering: a non-starter moves before the non-starters of higher rank just
-    // before it (a stable insertion sort of the run).
-    std::size_t at = word.size();
-    while (at > run_start && word[at - 1].rank > rank)
-      --at;
-    word.insert(word.begin() + static_cast<std::ptrdiff_t>(at), NormChar{cp, rank, begin, end});
+    if (word.size() > max_chars) {
+      overlong = true;
+      long_span = span_of(0, word.size());
+      word.clear();
+    }
   };
   // Normalizes one original character (lower case, then NFD less marks) into the word.
-  const auto normalize = [&](char32_t cp, std::size_t begin, std::size_t end) {
+  const auto normalize = [&](char32_t cp, std::size_t begin, std::uint8_t length) {
     char32_t lowered[2] = {cp, 0};
     const int count = lower ? tables.lower(cp, lowered) : 1;
     for (int i = 0; i < count; ++i) {
       if (!strip) {
-        push(lowered[i], 0, begin, end);
+        push(lowered[i], 0, begin, length);
         continue;
       }
       const detail::StrippedChar s = tables.strip(lowered[i]);
       if (s.starter) run_start = word.size();
       for (std::uint8_t k = 0; k < s.count; ++k)
-        push(s.cps[k], tables.reorder_rank(s.cps[k]), begin, end);
+        push(s.cps[k], tables.reorder_rank(s.cps[k]), begin, length);
     }
   };
 
@@ -682,6 +705,7 @@ void WordPieceTokenizer::tokenize(std::string_view text, const char* what,
     const std::size_t begin = pos;
     pos += c.length;
     const char32_t cp = c.code_point;
+    const std::uint8_t length = c.length;
     const BertClass cls = tables.bert_class(cp);
     if (options_.clean_text &&
         (cp == 0 || cp == 0xFFFD || cls == BertClass::Control || cls == BertClass::ControlSpace)) {
@@ -691,10 +715,10 @@ void WordPieceTokenizer::tokenize(std::string_view text, const char* what,
       flush();
     } else if (options_.tokenize_chinese_chars && is_cjk(cp)) {
       flush();
-      normalize(cp, begin, pos);
+      normalize(cp, begin, length);
       flush();
     } else {
-      normalize(cp, begin, pos);
+      normalize(cp, begin, length);
     }
   }
   flush();
