@@ -180,6 +180,8 @@ class WordPieceTokenizer {
   const WordPieceOptions& options() const noexcept { return options_; }
 
  private:
+  // Tokenizers come from the loaders above only: every one has a vocabulary and its specials.
+  WordPieceTokenizer() = default;
   // Builds the ids of the specials and the trie from tokens_ and options_; `file_name` names the
   // file in messages.
   void build(std::string_view file_name);
