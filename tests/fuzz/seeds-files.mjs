@@ -3,6 +3,8 @@
 // json:        documents in the shapes attnlens reads (safetensors headers, config.json, vocab).
 // safetensors: first byte even: the whole file follows; odd: "header\0data" (fuzz_safetensors.cpp).
 // bpe:         first byte % 3: 0 text to encode, 1 "vocab.json\0merges.txt", 2 text to train on.
+// wordpiece:   first byte % 4: 0 an options byte and a text, 1 "vocab.txt\0text",
+//              2 a tokenizer.json, 3 a tokenizer_config.json (fuzz_wordpiece.cpp).
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -102,8 +104,6 @@ write("bpe", [
   Buffer.from("\x02" + text.repeat(3)),
 ]);
 
-// wordpiece: first byte % 4: 0 an options byte and a text, 1 "vocab.txt\0text",
-// 2 a tokenizer.json, 3 a tokenizer_config.json (fuzz_wordpiece.cpp).
 const wpVocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "cat", "##s", "caf", "##e", "!", "日", "##本"];
 const wpText = "The cats' caf\u00e9! CAFE\u0301 \u65e5\u672c\u8a9e \u0130 \ud55c \u0005 \u{1f469}\u200d\u{1f4bb} " + "x".repeat(120);
 const wpJson = {
