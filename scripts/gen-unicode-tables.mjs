@@ -456,7 +456,11 @@ const rankOf = new Map();
 for (let cp = 0; cp <= 0x10ffff; cp++) {
   if (isSurrogate(cp)) continue;
   const c = bertClassOf(cp);
-  if ((c === BERT.Punctuation || c === BERT.Space) && String.fromCodePoint(cp).normalize("NFD") === String.fromCodePoint(cp) && nonStarter(cp)) {
+  if (
+    (c === BERT.Punctuation || c === BERT.Space) &&
+    String.fromCodePoint(cp).normalize("NFD") === String.fromCodePoint(cp) &&
+    nonStarter(cp)
+  ) {
     throw new Error(`${hexCp(cp)} is punctuation or white space but not a starter`);
   }
 }
@@ -471,7 +475,14 @@ for (let cp = 0; cp <= 0x10ffff; cp++) {
 
 const blobRows = [];
 for (let i = 0; i < blob.length; i += 16) {
-  blobRows.push("    " + blob.slice(i, i + 16).map((b) => "0x" + b.toString(16).toUpperCase().padStart(2, "0")).join(", ") + ",");
+  blobRows.push(
+    "    " +
+      blob
+        .slice(i, i + 16)
+        .map((b) => "0x" + b.toString(16).toUpperCase().padStart(2, "0"))
+        .join(", ") +
+      ",",
+  );
 }
 const reorderRows = byCcc.map((cp) => `    {${hex(cp)}, ${rankOf.get(cp)}},  // ${hexCp(cp)}`).join("\n");
 
