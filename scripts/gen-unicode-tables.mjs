@@ -4,10 +4,14 @@
 //      JavaScript evaluates them with the `u` flag), so that the C++ BPE tokenizer splits text
 //      exactly as the reference JS encoder does;
 //   2. the word categories of the random-mode word tokenizer (text.cpp);
-//   3. simple Unicode case folding (the C + S mappings of CaseFolding.txt), for its hash keys.
+//   3. simple Unicode case folding (the C + S mappings of CaseFolding.txt), for its hash keys;
+// and lib/src/text/unicode_wordpiece_tables.cpp, what BERT's normalizer needs (wordpiece.cpp):
+//   4. character classes (white space, controls, punctuation, nonspacing marks), lower-casing
+//      (String.prototype.toLowerCase of one code point) and NFD with the marks dropped
+//      (normalize("NFD") less \p{Mn}), packed as variable-length integers.
 //
-//   node scripts/gen-unicode-tables.mjs           rewrite the file
-//   node scripts/gen-unicode-tables.mjs --check   exit 1 if the committed file differs
+//   node scripts/gen-unicode-tables.mjs           rewrite the files
+//   node scripts/gen-unicode-tables.mjs --check   exit 1 if a committed file differs
 import { readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 
@@ -252,17 +256,286 @@ char32_t simple_case_fold(char32_t cp) noexcept {
 }  // namespace attnlens::detail
 `;
 
-if (process.argv.includes("--check")) {
-  const committed = readFileSync(out, "utf8");
-  const body = (t) => t.split("\n").slice(1).join("\n");
-  if (body(committed) !== body(text)) {
-    console.error(`${out} differs from what Node ${process.versions.node} (Unicode ${process.versions.unicode}) generates`);
-    process.exit(1);
+// ---------------------------------------------------------------------------------------------
+// 4. BERT's normalizer (unicode_wordpiece_tables.cpp).
+const wordpieceOut = fileURLToPath(new URL("../lib/src/text/unicode_wordpiece_tables.cpp", import.meta.url));
+const isSurrogate = (cp) => cp >= 0xd800 && cp <= 0xdfff;
+const cpsOf = (s) => Array.from(s, (c) => c.codePointAt(0));
+const hexCp = (cp) => "U+" + cp.toString(16).toUpperCase().padStart(4, "0");
+
+// Canonical combining class zero or not, read off normalize("NFD")'s canonical ordering: a
+// character of class c > 0 is moved before U+0345 (class 240) when c < 240, and U+0334 (class 1)
+// is moved before it when c > 1. Only for characters that NFD leaves as they are.
+function isNonStarter(cp) {
+  const s = String.fromCodePoint(cp);
+  if (s.normalize("NFD") !== s) throw new Error(`${hexCp(cp)} decomposes`);
+  return ("a\u0345" + s).normalize("NFD") !== "a\u0345" + s || ("a" + s + "\u0334").normalize("NFD") !== "a" + s + "\u0334";
+}
+const nonStarterCache = new Map();
+const nonStarter = (cp) => {
+  if (!nonStarterCache.has(cp)) nonStarterCache.set(cp, isNonStarter(cp));
+  return nonStarterCache.get(cp);
+};
+const bert = {
+  whiteSpace: /^\p{White_Space}$/u,
+  control: /^[\p{Cc}\p{Cf}]$/u,
+  punctuation: /^\p{P}$/u,
+  mn: /^\p{Mn}$/u,
+};
+// Classes as in unicode_wordpiece_tables.hpp (BertClass).
+const BERT = { Other: 0, Space: 1, Control: 2, ControlSpace: 3, Punctuation: 4, MarkStarter: 5, Mark: 6 };
+const asciiPunctuation = (cp) => (cp >= 33 && cp <= 47) || (cp >= 58 && cp <= 64) || (cp >= 91 && cp <= 96) || (cp >= 123 && cp <= 126);
+function bertClassOf(cp) {
+  if (isSurrogate(cp)) return BERT.Other;
+  const s = String.fromCodePoint(cp);
+  const space = bert.whiteSpace.test(s);
+  // \t, \n and \r are white space to BERT, not controls.
+  const control = bert.control.test(s) && cp !== 0x09 && cp !== 0x0a && cp !== 0x0d;
+  if (control) return space ? BERT.ControlSpace : BERT.Control;
+  if (space) return BERT.Space;
+  if (asciiPunctuation(cp) || bert.punctuation.test(s)) return BERT.Punctuation;
+  if (bert.mn.test(s)) return nonStarter(cpsOf(s.normalize("NFD"))[0]) ? BERT.Mark : BERT.MarkStarter;
+  return BERT.Other;
+}
+
+// Variable-length unsigned integers, 7 bits a byte, low bits first; signed ones zigzag-coded.
+const blob = [];
+const varint = (n) => {
+  if (!Number.isSafeInteger(n) || n < 0) throw new Error(`varint ${n}`);
+  do {
+    const low = n % 128;
+    n = Math.floor(n / 128);
+    blob.push(n > 0 ? low + 128 : low);
+  } while (n > 0);
+};
+const zigzag = (n) => (n >= 0 ? 2 * n : -2 * n - 1);
+
+// (a) Class runs: for each run, the distance from the previous run's first code point, then the
+// class.
+const classRuns = [];
+{
+  let previous = -1;
+  for (let cp = 0; cp <= 0x10ffff; cp++) {
+    const c = bertClassOf(cp);
+    if (c !== previous) {
+      classRuns.push([cp, c]);
+      previous = c;
+    }
   }
+}
+const classStart = blob.length;
+varint(classRuns.length);
+{
+  let previous = 0;
+  for (const [cp, c] of classRuns) {
+    varint((cp - previous) * 8 + c);
+    previous = cp;
+  }
+}
+const classBytes = blob.length - classStart;
+
+// (b) Lower-casing one code point: ranges first, first + step, ..., last map to cp + delta.
+// U+0130 (İ) is the only code point whose lower case is two code points (i and U+0307); the
+// C++ code handles it.
+const lowerRanges = [];
+for (let cp = 0; cp <= 0x10ffff; cp++) {
+  if (isSurrogate(cp)) continue;
+  const lower = cpsOf(String.fromCodePoint(cp).toLowerCase());
+  if (lower.length === 1 && lower[0] === cp) continue;
+  if (lower.length !== 1) {
+    if (cp !== 0x130 || lower.join() !== [0x69, 0x307].join()) {
+      throw new Error(`${hexCp(cp)} lower-cases to ${lower.length} code points`);
+    }
+    continue;
+  }
+  const r = lowerRanges[lowerRanges.length - 1];
+  const gap = r ? cp - r.last : 0;
+  if (r && r.delta === lower[0] - cp && (r.first === r.last ? gap <= 2 : gap === r.step)) {
+    r.step = gap;
+    r.last = cp;
+  } else {
+    lowerRanges.push({ first: cp, last: cp, step: 1, delta: lower[0] - cp });
+  }
+}
+const lowerStart = blob.length;
+varint(lowerRanges.length);
+{
+  let previous = 0;
+  for (const r of lowerRanges) {
+    varint(r.first - previous);
+    varint((r.last - r.first) / r.step);
+    varint(r.step);
+    varint(zigzag(r.delta));
+    previous = r.last;
+  }
+}
+const lowerBytes = blob.length - lowerStart;
+
+// (c) NFD less nonspacing marks, for every code point NFD changes (Hangul syllables excepted:
+// the C++ code decomposes them by Unicode's arithmetic). Each entry: (distance from the previous
+// entry's code point << 3 | count << 1 | starter), where count (0..3) is the number of code
+// points kept and starter says whether the decomposition begins with a character of combining
+// class 0 (it then blocks canonical reordering, even when it is a dropped mark); then each kept
+// code point as a zigzag difference from the one before it (the first: from the first kept code
+// point of the last entry that kept one; runs like À Á Â Ã -> A then cost one byte each).
+const hangul = (cp) => cp >= 0xac00 && cp <= 0xd7a3;
+const stripEntries = [];
+for (let cp = 0; cp <= 0x10ffff; cp++) {
+  if (isSurrogate(cp)) continue;
+  const s = String.fromCodePoint(cp);
+  const nfd = s.normalize("NFD");
+  if (nfd === s) continue;
+  const parts = cpsOf(nfd);
+  if (hangul(cp)) {
+    // Unicode's arithmetic (section 3.12), as wordpiece.cpp does it.
+    const index = cp - 0xac00;
+    const expected = [0x1100 + Math.floor(index / 588), 0x1161 + Math.floor((index % 588) / 28)];
+    if (index % 28 !== 0) expected.push(0x11a7 + (index % 28));
+    if (parts.join() !== expected.join()) throw new Error(`${hexCp(cp)}: Hangul arithmetic differs from NFD`);
+    continue;
+  }
+  const starters = parts.map((p) => !nonStarter(p));
+  // The starters of a decomposition come first: one barrier before the entry stands for all.
+  const firstNonStarter = starters.indexOf(false);
+  if (firstNonStarter >= 0 && starters.slice(firstNonStarter).some(Boolean)) {
+    throw new Error(`${hexCp(cp)}: a starter follows a non-starter in its decomposition`);
+  }
+  const kept = parts.filter((p) => !bert.mn.test(String.fromCodePoint(p)));
+  if (kept.length > 3) throw new Error(`${hexCp(cp)} keeps ${kept.length} code points`);
+  stripEntries.push({ cp, kept, starter: starters[0] });
+}
+const stripStart = blob.length;
+varint(stripEntries.length);
+{
+  let previous = 0;
+  let previousKept = 0;
+  for (const e of stripEntries) {
+    varint((e.cp - previous) * 8 + e.kept.length * 2 + (e.starter ? 1 : 0));
+    let ref = previousKept;
+    for (const k of e.kept) {
+      varint(zigzag(k - ref));
+      ref = k;
+    }
+    if (e.kept.length > 0) previousKept = e.kept[0];
+    previous = e.cp;
+  }
+}
+const stripBytes = blob.length - stripStart;
+
+// (d) Characters that NFD may reorder and that survive the marks' removal: nonspacing marks
+// aside, the non-starters (a few spacing marks: viramas, musical symbols, Hangul tone marks).
+// Their canonical combining classes as ranks 1, 2, ... (ordered by how NFD orders them).
+const spacingNonStarters = [];
+for (let cp = 0; cp <= 0x10ffff; cp++) {
+  if (isSurrogate(cp)) continue;
+  const s = String.fromCodePoint(cp);
+  if (s.normalize("NFD") !== s || bert.mn.test(s)) continue;
+  if (nonStarter(cp)) {
+    const c = bertClassOf(cp);
+    if (c !== BERT.Other) throw new Error(`${hexCp(cp)} is a non-starter of BERT class ${c}`);
+    spacingNonStarters.push(cp);
+  }
+}
+// x before y in NFD's order: "a x y" is left alone and "a y x" is reordered.
+const cccLess = (x, y) => {
+  const xy = "a" + String.fromCodePoint(x, y);
+  const yx = "a" + String.fromCodePoint(y, x);
+  return xy.normalize("NFD") === xy && yx.normalize("NFD") !== yx;
+};
+const byCcc = [...spacingNonStarters].sort((x, y) => (cccLess(x, y) ? -1 : cccLess(y, x) ? 1 : 0));
+const rankOf = new Map();
+{
+  let rank = 0;
+  byCcc.forEach((cp, i) => {
+    if (i === 0 || cccLess(byCcc[i - 1], cp)) rank++;
+    rankOf.set(cp, rank);
+  });
+}
+// Every punctuation character and every white space is a starter (they end words, so NFD's
+// reordering never crosses a word boundary).
+for (let cp = 0; cp <= 0x10ffff; cp++) {
+  if (isSurrogate(cp)) continue;
+  const c = bertClassOf(cp);
+  if (
+    (c === BERT.Punctuation || c === BERT.Space) &&
+    String.fromCodePoint(cp).normalize("NFD") === String.fromCodePoint(cp) &&
+    nonStarter(cp)
+  ) {
+    throw new Error(`${hexCp(cp)} is punctuation or white space but not a starter`);
+  }
+}
+// Lower-casing and stripping commute code point by code point (BertNormalizer strips first,
+// the Python BertTokenizer lower-cases first).
+for (let cp = 0; cp <= 0x10ffff; cp++) {
+  if (isSurrogate(cp)) continue;
+  const s = String.fromCodePoint(cp);
+  const strip = (t) => t.normalize("NFD").replace(/\p{Mn}/gu, "");
+  if (strip(s.toLowerCase()) !== strip(s).toLowerCase()) throw new Error(`${hexCp(cp)}: lower-casing and stripping do not commute`);
+}
+
+const blobRows = [];
+for (let i = 0; i < blob.length; i += 16) {
+  blobRows.push(
+    "    " +
+      blob
+        .slice(i, i + 16)
+        .map((b) => "0x" + b.toString(16).toUpperCase().padStart(2, "0"))
+        .join(", ") +
+      ",",
+  );
+}
+const reorderRows = byCcc.map((cp) => `    {${hex(cp)}, ${rankOf.get(cp)}},  // ${hexCp(cp)}`).join("\n");
+
+const wordpieceText = `// Generated by scripts/gen-unicode-tables.mjs from Node ${process.versions.node} (Unicode ${process.versions.unicode}); do not edit.
+// What BERT's normalizer needs: character classes, one code point's lower case, and NFD with the
+// nonspacing marks (\\p{Mn}) dropped. How each is derived: the generator.
+#include "text/unicode_wordpiece_tables.hpp"
+
+#include <cstdint>
+#include <iterator>
+
+namespace attnlens::detail {
+
+// ${blob.length} bytes: ${classRuns.length} class runs (${classBytes} bytes), ${lowerRanges.length} lower-case ranges (${lowerBytes} bytes),
+// ${stripEntries.length} decompositions (${stripBytes} bytes); each part starts with its count. Read by
+// wordpiece_tables() (unicode_wordpiece_tables.hpp describes the layout).
+const std::uint8_t kWordPieceTableBytes[] = {
+${blobRows.join("\n")}
+};
+const std::size_t kWordPieceTableSize = sizeof(kWordPieceTableBytes);
+
+// Spacing characters that NFD may reorder, with their canonical combining classes as ranks.
+const ReorderClass kWordPieceReorderClasses[] = {
+${reorderRows}
+};
+const std::size_t kWordPieceReorderClassCount = std::size(kWordPieceReorderClasses);
+
+const char* const kWordPieceTablesVersion = "${process.versions.unicode}";
+
+}  // namespace attnlens::detail
+`;
+
+const outputs = [
+  [out, text],
+  [wordpieceOut, wordpieceText],
+];
+if (process.argv.includes("--check")) {
+  const body = (t) => t.split("\n").slice(1).join("\n");
+  let differs = false;
+  for (const [file, generated] of outputs) {
+    if (body(readFileSync(file, "utf8")) !== body(generated)) {
+      console.error(`${file} differs from what Node ${process.versions.node} (Unicode ${process.versions.unicode}) generates`);
+      differs = true;
+    }
+  }
+  if (differs) process.exit(1);
   console.log(`unicode tables match Node ${process.versions.node} (Unicode ${process.versions.unicode})`);
 } else {
-  writeFileSync(out, text);
+  for (const [file, generated] of outputs) writeFileSync(file, generated);
   console.log(
     `wrote ${out}: ${entries.length} class runs, ${wordRuns.length} word category runs, ${folds.size} case foldings in ${foldRanges.length} ranges, Unicode ${process.versions.unicode}`,
+  );
+  console.log(
+    `wrote ${wordpieceOut}: ${blob.length} bytes (${classRuns.length} class runs, ${lowerRanges.length} lower-case ranges, ${stripEntries.length} decompositions), ${byCcc.length} reorderable spacing marks`,
   );
 }

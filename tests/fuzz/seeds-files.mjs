@@ -3,6 +3,8 @@
 // json:        documents in the shapes attnlens reads (safetensors headers, config.json, vocab).
 // safetensors: first byte even: the whole file follows; odd: "header\0data" (fuzz_safetensors.cpp).
 // bpe:         first byte % 3: 0 text to encode, 1 "vocab.json\0merges.txt", 2 text to train on.
+// wordpiece:   first byte % 4: 0 an options byte and a text, 1 "vocab.txt\0text",
+//              2 a tokenizer.json, 3 a tokenizer_config.json (fuzz_wordpiece.cpp).
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -100,4 +102,39 @@ write("bpe", [
   Buffer.from("\0" + "a".repeat(100)),
   Buffer.concat([Buffer.from([1]), Buffer.from(JSON.stringify(vocab)), Buffer.from([0]), Buffer.from(merges)]),
   Buffer.from("\x02" + text.repeat(3)),
+]);
+
+const wpVocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "cat", "##s", "caf", "##e", "!", "日", "##本"];
+const wpText = "The cats' caf\u00e9! CAFE\u0301 \u65e5\u672c\u8a9e \u0130 \ud55c \u0005 \u{1f469}\u200d\u{1f4bb} " + "x".repeat(120);
+const wpJson = {
+  version: "1.0",
+  added_tokens: [],
+  normalizer: { type: "BertNormalizer", clean_text: true, handle_chinese_chars: true, strip_accents: null, lowercase: true },
+  pre_tokenizer: { type: "BertPreTokenizer" },
+  post_processor: { type: "BertProcessing", sep: ["[SEP]", 3], cls: ["[CLS]", 2] },
+  decoder: { type: "WordPiece", prefix: "##", cleanup: true },
+  model: {
+    type: "WordPiece",
+    unk_token: "[UNK]",
+    continuing_subword_prefix: "##",
+    max_input_chars_per_word: 100,
+    vocab: Object.fromEntries(wpVocab.map((t, i) => [t, i])),
+  },
+};
+write("wordpiece", [
+  Buffer.from("\0\x1f" + wpText),
+  Buffer.from("\0\x00" + wpText),
+  Buffer.from("\0\x3b" + wpText),
+  Buffer.concat([Buffer.from([1]), Buffer.from(wpVocab.join("\n") + "\n"), Buffer.from([0]), Buffer.from(wpText)]),
+  Buffer.from("\x02" + JSON.stringify(wpJson)),
+  Buffer.from(
+    "\x03" +
+      JSON.stringify({
+        do_lower_case: false,
+        strip_accents: null,
+        tokenize_chinese_chars: true,
+        cls_token: { content: "[CLS]" },
+        sep_token: "[SEP]",
+      }),
+  ),
 ]);

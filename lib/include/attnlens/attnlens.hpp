@@ -18,3 +18,4 @@
 #include <attnlens/tensor.hpp>
 #include <attnlens/text.hpp>
 #include <attnlens/version.hpp>
+#include <attnlens/wordpiece.hpp>
