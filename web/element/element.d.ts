@@ -2,7 +2,10 @@
 import type { Explanation } from "./attnlens.js";
 
 export type AttnLensMode = "causal" | "full" | "compare";
-/** "grid": every layer's heads as small heatmaps; "steps" and "pca" need computed attention (not files). */
+/**
+ * "grid": every layer's heads as small heatmaps; "steps" and "pca" need computed attention (not files).
+ * The names of web/views/index.js, in its order (tests/js/views-registry.test.mjs checks).
+ */
 export type AttnLensView = "heatmap" | "lines" | "grid" | "steps" | "pca";
 export type AttnLensTheme = "light" | "dark" | "auto";
 /** Colour maps for the weights; viridis and cividis read well with colour-vision deficiencies. */
