@@ -2,7 +2,7 @@
 // An attention file the reader opens or drops is read in the browser and shown by the same
 // element; it is never uploaded and never put in the URL (a link holds a sentence and settings).
 import { preloadViews } from "./element/define.js";
-import { DEFAULTS, MAX_HEADS, MAX_SEED, dimsFor, normalizeState, paramsToRaw, stateToParams, MAX_LINK_SENTENCE } from "./state.js";
+import { CHOICES, DEFAULTS, MAX_HEADS, MAX_SEED, dimsFor, normalizeState, paramsToRaw, stateToParams, MAX_LINK_SENTENCE } from "./state.js";
 import { VIEWS } from "./views/index.js";
 import { attentionToCsv, attentionToJson, download, explanationToJson, weightsToCsv } from "./export.js";
 import { RANDOM_MODE_EXAMPLES, TRAINED_MODE_EXAMPLES } from "./examples.js";
@@ -81,6 +81,7 @@ fillSelect(
   $("#heads"),
   Array.from({ length: MAX_HEADS }, (_, i) => i + 1),
 );
+fillSelect($("#init"), CHOICES.init, (init) => init[0].toUpperCase() + init.slice(1));
 // A button per view of the registry; those of random weights only are hidden for a model (data-for).
 $("#views").append(
   ...VIEWS.map((view) => {

@@ -1,6 +1,9 @@
 // The state of a figure: what the <attn-lens> attributes and the demo page's URL hold.
 // One place validates it, so the element and the page agree on names, defaults and limits.
-// The views are views/index.js's.
+// The values the library also has (heads, d_model, seed, positional encoding, weights) are its
+// defaults and choices (lens.defaults.explain, lens.choices; tests/js/page-state.test.mjs holds
+// them together: the element reads these before the library is loaded); the views are
+// views/index.js's.
 import { VIEW_NAMES } from "./views/index.js";
 
 export const DEFAULTS = Object.freeze({
