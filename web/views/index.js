@@ -6,13 +6,15 @@
 // How the element shows a view, from its module `m` once load() has resolved:
 //   frame(m, c)  -> { view, lay }: the module (frame.js's contract) and layout of one frame, for
 //                   each panel ("panel-k", c.data that panel's weights) and each frame the view's
-//                   body made itself ("pane-k", c.data null)
-//   body(m, c)   -> a Lit template; without one, a frame per panel (causal and full side by side)
-//   scene(m, c)  -> the export's { width, height, draw(p) }; without one, the panels side by side
+//                   body made itself ("pane-k", c.data null). c: { state, data, index, model,
+//                   palette, scale, title, visible (heads drawn), zoom, width, panelWidth }
+//   body(m, c)   -> a Lit template; without one, a frame per panel (causal and full side by
+//                   side). c: { state, panels, model, width, selected, onPick, frame(id, label) }
+//   scene(m, c)  -> the export's { width, height, draw(p) }; without one, the panels side by
+//                   side. c: { panels, model, palette, scale, width }
 //   prepare(m, panels, state) -> what the view derives from the whole figure (PCA's shared axes,
-//                   every step's matrices), made once per figure and head and passed as c.model
-// c holds { state, data, index, model, palette, scale, title, visible, zoom, width, panelWidth,
-// panels, selected, onPick, frame(id, label) }; width is the figures' width (0 before it is known).
+//                   every step's matrices), made once per figure and head: c.model
+// width is the figures' width, 0 before it is known.
 import { html } from "lit";
 import * as heatmap from "./heatmap.js";
 import * as lines from "./lines.js";
