@@ -17,12 +17,13 @@ const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const dist = join(root, "dist");
 const site = join(dist, "site");
 
-// The colour maps of web/theme.js: D3's, sampled at 256 points here, at build time.
+// The colour maps of web/theme.js: D3's, sampled at 256 points here, at build time. The every-step
+// view's diverging map is a module of its own, so that its table is in the view's chunk.
 const colormaps = {
   name: "attnlens-colormaps",
-  resolveId: (id) => (id === "virtual:attnlens-colormaps" ? "\0attnlens-colormaps" : null),
+  resolveId: (id) => (id === "virtual:attnlens-colormaps" || id === "virtual:attnlens-diverging" ? `\0${id}` : null),
   async load(id) {
-    if (id !== "\0attnlens-colormaps") return null;
+    if (id !== "\0virtual:attnlens-colormaps" && id !== "\0virtual:attnlens-diverging") return null;
     const d3 = await import("d3-scale-chromatic");
     // D3 gives "#rrggbb" or "rgb(r, g, b)".
     const hex = (color) =>
@@ -33,12 +34,12 @@ const colormaps = {
             .map((c) => Number(c).toString(16).padStart(2, "0"))
             .join("");
     const sample = (map) => Array.from({ length: 256 }, (_, i) => hex(map(i / 255))).join("");
+    if (id === "\0virtual:attnlens-diverging") return `export const RDBU = ${JSON.stringify(sample(d3.interpolateRdBu))};\n`;
     const maps = {
       viridis: d3.interpolateViridis,
       cividis: d3.interpolateCividis,
       magma: d3.interpolateMagma,
       blues: d3.interpolateBlues,
-      rdbu: d3.interpolateRdBu,
     };
     return (
       `export const MAPS = ${JSON.stringify(Object.fromEntries(Object.entries(maps).map(([k, m]) => [k, sample(m)])))};\n` +

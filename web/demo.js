@@ -2,7 +2,8 @@
 // An attention file the reader opens or drops is read in the browser and shown by the same
 // element; it is never uploaded and never put in the URL (a link holds a sentence and settings).
 import { preloadViews } from "./element/define.js";
-import { DEFAULTS, MAX_HEADS, MAX_SEED, dimsFor, normalizeState, paramsToRaw, stateToParams, MAX_LINK_SENTENCE } from "./state.js";
+import { CHOICES, DEFAULTS, MAX_HEADS, MAX_SEED, dimsFor, normalizeState, paramsToRaw, stateToParams, MAX_LINK_SENTENCE } from "./state.js";
+import { VIEWS } from "./views/index.js";
 import { attentionToCsv, attentionToJson, download, explanationToJson, weightsToCsv } from "./export.js";
 import { RANDOM_MODE_EXAMPLES, TRAINED_MODE_EXAMPLES } from "./examples.js";
 import { computeFigure, loadLens } from "./lens.js";
@@ -40,7 +41,7 @@ const NAMES = {
 /** The shipped model, copied into the site by scripts/build-web.mjs. */
 const MODEL_SRC = "models/attnlens/";
 /** Views that show the computation of random weights (not offered for the trained model). */
-const RANDOM_ONLY_VIEWS = ["steps", "pca"];
+const RANDOM_ONLY_VIEWS = VIEWS.filter((view) => view.randomOnly).map((view) => view.name);
 /** Token chips shown under the sentence (the figure shows them all). */
 const MAX_CHIPS = 80;
 
@@ -79,6 +80,20 @@ function fillSelect(select, values, label = String) {
 fillSelect(
   $("#heads"),
   Array.from({ length: MAX_HEADS }, (_, i) => i + 1),
+);
+fillSelect($("#init"), CHOICES.init, (init) => init[0].toUpperCase() + init.slice(1));
+// A button per view of the registry; those of random weights only are hidden for a model (data-for).
+$("#views").append(
+  ...VIEWS.map((view) => {
+    const label = document.createElement("label");
+    const input = document.createElement("input");
+    input.type = "radio";
+    input.name = "view";
+    input.value = view.name;
+    label.append(input, ` ${view.label}`);
+    if (view.randomOnly) label.dataset.for = "random";
+    return label;
+  }),
 );
 for (const [model, examples] of [
   ["random", RANDOM_MODE_EXAMPLES],

@@ -2,8 +2,10 @@
 // The .wasm is read from beside the bundle that contains this module (dist/element.js ->
 // dist/attnlens.wasm; the demo site copies it beside its own bundle). The URL is built from a
 // variable on purpose: a literal would make Vite inline the module into the bundle as base64.
+// The JS API comes from its source (an edit to wasm/api.js shows at the next page build); only
+// the Emscripten loaders, which the wasm build makes, come from dist/.
 import createAttnLensCore from "../dist/attnlens_core.js";
-import { fetchWasm, isExplanation, makeLoader } from "../dist/api.js";
+import { fetchWasm, isExplanation, makeLoader } from "../wasm/api.js";
 
 const WASM_FILE = "./attnlens.wasm";
 const MODEL_FILES = { baseline: "./attnlens-model.wasm", relaxed: "./attnlens-model-relaxed.wasm" };

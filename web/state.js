@@ -1,5 +1,10 @@
 // The state of a figure: what the <attn-lens> attributes and the demo page's URL hold.
 // One place validates it, so the element and the page agree on names, defaults and limits.
+// The values the library also has (heads, d_model, seed, positional encoding, weights) are its
+// defaults and choices (lens.defaults.explain, lens.choices; tests/js/page-state.test.mjs holds
+// them together: the element reads these before the library is loaded); the views are
+// views/index.js's.
+import { VIEW_NAMES } from "./views/index.js";
 
 export const DEFAULTS = Object.freeze({
   sentence: "The cat sat on the mat.",
@@ -19,7 +24,7 @@ export const DEFAULTS = Object.freeze({
 
 export const CHOICES = Object.freeze({
   mode: ["causal", "full", "compare"],
-  view: ["heatmap", "lines", "grid", "steps", "pca"],
+  view: VIEW_NAMES,
   positional: ["sinusoidal", "none"],
   init: ["xavier", "normal", "identity"],
   theme: ["light", "dark", "auto"],

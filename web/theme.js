@@ -30,7 +30,7 @@ export const PALETTES = {
 };
 
 /** A map in [0, 1] from 256 "rrggbb" samples: the nearest sample's colour. */
-const sampled = (hex) => (t) => `#${hex.substr(6 * Math.round(Math.min(1, Math.max(0, t)) * 255), 6)}`;
+export const sampled = (hex) => (t) => `#${hex.substr(6 * Math.round(Math.min(1, Math.max(0, t)) * 255), 6)}`;
 
 /**
  * Sequential colour maps for weights in [0, 1]. viridis and cividis are readable with the
@@ -42,7 +42,6 @@ export const COLORMAPS = {
   magma: sampled(MAPS.magma),
   blues: sampled(MAPS.blues),
 };
-const interpolateRdBu = sampled(MAPS.rdbu);
 
 /** The theme's palette: "light", "dark" or "auto" (the system's choice). */
 export function paletteFor(theme) {
@@ -102,9 +101,6 @@ export function colorScale(name, palette) {
   }
   return scale;
 }
-
-/** Diverging map for signed numbers, symmetric around 0 with half-range `extent`. */
-export const signedColor = (x, extent) => interpolateRdBu(0.5 - 0.5 * Math.max(-1, Math.min(1, x / (extent || 1))));
 
 /** A colour per head. */
 export const headColor = (h) => TABLEAU10[h % TABLEAU10.length];

@@ -28,6 +28,7 @@ test("npm pack ships exactly the package files", () => {
     "dist/attnlens.wasm",
     "dist/attnlens-relaxed.wasm",
     "dist/attnlens.d.ts",
+    "dist/model.d.ts",
     "dist/api.js",
     "dist/boundary.js",
     "dist/attnlens_core.js",

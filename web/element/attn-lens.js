@@ -3,64 +3,33 @@
 // Lit renders the chrome (toolbar, messages, head buttons, the frames' boxes); the figures are
 // canvases drawn by the views through Frame (frame.js), so hovering, the keyboard and scrolling
 // repaint only what changed. SVG is written only for export.
-import { LitElement, css, html, nothing } from "lit";
+//
+// What a view is and does comes from its entry in views/index.js; the figure comes from one of
+// three sources (explain-source.js, file-source.js, model-source.js); layout.js lays out and
+// paints the frames, toolbar.js holds the toolbar and readout, figure-export.js the SVG and PNG.
+import { LitElement, html, nothing } from "lit";
 import { cache } from "lit/directives/cache.js";
-import { COMPUTE_KEYS, DEFAULTS, normalizeState, parseHeadList, stateToParams } from "../state.js";
-import { computeFigure, loadLens } from "../lens.js";
-import { colorScale, headColor, paletteFor } from "../theme.js";
-import { panelsOf, headName } from "../figure-data.js";
-import { canvasPainter } from "../paint.js";
-import { SvgPainter } from "../svg.js";
-import { font, wrapText } from "../text.js";
-import * as heatmapView from "../views/heatmap.js";
-import * as linesView from "../views/lines.js";
-import { Frame, NEAR } from "./frame.js";
-import { describe } from "./describe.js";
+import { COMPUTE_KEYS, DEFAULTS, normalizeState, parseHeadList } from "../state.js";
+import { headColor, paletteFor } from "../theme.js";
+import { VIEWS, loadTexts, loadView, loadedView, viewNamed } from "../views/index.js";
+import { NEAR } from "./frame.js";
 import { estimateHeight } from "./estimate.js";
 import { hostStyles } from "./host-styles.js";
+import { attnLensStyles } from "./styles.js";
+import { explainIfChanged, isScheduled, unschedule } from "./explain-source.js";
+import { fileMode, startLoad } from "./file-source.js";
+import { closeModel, modelChanged, modelMode, openModel, predictions, showModel } from "./model-source.js";
+import { toPNG, toSVG } from "./figure-export.js";
+import { drawFrames, hasTrace, panelTitle, panelWidth, prepared, visibleHeads } from "./layout.js";
+import { demoLink, hint, showReadout, toolbarTemplate, updateZoomButton } from "./toolbar.js";
 
-// The views a plain figure needs are in this module; PCA and every-step load when first shown.
-const LAZY = { pca: () => import("../views/pca.js"), steps: () => import("../views/steps.js"), grid: () => import("../views/grid.js") };
-const loaded = {};
-const loading = {};
-function loadView(name) {
-  loading[name] ??= LAZY[name]().then((m) => (loaded[name] = m));
-  return loading[name];
-}
-// Attention files: the parsers and the layers × heads grid, loaded when a figure shows a file or data.
-let filesModules;
-const loadFiles = () => (filesModules ??= Promise.all([import("../files/index.js"), loadView("grid")]).then(([files]) => files));
-// Trained mode (a model computes the figure): loaded when a figure shows a model.
-let trainedModule;
-let trained;
-const loadTrained = () => (trainedModule ??= Promise.all([import("./trained.js"), loadView("grid")]).then(([m]) => (trained = m)));
-/** Views that need an explain() trace, which weights from a file do not have. */
-const TRACE_VIEWS = { steps: "every-step", pca: "PCA" };
-/** The head the every-step view shows (the first for "mean"). */
-const stepsHead = (state) => Math.min(state.head === "mean" ? 0 : state.head, state.heads - 1);
+// The figure in words (views/describe.js), once a reader has opened a description.
+let texts;
 
-/** Fetches the views loaded on demand (a page that offers every view calls this when idle). */
-export const preloadViews = () => Promise.all(Object.keys(LAZY).map(loadView));
+/** Fetches the module of every view (a page that offers every view calls this when idle). */
+export const preloadViews = () => Promise.all(VIEWS.map((v) => loadView(v.name)));
 
 // Figures below the fold are computed when they come near the viewport (one shared observer).
-// A figure's first computation waits for its own animation frame, so a post with many stays
-// smooth; later ones (an edit) run at once unless the last one was slow.
-const pending = new Set();
-let frameRequested = false;
-function schedule(element) {
-  pending.add(element);
-  if (frameRequested) return;
-  frameRequested = true;
-  requestAnimationFrame(function next() {
-    const [first] = pending;
-    if (first) {
-      pending.delete(first);
-      first._computeNow();
-    }
-    if (pending.size) requestAnimationFrame(next);
-    else frameRequested = false;
-  });
-}
 let observer;
 function observe(element) {
   if (typeof IntersectionObserver !== "function") {
@@ -78,34 +47,6 @@ function observe(element) {
     { rootMargin: "400px 0px" },
   );
   observer.observe(element);
-}
-
-/**
- * A computation slower than this moves the next one to a task of its own, after the input
- * events already queued, so fast typing on a long text computes once for several keys.
- */
-const SLOW_COMPUTE_MS = 50;
-const soon = (() => {
-  const channel = new MessageChannel();
-  const queue = [];
-  channel.port1.onmessage = () => queue.shift()?.();
-  return (callback) => {
-    queue.push(callback);
-    channel.port2.postMessage(0);
-  };
-})();
-const PANEL_GAP = 16;
-const MIN_PANEL_WIDTH = 300;
-const ZOOMS = [1, 2, 4, 8, 16, 32];
-/** Head thumbnails (40 px) of long sentences sample this many rows and columns. */
-const THUMBNAIL_CELLS = 80;
-const hoverNone = typeof matchMedia === "function" && matchMedia("(hover: none)").matches;
-
-/** A short stable hash (FNV-1a) of a string, for export ids. */
-function hash(text) {
-  let h = 0x811c9dc5;
-  for (let k = 0; k < text.length; k++) h = Math.imul(h ^ text.charCodeAt(k), 0x01000193);
-  return (h >>> 0).toString(36);
 }
 
 export class AttnLensElement extends LitElement {
@@ -146,319 +87,7 @@ export class AttnLensElement extends LitElement {
     _views: { state: true },
   };
 
-  static styles = [
-    hostStyles,
-    css`
-      :host {
-        width: 100%;
-        border-radius: 8px;
-      }
-      :host([data-theme="dark"]) {
-        color: var(--attn-lens-fg, #e6e9ee);
-        background: var(--attn-lens-bg, #14181e);
-      }
-      .toolbar {
-        display: flex;
-        flex-wrap: wrap;
-        gap: 6px;
-        align-items: center;
-        padding: 6px 8px;
-        font-size: 12px;
-        min-height: 24px;
-      }
-      .readout {
-        flex: 1 1 12em;
-        min-width: 8em;
-        opacity: 0.9;
-        font-variant-numeric: tabular-nums;
-        overflow-wrap: anywhere;
-      }
-      button,
-      a.button {
-        font: inherit;
-        font-size: 12px;
-        color: inherit;
-        background: transparent;
-        border: 1px solid currentColor;
-        border-radius: 4px;
-        padding: 2px 8px;
-        cursor: pointer;
-        text-decoration: none;
-        opacity: 0.85;
-      }
-      button:disabled {
-        opacity: 0.35;
-        cursor: default;
-      }
-      button:hover:not(:disabled),
-      a.button:hover,
-      button:focus-visible {
-        opacity: 1;
-        outline: 2px solid #3b5bdb;
-        outline-offset: 1px;
-      }
-      button[aria-pressed="true"] {
-        background: rgba(59, 91, 219, 0.18);
-      }
-      .figure-title {
-        padding: 2px 8px;
-        font-weight: 600;
-        font-size: 15px;
-      }
-      .figures {
-        padding: 4px 8px 8px;
-      }
-      .panels {
-        display: flex;
-        flex-wrap: wrap;
-        gap: 16px;
-      }
-      .frame {
-        position: relative;
-        max-width: 100%;
-        overscroll-behavior: contain;
-        outline: none;
-      }
-      .frame:focus-visible {
-        box-shadow: 0 0 0 2px #3b5bdb;
-      }
-      .sticky {
-        position: sticky;
-        top: 0;
-        left: 0;
-        overflow: hidden;
-      }
-      .sticky canvas {
-        position: absolute;
-        top: 0;
-        left: 0;
-        display: block;
-      }
-      .frame.focused canvas.figure {
-        opacity: 0.3;
-      }
-      .heads {
-        display: flex;
-        flex-wrap: wrap;
-        gap: 6px;
-        padding: 0 8px 8px;
-        align-items: center;
-        font-size: 12px;
-      }
-      .heads canvas {
-        display: block;
-        width: 40px;
-        height: 40px;
-        image-rendering: pixelated;
-      }
-      .heads button {
-        display: flex;
-        flex-direction: column;
-        align-items: center;
-        gap: 2px;
-        padding: 3px;
-      }
-      .swatch {
-        display: inline-block;
-        width: 10px;
-        height: 10px;
-        border-radius: 2px;
-      }
-      .message {
-        padding: 6px 12px;
-        font-size: 13px;
-      }
-      .message.warning {
-        color: #b35c00;
-      }
-      .message.error {
-        color: #c92a2a;
-      }
-      :host([data-theme="dark"]) .message.warning {
-        color: #ffa94d;
-      }
-      :host([data-theme="dark"]) .message.error {
-        color: #ff8787;
-      }
-      .placeholder {
-        padding: 24px 12px;
-        opacity: 0.6;
-        box-sizing: border-box;
-      }
-      .caption {
-        margin: 0;
-        padding: 0 8px 8px;
-        font-size: 13px;
-        opacity: 0.85;
-      }
-      details.describe {
-        padding: 0 8px 8px;
-        font-size: 12px;
-      }
-      details.describe summary {
-        cursor: pointer;
-        opacity: 0.8;
-      }
-      details.describe table {
-        border-collapse: collapse;
-        font-variant-numeric: tabular-nums;
-        margin: 6px 0;
-        display: block;
-        overflow-x: auto;
-      }
-      details.describe th,
-      details.describe td {
-        border: 1px solid rgba(128, 128, 128, 0.35);
-        padding: 1px 4px;
-        text-align: right;
-      }
-      .tip {
-        position: fixed;
-        z-index: 10;
-        pointer-events: none;
-        max-width: min(28em, 90vw);
-        padding: 4px 7px;
-        border-radius: 4px;
-        font-size: 12px;
-        background: rgba(20, 24, 30, 0.92);
-        color: #fff;
-        font-variant-numeric: tabular-nums;
-      }
-      .steps {
-        padding: 0 8px 8px;
-        width: 100%;
-        box-sizing: border-box;
-      }
-      .steps-title {
-        font-weight: 600;
-        margin: 4px 0;
-      }
-      .step .caption {
-        font-size: 13px;
-        font-weight: 400;
-        color: var(--attn-lens-accent, #3b5bdb);
-        margin: 12px 0 4px;
-        padding: 0;
-      }
-      :host([data-theme="dark"]) .step .caption {
-        color: var(--attn-lens-accent, #8ea8ff);
-      }
-      .step-row {
-        display: flex;
-        flex-wrap: wrap;
-        align-items: center;
-        gap: 4px 8px;
-        margin: 2px 0 6px;
-      }
-      .variant {
-        font-weight: 600;
-        font-size: 12px;
-        flex-basis: 100%;
-      }
-      .op {
-        font-size: 18px;
-        opacity: 0.7;
-      }
-      figure.pane {
-        margin: 0;
-        max-width: 100%;
-      }
-      figure.pane figcaption {
-        font-size: 11px;
-        font-weight: 600;
-      }
-      .shape {
-        font-weight: 400;
-        opacity: 0.7;
-      }
-      figure.pane:has(.frame.scrolls) .shape::after {
-        content: " · scroll for the rest";
-      }
-      .grid {
-        display: flex;
-        flex-direction: column;
-        gap: 4px;
-        padding: 0 8px 8px;
-        font-size: 11px;
-        overflow-x: auto;
-      }
-      .grid-row {
-        display: flex;
-        gap: 4px;
-        align-items: center;
-      }
-      .grid-label {
-        flex: 0 0 60px;
-        overflow: hidden;
-        text-overflow: ellipsis;
-        white-space: nowrap;
-      }
-      .grid button {
-        display: flex;
-        flex-direction: column;
-        align-items: center;
-        gap: 2px;
-        padding: 3px;
-        font-size: 11px;
-        max-width: calc(var(--thumb) + 8px);
-        overflow: hidden;
-        white-space: nowrap;
-      }
-      .grid small {
-        opacity: 0.75;
-        font-size: 9px;
-        white-space: pre-line;
-        line-height: 1.2;
-      }
-      .predictions {
-        padding: 0 8px 8px;
-        font-size: 12px;
-      }
-      .predictions summary {
-        cursor: pointer;
-        opacity: 0.8;
-      }
-      .prediction-strip {
-        display: flex;
-        gap: 6px;
-        overflow-x: auto;
-        padding: 4px 0;
-      }
-      .prediction {
-        flex: 0 0 auto;
-        min-width: 64px;
-        font-variant-numeric: tabular-nums;
-      }
-      .prediction span,
-      .prediction-token {
-        white-space: pre;
-      }
-      .prediction-token {
-        font-weight: 600;
-        border-bottom: 1px solid rgba(128, 128, 128, 0.5);
-        margin-bottom: 2px;
-      }
-      .prediction-row {
-        display: flex;
-        justify-content: space-between;
-        gap: 6px;
-        opacity: 0.85;
-      }
-      .grid canvas {
-        display: block;
-        width: var(--thumb);
-        height: var(--thumb);
-        image-rendering: pixelated;
-      }
-      @media print {
-        .toolbar button,
-        .heads,
-        details.describe {
-          display: none;
-        }
-      }
-    `,
-  ];
+  static styles = [hostStyles, attnLensStyles];
 
   constructor() {
     super();
@@ -532,14 +161,7 @@ export class AttnLensElement extends LitElement {
 
   /** Whether a model computes the figure (model="attnlens", or a checkpoint given to openModel). */
   get _modelMode() {
-    return !this._fileMode && (this.model === "attnlens" || (this.model === "custom" && Boolean(this._picked)));
-  }
-
-  /** Where the model comes from: { url } or { files }, and a key that changes with it. */
-  _modelSource() {
-    if (this.model === "custom") return { files: this._picked, key: this._picked };
-    const url = new URL(this.modelSrc || trained.shippedModelUrl(), document.baseURI).href;
-    return { url: url.endsWith("/") ? url : `${url}/`, key: url };
+    return modelMode(this);
   }
 
   /**
@@ -549,86 +171,17 @@ export class AttnLensElement extends LitElement {
    * shown in the figure. Progress: `options.onProgress` and attn-lens-model-progress events.
    */
   openModel(files, options = {}) {
-    this._picked = files;
-    this._pickedProgress = options.onProgress;
-    this.model = "custom";
-    this._modelLoad = null;
-    return this._startModel();
+    return openModel(this, files, options);
   }
 
   /** Frees a checkpoint given to openModel() and returns to random weights. */
   closeModel() {
-    if (this._picked) this._openedModel?.model.dispose();
-    this._picked = null;
-    this._openedModel = null;
-    this._modelLoad = null;
-    this.model = "random";
-    this._figure = null;
-    this._computedKey = null;
-  }
-
-  /** Loads the model of `model`/`model-src` (once per source); a newer source cancels an older one. */
-  _startModel() {
-    if (this._modelLoad) return this._modelLoad;
-    const generation = ++this._loadGeneration;
-    this._abort?.abort();
-    const controller = (this._abort = new AbortController());
-    this._figure = null;
-    this._panels = [];
-    this._error = null;
-    this._openedModel = null;
-    this._loading = this.model === "custom" ? "your checkpoint" : "the trained model";
-    this.requestUpdate();
-    const onProgress = (progress) => {
-      if (generation !== this._loadGeneration) return;
-      this._loading = trained.progressText(this.model === "custom" ? "your checkpoint" : "the trained model", progress);
-      (this._pickedProgress && this.model === "custom" ? this._pickedProgress : null)?.(progress);
-      this.dispatchEvent(new CustomEvent("attn-lens-model-progress", { bubbles: true, composed: true, detail: progress }));
-    };
-    const event = (detail) => this.dispatchEvent(new CustomEvent("attn-lens-model", { bubbles: true, composed: true, detail }));
-    this._modelLoad = Promise.all([loadTrained(), this._lens ?? loadLens()])
-      .then(([, lens]) => {
-        this._lens = lens;
-        const source = this._modelSource();
-        this._modelKey = source.key;
-        return trained.openModel(lens, source, { signal: controller.signal, onProgress });
-      })
-      .then(
-        (opened) => {
-          if (generation !== this._loadGeneration) return;
-          this._openedModel = opened;
-          this._loading = null;
-          this._computedKey = null;
-          this.requestUpdate();
-          event({ name: opened.name, config: opened.model.config, error: null });
-        },
-        (error) => {
-          if (generation !== this._loadGeneration || error.name === "AbortError") return;
-          this._loading = null;
-          this._error = error.message;
-          this.requestUpdate();
-          event({ name: null, config: null, error });
-          throw error;
-        },
-      );
-    return this._modelLoad;
-  }
-
-  /** Computes the figure of the sentence under the opened model. */
-  _computeModel() {
-    this._computeWith((state) => {
-      const data = trained.modelFigure(this._openedModel, state.sentence);
-      this._panels = data ? [data] : [];
-      this._figure = data
-        ? { file: true, model: true, state, totalTokens: data.totalTokens, truncated: data.totalTokens > data.tokens.length }
-        : { empty: true };
-    });
-    this._state = this.figureState;
+    closeModel(this);
   }
 
   /** Whether the figure shows given weights (src, data or opened files) rather than computing them. */
   get _fileMode() {
-    return Boolean(this.src) || (this.data !== undefined && this.data !== null) || Boolean(this._opened);
+    return fileMode(this);
   }
 
   /** The weights shown from src, data or opened files (FigureData), or null. */
@@ -643,67 +196,7 @@ export class AttnLensElement extends LitElement {
    */
   openFiles(files) {
     this._opened = [...files];
-    return this._startLoad();
-  }
-
-  /** Starts reading src, data or the opened files; a newer call cancels an older one. */
-  _startLoad() {
-    this._abort?.abort();
-    const generation = ++this._loadGeneration;
-    this._figure = null;
-    this._panels = [];
-    this._error = null;
-    this.requestUpdate();
-    if (!this._fileMode) {
-      this._loading = null;
-      this._computedKey = null;
-      return Promise.resolve();
-    }
-    const controller = (this._abort = new AbortController());
-    const { signal } = controller;
-    const given = this.data !== undefined && this.data !== null;
-    const opened = this._opened;
-    this._loading = given ? "data" : opened ? opened.map((f) => f.name).join(", ") : this.src;
-    const read = async (files) => {
-      if (given) return files.fromObject(this.data, "data");
-      if (opened) return files.parsePicked(opened);
-      const base = document.baseURI;
-      const [main, side] = await Promise.all([
-        files.fetchBytes(new URL(this.src, base), { signal }),
-        this.tokensSrc ? files.fetchBytes(new URL(this.tokensSrc, base), { signal }) : null,
-      ]);
-      return files.parseAttentionFile(main.bytes, { name: main.name, tokens: side ? files.parseTokens(side.bytes, side.name) : undefined });
-    };
-    return loadFiles()
-      .then(read)
-      .then(
-        (data) => {
-          if (generation === this._loadGeneration) this._showData(data);
-        },
-        (error) => {
-          if (generation !== this._loadGeneration || error.name === "AbortError") return;
-          this._loading = null;
-          this._error = error.message;
-          this._loaded(null, error.message);
-          throw error;
-        },
-      );
-  }
-
-  _showData(data) {
-    this._loading = null;
-    this._panels = [data];
-    this._figure = { file: true, state: this._state?.state, totalTokens: data.tokens.length, truncated: false };
-    this._generation++;
-    this._computeMs = 0;
-    this._computedSinceRender = true;
-    this._error = null;
-    this._loaded(data, null);
-  }
-
-  _loaded(data, error) {
-    this.requestUpdate();
-    this.dispatchEvent(new CustomEvent("attn-lens-load", { bubbles: true, composed: true, detail: { data, error } }));
+    return startLoad(this);
   }
 
   /** The last computation: { causal?, full?, totalTokens, truncated, state } or { empty: true }, or null. */
@@ -731,7 +224,7 @@ export class AttnLensElement extends LitElement {
     this._resize?.disconnect();
     this._frameObserver?.disconnect();
     this._frameObserver = null;
-    pending.delete(this);
+    unschedule(this);
   }
 
   /** The width the figures may use: the element's content box less the figures' padding. */
@@ -753,81 +246,20 @@ export class AttnLensElement extends LitElement {
     if (!this._width) this._measure();
     if (changed.has("src") || changed.has("tokensSrc") || changed.has("data")) {
       this._opened = null;
-      this._startLoad().catch(() => {});
+      startLoad(this).catch(() => {});
     }
-    if ((changed.has("model") || changed.has("modelSrc")) && this.model !== "custom") {
-      if (this._picked) this.closeModel();
-      this._modelLoad = null;
-      this._openedModel = null;
-      if (!this._modelMode && changed.get("model") && changed.get("model") !== "random") {
-        // Back to random weights: drop the model's figure and compute again.
-        ++this._loadGeneration;
-        this._loading = null;
-        this._figure = null;
-        this._panels = [];
-        this._error = null;
-        this._computedKey = null;
-      }
-    }
+    if ((changed.has("model") || changed.has("modelSrc")) && this.model !== "custom") modelChanged(this, changed);
     this._state = this.figureState;
     const { state } = this._state;
-    const key = JSON.stringify(COMPUTE_KEYS.map((k) => state[k]));
-    if (this._modelMode && this._visible) {
-      if (!this._modelLoad) this._startModel().catch(() => {});
-      else if (this._openedModel && state.sentence !== this._computedKey) {
-        this._computedKey = state.sentence;
-        this._computeModel();
-      }
-    } else if (
-      !this._fileMode &&
-      this._visible &&
-      (state.view === "steps" ? `${key}/trace/${stepsHead(state)}` : key) !== this._computedKey &&
-      !(state.view !== "steps" && this._computedKey?.startsWith(`${key}/trace/`))
-    ) {
-      // Only the every-step view needs the trace, and only the score stages of the head it shows
-      // (a head switch there computes again); a figure computed with it serves every other view.
-      this._traceHead = state.view === "steps" ? stepsHead(state) : undefined;
-      this._computedKey = state.view === "steps" ? `${key}/trace/${this._traceHead}` : key;
-      // An edit computes inside this update, so the figure changes in the same frame; the first
-      // figure waits for its animation frame (one figure per frame on a page with many).
-      if (!this._lens || !this._figure) schedule(this);
-      else if (this._computeMs < SLOW_COMPUTE_MS) this._compute();
-      else if (!this._deferred) {
-        this._deferred = true;
-        soon(() => {
-          this._deferred = false;
-          this._compute();
-          this.requestUpdate();
-        });
-      }
-    }
+    if (this._modelMode && this._visible) showModel(this, state);
+    else if (!this._fileMode && this._visible) explainIfChanged(this, state);
     const theme = paletteFor(state.theme).name;
     if (this.dataset.theme !== theme) this.dataset.theme = theme;
-    if (LAZY[state.view] && !loaded[state.view])
+    if (!loadedView(state.view))
       loadView(state.view).then(
         () => this._views++,
         (e) => (this._error = e.message),
       );
-  }
-
-  async _computeNow() {
-    try {
-      this._lens ??= await loadLens();
-    } catch (error) {
-      this._error = error.message;
-      return;
-    }
-    this._compute();
-    this.requestUpdate();
-  }
-
-  _compute() {
-    this._computeWith((state) => {
-      const trace = this._traceHead !== undefined;
-      const into = this.recycle ? this._figure : undefined;
-      this._figure = { ...computeFigure(this._lens, state, { trace, traceHead: this._traceHead, into }), state };
-      this._panels = this._figure.empty ? [] : panelsOf(this._figure);
-    });
   }
 
   /** Runs `compute(state)`, which sets the figure and its panels; an error empties them and is shown. */
@@ -851,9 +283,9 @@ export class AttnLensElement extends LitElement {
     this._changed();
   }
 
-  /** Lines view: show or hide head h (a picked single head becomes the visible set). */
+  /** The swatches (lines view): show or hide head h (a picked single head becomes the visible set). */
   _toggleHead(h, state) {
-    const visible = this._visibleHeads(state);
+    const visible = visibleHeads(state);
     visible[h] = !visible[h];
     this.head = "mean";
     this.hide = visible.flatMap((on, k) => (on ? [] : [k + 1])).join(",");
@@ -865,18 +297,16 @@ export class AttnLensElement extends LitElement {
     this.dispatchEvent(new CustomEvent("attn-lens-change", { bubbles: true, composed: true, detail }));
   }
 
-  /** A click in the layers × heads grid: that head, large (the grid view switches to the heatmap). */
+  /**
+   * A click in the layers × heads grid: that head, large. A view without a heads row shows every
+   * head at once (the grid view), so the pick opens the heatmap.
+   */
   _pick(layer, head) {
     this.layer = String(layer);
     this.head = String(head);
-    const view = this._state.state.view === "grid" ? "heatmap" : this._state.state.view;
+    const view = viewNamed(this._state.state.view).headsRow ? this._state.state.view : "heatmap";
     this.view = view;
     this._changed(view);
-  }
-
-  /** Heads the lines view draws: the picked head alone, or every head not hidden. */
-  _visibleHeads(state) {
-    return Array.from({ length: state.heads }, (_, h) => (state.head === "mean" ? !state.hide.includes(h) : state.head === h));
   }
 
   // ---- drawing -------------------------------------------------------------------------------
@@ -891,24 +321,6 @@ export class AttnLensElement extends LitElement {
     return drawn;
   }
 
-  _panelWidth(count) {
-    const width = Math.max(200, this._width || 600);
-    return count > 1 && (width - PANEL_GAP) / count >= MIN_PANEL_WIDTH ? Math.floor((width - PANEL_GAP) / count) : width;
-  }
-
-  _title(data, state) {
-    const H = state.heads;
-    if (data.weights.shape[0] > 1)
-      data = { ...data, title: `${data.title}, ${data.layerNames?.[state.layer] ?? `layer ${state.layer + 1}`}` };
-    if (state.view === "lines") {
-      const shown = this._visibleHeads(state).filter(Boolean).length;
-      return `${data.title}, ${shown} of ${H} head${H > 1 ? "s" : ""}`;
-    }
-    if (state.view === "pca") return `${data.title}: before and after context`;
-    return `${data.title}, ${state.head === "mean" ? `mean of ${H} head${H > 1 ? "s" : ""}` : `${headName(data, state.head)} of ${H}`}`;
-  }
-
-  /** The view module and layout of frame `id` ("panel-k" or "pane-k"), or null. */
   /** The Frames of the boxes in the figure now. */
   _liveFrames() {
     return [...this.renderRoot.querySelectorAll(".frame")].map((box) => this._frames.get(box)).filter(Boolean);
@@ -925,121 +337,20 @@ export class AttnLensElement extends LitElement {
     this._frameObserver.observe(box);
   }
 
-  _layoutFor(id, state, palette, scale) {
-    const [kind, index] = id.split("-");
-    const k = Number(index);
-    if (kind === "pane") {
-      const pane = this._stepsModel?.panes[k];
-      if (!pane) return null;
-      const view = loaded.steps.matrixView;
-      return { view, lay: view.layout({ pane, palette, scale, width: Math.max(120, (this._width || 600) - 16) }) };
-    }
-    const data = this._panels[k];
-    if (!data) return null;
-    const width = this._panelWidth(this._panels.length);
-    const title = this._title(data, state);
-    if (state.view === "heatmap")
-      return {
-        view: heatmapView,
-        lay: heatmapView.layout({ data, layer: state.layer ?? 0, head: state.head, title, palette, scale, width, zoom: this._zoom }),
-      };
-    if (state.view === "lines")
-      return {
-        view: linesView,
-        lay: linesView.layout({
-          data,
-          layer: state.layer ?? 0,
-          visible: this._visibleHeads(state),
-          title,
-          palette,
-          width,
-          zoom: this._zoom,
-        }),
-      };
-    const pca = loaded.pca;
-    return { view: pca, lay: pca.layout({ data, domain: (this._pcaDomain ??= pca.sharedDomain(this._panels)), title, palette, width }) };
-  }
-
-  _drawFrames() {
-    if (!this._figure || this._figure.empty) return false;
-    const state = this._drawnState();
-    const palette = paletteFor(state.theme);
-    const scale = colorScale(state.colormap, palette);
-    const common = JSON.stringify([
-      this._generation,
-      state.view,
-      state.head,
-      state.layer,
-      state.hide,
-      this._zoom,
-      this._width,
-      palette.name,
-      state.colormap,
-    ]);
-    // Size every frame, then measure them all (one layout), then paint: no layout per frame.
-    const changed = [];
-    for (const box of this.renderRoot.querySelectorAll(".frame")) {
-      let frame = this._frames.get(box);
-      if (!frame) {
-        frame = new Frame(box, this);
-        this._frames.set(box, frame);
-        this._observeFrame(box);
-      }
-      const made = this._layoutFor(box.dataset.frame, state, palette, scale);
-      if (!made) continue;
-      frame.group = box.dataset.frame.startsWith("panel") ? "panels" : box.dataset.frame;
-      const previous = frame.lay;
-      if (frame.prepare(made.view, made.lay, `${common}/${box.dataset.frame}`)) changed.push({ frame, previous });
-    }
-    for (const { frame } of changed) frame.measure();
-    for (const { frame } of changed) frame.place();
-    for (const { frame, previous } of changed) {
-      const { box, lay } = frame;
-      if (previous && previous.kind === lay.kind && this._zoomChanged) {
-        box.scrollLeft = ((frame.sx + frame.w / 2) / previous.fullW) * lay.fullW - frame.w / 2;
-        box.scrollTop = ((frame.sy + frame.h / 2) / previous.fullH) * lay.fullH - frame.h / 2;
-        frame.readScroll();
-      }
-      frame.paint();
-    }
-    // A view brought back from the cache may need no drawing, but the figure changed all the same.
-    const shown = `${this._generation}/${state.view}`;
-    const drew = changed.length > 0 || shown !== this._shown;
-    this._shown = shown;
-    this._zoomChanged = false;
-    this._drawThumbnails(state, palette, scale);
-    return drew;
-  }
-
-  _drawThumbnails(state, palette, scale) {
-    const data = this._panels[0];
-    if (!data) return;
-    const key = `${this._generation}/${palette.name}/${state.colormap}`;
-    if (loaded.grid) this._panels.forEach((panel, k) => loaded.grid.paintGrid(this.renderRoot, panel, scale, palette, `${key}/${k}`, k));
-    for (const canvas of this.renderRoot.querySelectorAll("canvas[data-head]:not([data-layer])")) {
-      if (canvas.drawnFor === key) continue;
-      canvas.drawnFor = key;
-      const head = canvas.dataset.head === "mean" ? "mean" : Number(canvas.dataset.head);
-      const p = canvasPainter(canvas, 40, 40, { scale: 2 });
-      p.image(0, 0, 40, 40, heatmapView.weightBitmap(data, 0, head, scale, palette, THUMBNAIL_CELLS));
-    }
-  }
-
   updated() {
     let drew = false;
     try {
-      drew = this._drawFrames();
+      drew = drawFrames(this);
     } catch (error) {
       this._error = `attn-lens could not draw this figure: ${error.message}`;
       this.requestUpdate();
     }
-    this._showReadout();
-    this._updateZoomButton();
+    showReadout(this);
+    updateZoomButton(this);
     const settled = drew || this._error || this._figure?.empty;
     // A change whose figure is still to come (a computation in its own task, a view loading)
     // keeps its start time, so the render event counts from the change itself.
-    const waiting =
-      this._deferred || this._loading || pending.has(this) || (LAZY[this._state.state.view] && !loaded[this._state.state.view]);
+    const waiting = this._deferred || this._loading || isScheduled(this) || !loadedView(this._state.state.view);
     if (!settled && waiting) return;
     if (settled && this._changeStart) {
       const ms = performance.now() - this._changeStart;
@@ -1064,7 +375,7 @@ export class AttnLensElement extends LitElement {
       if (same) frame.setFocus(focus);
       else if (frame.focus) frame.setFocus(null);
     }
-    this._showReadout(pointer);
+    showReadout(this, pointer);
   }
 
   /** Scrolling one panel scrolls the panels beside it to the same place. */
@@ -1077,142 +388,19 @@ export class AttnLensElement extends LitElement {
     }
   }
 
-  _hint() {
-    const view = this._state?.state.view;
-    if (!this._figure || this._figure.empty || this._error) return "";
-    const act = hoverNone ? "Tap" : "Hover";
-    if (view === "lines") return `${act} a word to see its lines; arrow keys work too`;
-    if (view === "pca") return `${act} a point to see the word and how far context moved it`;
-    if (view === "steps") return `${act} a number for its exact value; arrow keys work too`;
-    if (view === "grid") return "Click a head to see it large";
-    return `${act} a cell to read its weight; arrow keys work too`;
-  }
-
-  _showReadout(pointer) {
-    const readout = this.renderRoot.querySelector(".readout");
-    const tip = this.renderRoot.querySelector(".tip");
-    if (!readout) return;
-    const focused = this._liveFrames().filter((f) => f.focus);
-    const text =
-      focused.length > 1
-        ? focused.map((f) => `${f.lay.data?.mode === "full" ? "full" : "causal"}: ${f.readout()}`).join(" · ")
-        : (focused[0]?.readout() ?? "");
-    const shown = text || this._hint();
-    if (readout.textContent !== shown) readout.textContent = shown;
-    if (!tip) return;
-    if (text && pointer) {
-      tip.hidden = false;
-      if (tip.textContent !== text) tip.textContent = text;
-      const x = Math.min(pointer.x + 14, innerWidth - 20 - Math.min(tip.offsetWidth, innerWidth * 0.9));
-      tip.style.left = `${Math.max(4, x)}px`;
-      tip.style.top = `${pointer.y + 18}px`;
-    } else if (!text && !tip.hidden) tip.hidden = true;
-  }
-
   // ---- export -----------------------------------------------------------------------------------
-
-  /** What the export draws: { width, height, draw(p), title } for the current view. */
-  _exportScene() {
-    if (!this._figure || this._figure.empty) throw new Error("attn-lens: there is no figure to export yet");
-    const state = this._drawnState();
-    const palette = paletteFor(state.theme);
-    const scale = colorScale(state.colormap, palette);
-    let body;
-    if (this._figure.file && TRACE_VIEWS[state.view])
-      throw new Error(`attn-lens: the ${TRACE_VIEWS[state.view]} view has no figure for weights from a file`);
-    if (state.view === "grid") {
-      if (!loaded.grid) throw new Error("attn-lens: the grid view is still loading");
-      body = loaded.grid.gridScene(this._panels[0], palette, scale, Math.max(360, this._width));
-    } else if (state.view === "steps") {
-      if (!this._stepsModel) throw new Error("attn-lens: the every-step view is still loading");
-      body = loaded.steps.stepsExport(this._stepsModel, palette, scale, Math.max(720, this._width));
-    } else {
-      const made = this._panels.map((_, k) => this._layoutFor(`panel-${k}`, state, palette, scale));
-      const width = made.reduce((w, m) => w + m.lay.fullW, 0) + PANEL_GAP * (made.length - 1);
-      const height = Math.max(...made.map((m) => m.lay.fullH));
-      body = {
-        width,
-        height,
-        draw(p) {
-          p.rect(0, 0, width, height, palette.background);
-          let x = 0;
-          for (const m of made) {
-            p.save();
-            p.translate(x, 0);
-            m.view.draw(p, m.lay);
-            p.restore();
-            x += m.lay.fullW + PANEL_GAP;
-          }
-        },
-      };
-    }
-    const titleLines = this.figureTitle ? wrapText(this.figureTitle, body.width - 16, font(15, 600)) : [];
-    const captionLines = this.caption ? wrapText(this.caption, body.width - 16, font(13)) : [];
-    const top = titleLines.length ? titleLines.length * 20 + 8 : 0;
-    const height = top + body.height + (captionLines.length ? captionLines.length * 18 + 8 : 0);
-    return {
-      width: body.width,
-      height,
-      title: this.label || this.figureTitle || this._panels.map((d) => this._title(d, state)).join("; "),
-      draw(p) {
-        p.rect(0, 0, body.width, height, palette.background);
-        titleLines.forEach((line, k) => p.text(line, 8, 20 + 20 * k, { size: 15, weight: 600, fill: palette.foreground }));
-        p.save();
-        p.translate(0, top);
-        body.draw(p);
-        p.restore();
-        captionLines.forEach((line, k) => p.text(line, 8, top + body.height + 18 + 18 * k, { size: 13, fill: palette.muted }));
-      },
-    };
-  }
 
   /** The current figure as a standalone SVG document (text). */
   toSVG() {
-    const scene = this._exportScene();
-    const state = this._drawnState();
-    const painter = new SvgPainter(`attnlens-${hash(JSON.stringify([state, this._zoom, this.caption, this.figureTitle]))}`);
-    scene.draw(painter);
-    return painter.document(scene.width, scene.height, { title: scene.title });
+    return toSVG(this);
   }
 
   /** The current figure as a PNG Blob, `scale` times its CSS size (at most 64 megapixels). */
   toPNG(scale = 2) {
-    try {
-      const scene = this._exportScene();
-      const canvas = document.createElement("canvas");
-      scene.draw(canvasPainter(canvas, scene.width, scene.height, { scale, maxPixels: 64e6 }));
-      return new Promise((done, fail) =>
-        canvas.toBlob((png) => (png ? done(png) : fail(new Error("attn-lens: PNG encoding failed"))), "image/png"),
-      );
-    } catch (error) {
-      return Promise.reject(error);
-    }
-  }
-
-  async _download(kind) {
-    const { state } = this._state;
-    const blob = kind === "svg" ? new Blob([this.toSVG()], { type: "image/svg+xml" }) : await this.toPNG();
-    const url = URL.createObjectURL(blob);
-    const a = document.createElement("a");
-    a.href = url;
-    a.download = `attnlens-${state.view}.${kind}`;
-    this.renderRoot.append(a);
-    a.click();
-    a.remove();
-    setTimeout(() => URL.revokeObjectURL(url), 1000);
+    return toPNG(this, scale);
   }
 
   // ---- rendering --------------------------------------------------------------------------------
-
-  _demoLink() {
-    try {
-      const url = new URL(this.demoHref, document.baseURI);
-      url.search = stateToParams(this._state.state).params.toString();
-      return { href: url.href };
-    } catch {
-      return { problem: `demo-href "${this.demoHref}" is not a valid URL, so the "Open in demo" link is left out` };
-    }
-  }
 
   _frame(id, label) {
     return html`<div class="frame" data-frame=${id} tabindex="0" role="application" aria-roledescription="figure" aria-label=${label}>
@@ -1221,70 +409,27 @@ export class AttnLensElement extends LitElement {
     </div>`;
   }
 
-  _toolbar(state, link) {
-    const canZoom = (state.view === "heatmap" || state.view === "lines") && this._figure && !this._figure.empty;
-    const ready = this._figure && !this._figure.empty;
-    return html`<div class="toolbar" part="toolbar">
-      <span class="readout" part="readout" role="status" aria-live="polite"></span>
-      ${
-        this.noToolbar
-          ? nothing
-          : html`${
-                canZoom
-                  ? html`<button aria-label="Zoom out" title="Zoom out" ?disabled=${this._zoom <= 1} @click=${() => this._zoomBy(-1)}>
-                        −
-                      </button>
-                      <button class="zoom-in" aria-label="Zoom in" title="Zoom in (then scroll)" @click=${() => this._zoomBy(1)}>+</button>`
-                  : nothing
-              }
-              <button @click=${() => this._download("svg")} ?disabled=${!ready}>SVG</button>
-              <button @click=${() => this._download("png")} ?disabled=${!ready}>PNG</button>
-              ${link?.href ? html`<a class="button" href=${link.href} target="_blank" rel="noopener">Open in demo</a>` : nothing}`
-      }
-    </div>`;
-  }
-
-  /** Zooming in stays possible while cells (or rows) are under 40 px; known once the frames are laid out. */
-  _updateZoomButton() {
-    const button = this.renderRoot.querySelector("button.zoom-in");
-    if (!button) return;
-    const frame = this._liveFrames().find((f) => f.group === "panels" && f.lay);
-    const size = frame ? (frame.lay.kind === "heatmap" ? frame.lay.cell : frame.lay.row) : Infinity;
-    const disabled = !(this._zoom < ZOOMS.at(-1) && size < 40);
-    if (button.disabled !== disabled) button.disabled = disabled;
-  }
-
-  _zoomBy(step) {
-    const k = Math.max(0, Math.min(ZOOMS.length - 1, ZOOMS.indexOf(this._zoom) + step));
-    this._zoomChanged = ZOOMS[k] !== this._zoom;
-    this._zoom = ZOOMS[k];
-  }
-
-  /** The layers × heads grid of panel k (the grid view), or the chooser under a file's heatmap or lines. */
-  _renderGrid(state, k, big) {
-    const data = this._panels[k];
-    const selected = { layer: state.layer ?? 0, head: state.head };
-    const label = this._panels.length > 1 ? data.title : "Layers and heads";
-    return loaded.grid.gridTemplate({
-      data,
-      selected,
+  /** The layers × heads grid under a file's or a model's heatmap or lines: a click shows that head. */
+  _renderChooser(state) {
+    return loadedView("grid").gridTemplate({
+      data: this._panels[0],
+      selected: { layer: state.layer ?? 0, head: state.head },
       width: this._width || 600,
-      big,
+      big: false,
       onPick: (l, h) => this._pick(l, h),
-      label,
-      panel: k,
     });
   }
 
   _renderHeads(state) {
+    const view = viewNamed(state.view);
     if (this._figure?.file) {
       const [layers, heads] = this._panels[0].weights.shape;
-      if (state.view === "grid" || TRACE_VIEWS[state.view] || layers * heads < 2 || !loaded.grid) return nothing;
-      return this._renderGrid(state, 0, false);
+      if (!view.headsRow || view.randomOnly || layers * heads < 2 || !loadedView("grid")) return nothing;
+      return this._renderChooser(state);
     }
-    if (state.heads < 2 || state.view === "pca" || state.view === "grid") return nothing;
-    if (state.view === "lines") {
-      const visible = this._visibleHeads(state);
+    if (state.heads < 2 || !view.headsRow) return nothing;
+    if (view.headsRow === "swatches") {
+      const visible = visibleHeads(state);
       return html`<div class="heads" part="heads" role="group" aria-label="Heads to draw">
         ${visible.map(
           (on, h) =>
@@ -1310,50 +455,56 @@ export class AttnLensElement extends LitElement {
   }
 
   _renderBody(state) {
-    if (LAZY[state.view] && !loaded[state.view]) {
-      return html`<div class="placeholder" style="height:${this._reserve(state)}px">Loading the ${state.view} view…</div>`;
-    }
-    if (this._figure.file && TRACE_VIEWS[state.view])
+    const view = viewNamed(state.view);
+    const m = loadedView(view.name);
+    if (!m) return html`<div class="placeholder" style="height:${this._reserve(state)}px">Loading the ${state.view} view…</div>`;
+    if (this._figure.file && view.randomOnly)
       return html`<div class="message" part="message" role="status">
-        The ${TRACE_VIEWS[state.view]} view shows the computation of one layer of random weights (queries, keys, scores, the vectors before
-        and after attention), so it is not offered for ${this._figure.model ? "a trained model" : "weights from a file"}. The grid, heatmap
-        and lines views show its weights.
+        The ${view.title} view shows the computation of one layer of random weights (queries, keys, scores, the vectors before and after
+        attention), so it is not offered for ${this._figure.model ? "a trained model" : "weights from a file"}. The grid, heatmap and lines
+        views show its weights.
       </div>`;
-    if (state.view === "grid") return html`${this._panels.map((_, k) => this._renderGrid(state, k, true))}`;
-    if (state.view === "steps") {
-      if (!this._panels[0]?.explanation)
-        return html`<div class="message" role="status">The every-step view needs the random-weights mode.</div>`;
-      // A figure computed for another view (or head) has no trace of the head yet: its computation
-      // with one is under way.
-      const traced = this._panels[0].explanation.options.traceHead;
-      if (!this._panels[0].explanation.trace || (traced !== undefined && traced !== stepsHead(state)))
-        return html`<div class="placeholder" style="height:${this._reserve(state)}px">Computing every step…</div>`;
-      const steps = loaded.steps;
-      const key = `${this._generation}/${state.head}`;
-      if (this._stepsKey !== key) {
-        this._stepsKey = key;
-        this._stepsModel = steps.stepsModel(this._panels, stepsHead(state));
-      }
-      return steps.stepsTemplate(this._stepsModel, (id, label) => this._frame(id, label));
-    }
-    if (this._pcaGeneration !== this._generation) {
-      this._pcaGeneration = this._generation;
-      this._pcaDomain = null;
-    }
+    // A figure computed for another view (or head) has no trace of the head yet: its computation
+    // with one is under way.
+    if (!hasTrace(this, view, state))
+      return html`<div class="placeholder" style="height:${this._reserve(state)}px">Computing the ${view.title} view…</div>`;
+    if (view.body)
+      return view.body(m, {
+        state,
+        panels: this._panels,
+        model: prepared(this, view, state),
+        width: this._width,
+        selected: { layer: state.layer ?? 0, head: state.head },
+        onPick: (l, h) => this._pick(l, h),
+        frame: (id, label) => this._frame(id, label),
+      });
     const label = this.label || this.figureTitle || "";
     return html`<div class="panels">
-      ${this._panels.map((data, k) => this._frame(`panel-${k}`, `${label ? `${label}: ` : ""}${this._title(data, state)}. ${this._hint()}`))}
+      ${this._panels.map((data, k) => this._frame(`panel-${k}`, `${label ? `${label}: ` : ""}${panelTitle(data, state)}. ${hint(this)}`))}
     </div>`;
+  }
+
+  /** Opening the description shows it, once its texts have loaded (the first time on the page). */
+  _describe(open) {
+    this._describing = open;
+    if (open && !texts)
+      loadTexts().then(
+        (m) => {
+          texts = m;
+          this.requestUpdate();
+        },
+        (e) => (this._error = e.message),
+      );
   }
 
   /** Height to hold for the figure before it is computed (no layout shift when it lands). */
   _reserve(state) {
-    return estimateHeight(state, this._panelWidth(state.mode === "compare" ? 2 : 1), this._width || 600);
+    return estimateHeight(state, panelWidth(this, state.mode === "compare" ? 2 : 1), this._width || 600);
   }
 
   render() {
     const { state, problems } = this._state;
-    const link = this.demoHref ? this._demoLink() : null;
+    const link = this.demoHref ? demoLink(this) : null;
     const notes = [...problems, ...(link?.problem ? [link.problem] : []), ...(this._figure?.file ? this._panels[0].warnings : [])];
     const messages = notes.map((p) => html`<div class="message warning" part="message" role="status">${p}</div>`);
     const title = this.figureTitle ? html`<div class="figure-title" part="title">${this.figureTitle}</div>` : nothing;
@@ -1368,10 +519,11 @@ export class AttnLensElement extends LitElement {
           : !figure
             ? html`<div class="placeholder" part="message" style="height:${this._reserve(state)}px">Computing attention…</div>`
             : html`<div class="message" part="message" role="status">Type a sentence to see its attention.</div>`;
-      return html`${this._toolbar(state, link)}${messages}${title}${body}${caption}${tip}`;
+      return html`${toolbarTemplate(this, state, link)}${messages}${title}${body}${caption}${tip}`;
     }
     // Until the next computation lands, draw what was computed with the current drawing choices.
     const drawn = this._drawnState();
+    const view = viewNamed(drawn.view);
     const truncated = figure.truncated
       ? html`<div class="message warning" part="message" role="status">
           Showing the first ${this._panels[0].tokens.length} of ${figure.totalTokens} tokens
@@ -1379,15 +531,19 @@ export class AttnLensElement extends LitElement {
         </div>`
       : nothing;
     const allHidden =
-      drawn.view === "lines" && !this._visibleHeads(drawn).some(Boolean)
+      view.headsRow === "swatches" && !visibleHeads(drawn).some(Boolean)
         ? html`<div class="message warning" part="message" role="status">Every head is hidden: pick a head below to draw its lines.</div>`
         : nothing;
-    return html`${this._toolbar(drawn, link)}${messages}${truncated}${allHidden}${title}
+    return html`${toolbarTemplate(this, drawn, link)}${messages}${truncated}${allHidden}${title}
       <div class="figures" part="figure">${cache(this._renderBody(drawn))}</div>
-      ${this._renderHeads(drawn)}${figure.model && trained ? trained.predictionsTemplate(this._panels[0]) : nothing}${caption}
-      <details class="describe" part="description" @toggle=${(e) => (this._describing = e.target.open)}>
+      ${this._renderHeads(drawn)}${figure.model ? predictions(this._panels[0]) : nothing}${caption}
+      <details class="describe" part="description" @toggle=${(e) => this._describe(e.target.open)}>
         <summary>Describe this figure in text</summary>
-        ${this._describing ? describe({ view: drawn.view, panels: this._panels, head: drawn.head, layer: drawn.layer ?? 0, stepsModel: this._stepsModel }) : nothing}
+        ${
+          this._describing && texts
+            ? view.describe(texts, { panels: this._panels, head: drawn.head, layer: drawn.layer ?? 0, model: prepared(this, view, drawn) })
+            : nothing
+        }
       </details>
       ${tip}`;
   }

@@ -1,8 +1,11 @@
 // Types for "attnlens/element": the <attn-lens> custom element.
-import type { Explanation } from "./attnlens.js";
+import type { Explanation, Init, Positional } from "./attnlens.js";
 
 export type AttnLensMode = "causal" | "full" | "compare";
-/** "grid": every layer's heads as small heatmaps; "steps" and "pca" need computed attention (not files). */
+/**
+ * "grid": every layer's heads as small heatmaps; "steps" and "pca" need computed attention (not files).
+ * The names of web/views/index.js, in its order (tests/js/views-registry.test.mjs checks).
+ */
 export type AttnLensView = "heatmap" | "lines" | "grid" | "steps" | "pca";
 export type AttnLensTheme = "light" | "dark" | "auto";
 /** Colour maps for the weights; viridis and cividis read well with colour-vision deficiencies. */
@@ -20,8 +23,8 @@ export interface AttnLensState {
   hide: number[];
   dim: number;
   seed: number;
-  positional: "sinusoidal" | "none";
-  init: "xavier" | "normal" | "identity";
+  positional: Positional;
+  init: Init;
   theme: AttnLensTheme;
   colormap: AttnLensColormap;
   /** For weights from a file: the 0-based layer shown. */
@@ -156,9 +159,9 @@ export declare class AttnLensElement extends HTMLElement {
   /** Seed of the random weights, "0".."2147483647". Default "7". */
   seed: string;
   /** Default "sinusoidal". */
-  positional: "sinusoidal" | "none";
+  positional: Positional;
   /** How the random weights are drawn. Default "xavier". */
-  init: "xavier" | "normal" | "identity";
+  init: Init;
   /** Default "auto" (the reader's system setting). */
   theme: AttnLensTheme;
   /** Colour map of the weights. Default "viridis". */

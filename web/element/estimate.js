@@ -1,10 +1,8 @@
 // The height a figure will take, known before it is computed, so <attn-lens> can hold that space
-// and the page does not jump when the figure lands (layout shift). Tokens are estimated from the
-// text the way the library splits it (words with inner apostrophes, single punctuation marks).
-import * as heatmapView from "../views/heatmap.js";
-import * as linesView from "../views/lines.js";
-import { pcaSize } from "../views/sizes.js";
-import { PALETTES, colorScale } from "../theme.js";
+// and the page does not jump when the figure lands (layout shift): the view's own estimate
+// (views/index.js) and the parts around it. Tokens are estimated from the text the way the
+// library splits it (words with inner apostrophes, single punctuation marks).
+import { viewNamed } from "../views/index.js";
 
 // The library's rules (lib/src/text/words.cpp), approximated: keycaps, flags and other emoji (with
 // modifiers and ZWJ sequences) one token each; one Han ideograph per token; Hiragana and Katakana
@@ -39,34 +37,9 @@ export function estimateHeight(state, panelWidth, width) {
   const tokens = estimateTokens(state.sentence);
   if (!tokens.length) return 60;
   const L = tokens.length;
+  const view = viewNamed(state.view);
   const data = { tokens, causal: state.mode !== "full", weights: { shape: [1, state.heads, L, L] } };
-  const panels = state.mode === "compare" ? 2 : 1;
-  const stacked = panels > 1 && panelWidth >= width;
-  const palette = PALETTES.light;
-  let figure;
-  if (state.view === "heatmap") {
-    figure = heatmapView.layout({
-      data,
-      layer: 0,
-      head: "mean",
-      title: "",
-      palette,
-      scale: colorScale("viridis", palette),
-      width: panelWidth,
-    }).viewH;
-  } else if (state.view === "lines") {
-    figure = linesView.layout({ data, layer: 0, visible: [], title: "", palette, width: panelWidth }).viewH;
-  } else if (state.view === "pca") {
-    figure = pcaSize(panelWidth).h;
-  } else if (state.view === "grid") {
-    // One row of thumbnails per panel (one layer each in the random mode): up to 120 px and a label.
-    const side = Math.max(40, Math.min(120, Math.floor((width - 64) / (state.heads + 1)) - 12));
-    return panels * (side + 26) + 8 + FIGURES_PADDING + DESCRIBE;
-  } else {
-    // Every step: eleven captions and their matrices (at most 12 rows each, side by side).
-    const rows = 18 + Math.min(L, 12) * 20 + 16;
-    figure = 30 + 11 * (24 + rows) + (panels > 1 ? 5 * (rows + 20) : 0);
-  }
-  const heads = state.heads > 1 && state.view !== "pca" ? (state.view === "lines" ? HEADS_ROW.swatches : HEADS_ROW.thumbnails) : 0;
-  return (stacked ? 2 * figure + 16 : figure) + FIGURES_PADDING + heads + DESCRIBE;
+  const figure = view.estimate({ state, data, panels: state.mode === "compare" ? 2 : 1, panelWidth, width });
+  const heads = state.heads > 1 && view.headsRow ? HEADS_ROW[view.headsRow] : 0;
+  return figure + FIGURES_PADDING + heads + DESCRIBE;
 }

@@ -2,7 +2,13 @@
 // (with their values) scrolls under frozen row and column labels. Used live (a Frame) and by
 // the export, which draws the whole matrix (numbers only when they fit).
 import { cellText, fitText, font, formatValue, textWidth } from "../text.js";
-import { signedColor, textOn } from "../theme.js";
+import { sampled, textOn } from "../theme.js";
+// RdBu, D3's, sampled by the build (scripts/build-web.mjs); only this view draws it.
+import { RDBU } from "virtual:attnlens-diverging";
+
+/** Diverging map for signed numbers, symmetric around 0 with half-range `extent`. */
+const interpolateRdBu = sampled(RDBU);
+const signedColor = (x, extent) => interpolateRdBu(0.5 - 0.5 * Math.max(-1, Math.min(1, x / (extent || 1))));
 
 export const CELL_W = 46;
 export const CELL_H = 20;

@@ -1,5 +1,6 @@
 // The figure in words, for screen readers and anyone who prefers text: what each query attends
-// to most, and for short sentences the whole matrix as a table. Rendered only when opened.
+// to most, and for short sentences the whole matrix as a table. Rendered only when opened; each
+// view's entry in index.js says which of these describes it.
 import { html, nothing } from "lit";
 import { headName, matrixOf } from "../figure-data.js";
 import { formatValue } from "../text.js";
@@ -13,7 +14,8 @@ function strongest(row, n = 3) {
     .slice(0, n);
 }
 
-function attentionText(data, head, layer) {
+/** The weights of `head` (or their mean) of one layer: each query's strongest keys, and short sentences' matrix. */
+export function attentionText(data, head, layer) {
   const L = data.tokens.length;
   const m = matrixOf(data, layer, head);
   const tok = (k) => `“${data.tokens[k].text}”`;
@@ -60,7 +62,8 @@ function attentionText(data, head, layer) {
     }`;
 }
 
-function pcaText(data) {
+/** Where the PCA view puts each token before and after attention. */
+export function pcaText(data) {
   const pca = data.explanation.pca;
   const moved = data.tokens.map((_, i) =>
     Math.hypot(pca.contextual.data[2 * i] - pca.original.data[2 * i], pca.contextual.data[2 * i + 1] - pca.original.data[2 * i + 1]),
@@ -80,7 +83,8 @@ function pcaText(data) {
     </ol>`;
 }
 
-function stepsText(model) {
+/** The every-step view's matrices, step by step (`model`: its stepsModel). */
+export function stepsText(model) {
   return html`<p>${model.title}. Each matrix can be read cell by cell with the arrow keys after focusing it.</p>
     <ol>
       ${model.steps.map(
@@ -93,11 +97,4 @@ function stepsText(model) {
           </li>`,
       )}
     </ol>`;
-}
-
-/** The description of what the figure shows, for its view. */
-export function describe({ view, panels, head, layer = 0, stepsModel }) {
-  if (view === "steps" && stepsModel) return stepsText(stepsModel);
-  if (view === "pca") return panels.filter((d) => d.explanation).map(pcaText);
-  return panels.map((d) => attentionText(d, view === "lines" ? "mean" : head, layer));
 }
