@@ -553,6 +553,8 @@ export function makeLoader(createCore, readWasm, urls, model) {
       createModel: async (options) => (await modelApi(simd)).createModel(options),
       /** A GPT-2 byte-level BPE tokenizer alone. */
       loadTokenizer: async (options) => (await modelApi(simd)).loadTokenizer(options),
+      /** The model families loadModel reads (loads the model module). */
+      modelFamilies: async () => (await modelApi(simd)).families,
       /** Diagnostics of the model module (loads it): its heap size and the bytes malloc holds. */
       modelMemory: async () => (await modelApi(simd)).memory(),
     });

@@ -1,5 +1,5 @@
 // Type declarations for the npm package "attnlens" (the browser and the Node entry alike).
-import type { CreateModelOptions, FileText, LoadModelOptions, Model, Tokenizer } from "./model.js";
+import type { CreateModelOptions, FileText, LoadModelOptions, Model, ModelFamily, Tokenizer } from "./model.js";
 
 // The model module's types (checkpoints, tokenizer, training) are declared in model.d.ts.
 export type * from "./model.js";
@@ -366,15 +366,19 @@ export interface AttnLens {
    */
   readonly simd: "relaxed" | "baseline" | null;
   /**
-   * Loads a GPT-2-family checkpoint (Hugging Face's file names, tensor names and shapes; F32,
-   * F16 or BF16 weights) from its files' contents. The model module (attnlens-model.wasm, the
-   * variant of `simd`) is fetched and instantiated on the first call of loadModel, createModel
-   * or loadTokenizer, once, and shared. Rejects with BAD_FILE whose message starts with the file
-   * at fault and names the tensor or key (truncated or inconsistent files, wrong shapes,
-   * another architecture: "this looks like a BERT checkpoint", config.json of "LlamaForCausalLM"),
-   * TOO_LARGE, OUT_OF_MEMORY; BAD_ARGUMENT / UNKNOWN_OPTION for arguments of the wrong type.
+   * Loads a checkpoint folder (Hugging Face's file names, tensor names and shapes; F32, F16 or
+   * BF16 weights) from its files' contents: GPT-2, BERT or DistilBERT, by config.json's
+   * model_type (modelFamilies() lists them). The model module (attnlens-model.wasm, the variant
+   * of `simd`) is fetched and instantiated on the first call of loadModel, createModel,
+   * loadTokenizer or modelFamilies, once, and shared. Rejects with BAD_FILE whose message starts
+   * with the file at fault and names the tensor or key (truncated or inconsistent files, wrong
+   * shapes, another family's tensors or files, a model_type attnlens does not load such as
+   * "roberta", relative position embeddings), TOO_LARGE, OUT_OF_MEMORY; BAD_ARGUMENT /
+   * UNKNOWN_OPTION for arguments of the wrong type.
    */
   loadModel(options: LoadModelOptions): Promise<Model>;
+  /** The model families loadModel reads, with the tokenizer files each takes. */
+  modelFamilies(): Promise<readonly ModelFamily[]>;
   /** A new model with GPT-2's random initialisation (deterministic for a seed), for training. */
   createModel(options: CreateModelOptions): Promise<Model>;
   /** GPT-2's byte-level BPE tokenizer from vocab.json and merges.txt (BAD_FILE naming the file). */

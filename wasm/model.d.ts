@@ -1,20 +1,40 @@
-// Types of the model module (attnlens-model.wasm): GPT-2-family checkpoints, their tokenizer,
-// forward passes, predictions and training. loadModel, createModel and loadTokenizer on an
+// Types of the model module (attnlens-model.wasm): checkpoints of every family the library loads
+// (GPT-2, BERT, DistilBERT), their tokenizers, forward passes, predictions, caches and training. loadModel, createModel and loadTokenizer on an
 // AttnLens (attnlens.d.ts) return them; attnlens.d.ts re-exports every one.
 import type { Tensor } from "./attnlens.js";
 
 /** A text file's contents: a string, or its UTF-8 bytes. */
 export type FileText = string | Uint8Array | ArrayBuffer;
 
-/** The files of a checkpoint, by their names in a Hugging Face model directory. */
+/**
+ * The files of a checkpoint, by their names in a Hugging Face model directory. config.json's
+ * "model_type" names the family, and the family says which tokenizer files it reads (lens
+ * families): GPT-2 vocab.json + merges.txt; BERT and DistilBERT tokenizer.json, or vocab.txt
+ * (with tokenizer_config.json when present), or a byte-level BPE's vocab.json + merges.txt.
+ * A tokenizer's files are given whole or not at all.
+ */
 export interface CheckpointFiles {
-  /** The weights (required). */
+  /** The weights (required): F32, F16 or BF16. */
   "model.safetensors": Uint8Array | ArrayBuffer;
-  /** GPT2Config's JSON (required): n_layer, n_head, n_embd, n_positions, vocab_size. */
+  /** The model's config (required). */
   "config.json": FileText;
-  /** The tokenizer: give both or neither. */
   "vocab.json"?: FileText;
   "merges.txt"?: FileText;
+  "vocab.txt"?: FileText;
+  "tokenizer.json"?: FileText;
+  "tokenizer_config.json"?: FileText;
+}
+
+/** A family the library loads (its registry entry). */
+export interface ModelFamily {
+  /** "gpt2", "bert", "distilbert". */
+  name: string;
+  causal: boolean;
+  prediction: "next-token" | "masked-token";
+  /** Sets of files that make a tokenizer, in order of preference. */
+  tokenizerFiles: string[][];
+  /** Files read when present (e.g. "tokenizer_config.json"). */
+  optionalFiles: string[];
 }
 
 /** Progress while a checkpoint loads (model.safetensors is copied into the wasm heap in chunks). */
@@ -36,7 +56,7 @@ export interface LoadModelOptions {
   onProgress?: (progress: LoadProgress) => void;
 }
 
-/** A GPT-2 configuration (Hugging Face's n_layer, n_head, n_embd, n_positions, vocab_size). */
+/** A GPT-2 configuration for createModel (Hugging Face's n_layer, n_head, n_embd, n_positions, vocab_size). */
 export interface ModelConfig {
   layers: number;
   heads: number;
@@ -52,6 +72,27 @@ export interface ModelConfig {
   attentionNorm: boolean;
 }
 
+/** What a loaded model says of itself: its family, whether its attention is causal, what it
+ * predicts, and its sizes. */
+export interface LoadedModelConfig {
+  family: string;
+  /** true: each token attends to earlier tokens only (GPT-2); false: to every token (BERT). */
+  causal: boolean;
+  /** "next-token" (a language model) or "masked-token" (an encoder's masked-LM head). */
+  prediction: "next-token" | "masked-token";
+  /** Whether the checkpoint has its prediction head (an encoder folder may have none). */
+  hasHead: boolean;
+  layers: number;
+  heads: number;
+  dModel: number;
+  context: number;
+  vocabSize: number;
+  /** Token types (sentence A/B); 0 when the family has none. */
+  typeVocabSize: number;
+  /** GPT-2 only: see ModelConfig. */
+  attentionNorm?: boolean;
+}
+
 export interface CreateModelOptions {
   /** Sizes; each omitted one takes the library's default (2 layers, 4 heads, 128, 128, 256, attentionNorm true). */
   config?: Partial<ModelConfig>;
@@ -62,24 +103,59 @@ export interface CreateModelOptions {
 }
 
 /** A token of a text: UTF-16 offsets into the text (a token that cuts a character covers the
- * whole character) and UTF-8 byte offsets (exact: tokens tile the bytes). */
+ * whole character) and UTF-8 byte offsets (exact: tokens tile the bytes). Offsets are into the
+ * text of the token's segment (the first or second of a pair); a special token the tokenizer
+ * adds ([CLS], [SEP]) covers no text. */
 export interface TextToken {
   id: number;
-  /** The token's bytes as text (U+FFFD for a cut character). */
+  /** The token's text as typed (U+FFFD for a cut character); a special token's name. */
   text: string;
   begin: number;
   end: number;
   byteBegin: number;
   byteEnd: number;
+  /** Token type: 0, or 1 for the second text of a pair. */
+  type: number;
+  /** Which text of a pair the offsets are in: 0 or 1. */
+  segment: number;
+  /** A token the tokenizer added ([CLS], [SEP]), not one of the text's. */
+  special: boolean;
 }
 
+/** A text, or a sentence pair [textA, textB] (for encoders: [CLS] A [SEP] B [SEP]). */
+export type TextInput = string | readonly [string, string];
+
 export interface Tokenizer {
-  /** GPT-2's ids for `text` (equal to the reference encoder's). INVALID_UTF8 for a lone surrogate. */
-  encode(text: string): Int32Array;
-  /** The tokens' bytes as text; decode(encode(text)) === text. BAD_ARGUMENT names an unknown id. */
+  /** The ids of `text`, with the family's special tokens (none for GPT-2, whose ids equal the
+   * reference encoder's). A written "[MASK]" is the mask token. INVALID_UTF8 for a lone surrogate. */
+  encode(text: TextInput): Int32Array;
+  /** The tokens' text; for GPT-2 decode(encode(text)) === text. BAD_ARGUMENT names an unknown id. */
   decode(ids: Int32Array | readonly number[]): string;
-  tokens(text: string): TextToken[];
+  tokens(text: TextInput): TextToken[];
   /** Frees the tokenizer; using it afterwards throws BAD_ARGUMENT. */
+  dispose(): void;
+}
+
+/** What a model's tokenizer is. */
+export interface TokenizerInfo {
+  /** "byte-level BPE" or "WordPiece". */
+  kind: string;
+  size: number;
+  /** The [MASK] token's id, or -1. */
+  maskId: number;
+  /** The [UNK] token's id, or -1 (a byte-level BPE has none). */
+  unkId: number;
+  /** A sentence for readers about how text is read (e.g. lower-casing assumed), or "". */
+  note: string;
+}
+
+/** A cache for forward() and analyze() on edits of one sentence (Model.createCache). */
+export interface ModelCache {
+  /** Tokens whose results the cache holds. */
+  readonly tokens: number;
+  /** Tokens the last call took from the cache instead of computing them. */
+  readonly reused: number;
+  /** Frees it; passing it afterwards is BAD_ARGUMENT. The model's dispose() frees it too. */
   dispose(): void;
 }
 
@@ -93,8 +169,17 @@ export type TokenIdsInput =
 export interface ModelForwardOptions {
   /** Return every layer's attention weights. Default false. */
   attention?: boolean;
-  /** Return the residual stream before the first block and after each block. Default false. */
+  /** Return the residual stream before the first layer and after each layer. Default false. */
   residuals?: boolean;
+  /** Return the prediction head's logits. Default: when the model has a head. */
+  logits?: boolean;
+  /** Token types (same shape as the ids); encoders with token types only. Default all 0. */
+  tokenTypes?: TokenIdsInput;
+  /** 1 for a token, 0 for padding (same shape as the ids); encoders only. */
+  attentionMask?: TokenIdsInput;
+  /** A cache of this model (createCache): a causal model computes from the first token that
+   * differs from the cached sentence. One sequence only. */
+  cache?: ModelCache;
 }
 
 /**
@@ -112,15 +197,33 @@ export interface Prediction {
   id: number;
   /** The token's text; "" for an id beyond the tokenizer's vocabulary (a padded embedding row). */
   text: string;
-  /** Softmax probability of the token as the next one. */
+  /** Softmax probability of the token (the next one, or the one at a [MASK]). */
   p: number;
 }
 
 export interface Analysis {
   tokens: TextToken[];
   totalTokens: number;
-  predictions: Prediction[][];
+  /** Per token: a next-token model's predictions after it; a masked-token model's at each
+   * [MASK] only (null elsewhere, and everywhere without a head). */
+  predictions: (Prediction[] | null)[];
   attention: Tensor | null;
+}
+
+/** A [MASK] of the text and the model's likeliest fillers for it. */
+export interface MaskFill {
+  /** Index of the [MASK] among the text's tokens ([CLS] is 0). */
+  position: number;
+  token: TextToken;
+  predictions: Prediction[];
+}
+
+/** A masked-token training batch: labels are the ids to predict, -1 where nothing is. */
+export interface MaskedBatch {
+  ids: TokenIdsInput;
+  labels: TokenIdsInput;
+  tokenTypes?: TokenIdsInput;
+  attentionMask?: TokenIdsInput;
 }
 
 export interface AdamWSettings {
@@ -164,32 +267,46 @@ export interface TrainStepDetails {
 }
 
 export interface Model extends Omit<Tokenizer, "dispose"> {
-  readonly config: Readonly<ModelConfig>;
+  readonly config: Readonly<LoadedModelConfig>;
   /** Number of float parameters. */
   readonly parameters: number;
   /** Whether the model has a tokenizer (encode, decode, tokens and predict need one). */
   readonly hasTokenizer: boolean;
+  /** The tokenizer's kind, size and special ids; null without one. */
+  readonly tokenizer: Readonly<TokenizerInfo> | null;
+  /** A cache for forward() and analyze() on edits of one sentence (see ModelCache). */
+  createCache(): ModelCache;
+  /** A masked-token model's fillers for each [MASK] of `text`: k (default 5, at most 256),
+   * likeliest first. BAD_ARGUMENT for a next-token model or one without its head. */
+  fillMask(text: TextInput, options?: { k?: number }): MaskFill[];
   /** Finite weights whose products overflow float32 for these ids are a NON_FINITE error naming
    * the stage (embeddings, a block, a LayerNorm, the logits), never NaN or zeroed logits. */
   forward(ids: TokenIdsInput, options?: ModelForwardOptions): ModelForwardResult;
-  /** Per position of `text`'s tokens: the k (default 5, at most 256) likeliest next tokens,
-   * likeliest first (ties: the smaller id first). */
-  predict(text: string, options?: { k?: number }): Prediction[][];
+  /** Per position of `text`'s tokens: the k (default 5, at most 256) likeliest tokens, likeliest
+   * first (ties: the smaller id first): the next token for a next-token model, the token at that
+   * position for a masked-token model. */
+  predict(text: TextInput, options?: { k?: number }): Prediction[][];
   /**
    * One forward pass over `text`'s first `maxTokens` tokens (default and at most the context):
    * the tokens, the k (default 5, at most 256) likeliest next tokens at each, and with `attention: true` the
    * attention [layers, heads, L, L] (else null). `totalTokens` counts all of the text's tokens.
    */
-  analyze(text: string, options?: { k?: number; attention?: boolean; maxTokens?: number }): Analysis;
-  /** Mean cross-entropy (nats per token) of targets given ids (same shape; -1 ignores a
-   * position) and its gradient for every tensor, named as in the checkpoint. */
-  gradients(ids: TokenIdsInput, targets: TokenIdsInput): { loss: number; grads: Record<string, Tensor> };
-  /** One AdamW step on ids [B, T + 1] (inputs [:, :T], targets [:, 1:]); returns the loss
-   * before the update. `lr` is required unless setOptimizer gave a schedule. An update that would
-   * leave a parameter or a moment non-finite (a huge rate, an overflowing gradient) is a
-   * NON_FINITE error and changes nothing. */
-  trainStep(batch: TokenIdsInput, options?: { lr?: number }): number;
-  trainStepDetails(batch: TokenIdsInput, options?: { lr?: number }): TrainStepDetails;
+  analyze(text: TextInput, options?: { k?: number; attention?: boolean; maxTokens?: number; cache?: ModelCache }): Analysis;
+  /** Mean cross-entropy (nats per counted target) of the family's objective (next token; or the
+   * labels of masked positions) and its gradient for every tensor, named as in the checkpoint.
+   * targets has the ids' shape; -1 ignores a position. */
+  gradients(
+    ids: TokenIdsInput,
+    targets: TokenIdsInput,
+    options?: { tokenTypes?: TokenIdsInput; attentionMask?: TokenIdsInput },
+  ): { loss: number; grads: Record<string, Tensor> };
+  /** One AdamW step; returns the loss before the update. A next-token model takes ids
+   * [B, T + 1] (inputs [:, :T], targets [:, 1:]); a masked-token model a MaskedBatch. `lr` is
+   * required unless setOptimizer gave a schedule. An update that would leave a parameter or a
+   * moment non-finite (a huge rate, an overflowing gradient) is a NON_FINITE error and changes
+   * nothing. */
+  trainStep(batch: TokenIdsInput | MaskedBatch, options?: { lr?: number }): number;
+  trainStepDetails(batch: TokenIdsInput | MaskedBatch, options?: { lr?: number }): TrainStepDetails;
   /** Changes the optimizer's settings (kept moments); returns them. */
   setOptimizer(options: OptimizerOptions): OptimizerState;
   readonly optimizer: OptimizerState;
@@ -199,6 +316,8 @@ export interface Model extends Omit<Tokenizer, "dispose"> {
     "config.json": string;
     "vocab.json"?: string;
     "merges.txt"?: string;
+    "vocab.txt"?: string;
+    "tokenizer_config.json"?: string;
   };
   /** Frees the model; using it afterwards throws BAD_ARGUMENT. */
   dispose(): void;

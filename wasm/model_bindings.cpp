@@ -1,6 +1,6 @@
 // Embind glue of the model module (attnlens_model.wasm): models of every family (model.hpp),
-// their tokenizers and checkpoints, for wasm/model.js. No math here: every function converts JS values to library
-// types, calls the library and converts the result back.
+// their tokenizers and checkpoints, for wasm/model.js. No math here: every function converts JS
+// values to library types, calls the library and converts the result back.
 //
 // Conventions (as bindings.cpp):
 //   - Raw bindings start with an underscore; model.js checks JS types and wraps them. Every
@@ -154,7 +154,7 @@ float float_from_js(const val& x, const char* name) {
 struct Entry {
   std::unique_ptr<attnlens::Model> model;  // null for a tokenizer alone or a cache
   std::unique_ptr<attnlens::Tokenizer> tokenizer;
-  std::optional<attnlens::LrSchedule> schedule;  // setOptimizer's, when given
+  std::optional<attnlens::LrSchedule> schedule;   // setOptimizer's, when given
   std::unique_ptr<attnlens::ForwardCache> cache;  // a forward cache of model `owner`
   int owner = 0;
 };
@@ -530,8 +530,8 @@ val forward(int handle, const val& ids, int batch, int length, const val& types,
         o.logit_rows.push_back(static_cast<std::int64_t>(x));
     }
     attnlens::Model& model = model_of(handle);
-    const attnlens::ModelOutput r = cache == 0 ? model.forward(in.view, o)
-                                               : model.forward(in.view, o, *entry_of(cache).cache);
+    const attnlens::ModelOutput r =
+        cache == 0 ? model.forward(in.view, o) : model.forward(in.view, o, *entry_of(cache).cache);
     val out = val::object();
     if (o.logits) out.set("logits", tensor_to_js(r.logits));
     if (o.attention) out.set("attention", tensor_to_js(r.attention));
@@ -548,7 +548,8 @@ val gradients(int handle, const val& ids, const val& targets, int batch, int len
     const Inputs in = inputs_from_js(ids, batch, length, types, mask);
     const std::vector<std::int32_t> y = ids_from_js(targets);
     attnlens::Model& model = model_of(handle);
-    const float loss = model.loss_and_gradients(in.view, attnlens::TokenIds{y.data(), batch, length});
+    const float loss =
+        model.loss_and_gradients(in.view, attnlens::TokenIds{y.data(), batch, length});
     val grads = val::object();
     for (const auto& [name, tensor] : model.gradients())
       grads.set(name, tensor_to_js(tensor));

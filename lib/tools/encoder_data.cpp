@@ -102,8 +102,8 @@ MlmLoss evaluate_mlm(BertModel& model, const MlmBatch& batch, int length,
       if (batch.labels[static_cast<std::size_t>(w0 * length + r)] >= 0) o.logit_rows.push_back(r);
     }
     if (o.logit_rows.empty()) continue;
-    const BertOutput r = model.forward(
-        BertInputs{TokenIds{batch.ids.data() + w0 * length, n, length}}, o);
+    const BertOutput r =
+        model.forward(BertInputs{TokenIds{batch.ids.data() + w0 * length, n, length}}, o);
     const std::int64_t V = model.config().vocab_size;
     for (std::size_t k = 0; k < o.logit_rows.size(); ++k) {
       const float* row = r.logits.data.data() + static_cast<std::int64_t>(k) * V;
@@ -133,7 +133,8 @@ HeadPatterns head_patterns(BertModel& model, const std::vector<std::int32_t>& id
   const int L = c.layers, H = c.heads, T = length;
   HeadPatterns p;
   for (auto* table : {&p.previous, &p.next, &p.self, &p.cls, &p.sep, &p.punctuation, &p.entropy})
-    table->assign(static_cast<std::size_t>(L), std::vector<double>(static_cast<std::size_t>(H), 0.0));
+    table->assign(static_cast<std::size_t>(L),
+                  std::vector<double>(static_cast<std::size_t>(H), 0.0));
   double rows = 0.0, interior = 0.0;
   for (int w = 0; w < windows; ++w) {
     const std::int32_t* x = ids.data() + static_cast<std::int64_t>(w) * T;
@@ -150,7 +151,9 @@ HeadPatterns head_patterns(BertModel& model, const std::vector<std::int32_t>& id
           for (int j = 0; j < T; ++j) {
             if (row[j] > 0.0f) entropy -= row[j] * std::log(static_cast<double>(row[j]));
             const std::int32_t id = x[j];
-            if (id < static_cast<std::int32_t>(is_punctuation.size()) && is_punctuation[static_cast<std::size_t>(id)]) punct += row[j];
+            if (id < static_cast<std::int32_t>(is_punctuation.size()) &&
+                is_punctuation[static_cast<std::size_t>(id)])
+              punct += row[j];
           }
           p.entropy[u][v] += entropy;
           p.punctuation[u][v] += punct;
@@ -188,9 +191,12 @@ std::string head_label(const HeadPatterns& p, int layer, int head) {
     double threshold;
   };
   const Candidate candidates[] = {
-      {"previous token", p.previous[u][v], 0.5}, {"next token", p.next[u][v], 0.5},
-      {"self", p.self[u][v], 0.5},               {"[CLS]", p.cls[u][v], 0.6},
-      {"[SEP]", p.sep[u][v], 0.6},               {"punctuation", p.punctuation[u][v], 0.6},
+      {"previous token", p.previous[u][v], 0.5},
+      {"next token", p.next[u][v], 0.5},
+      {"self", p.self[u][v], 0.5},
+      {"[CLS]", p.cls[u][v], 0.6},
+      {"[SEP]", p.sep[u][v], 0.6},
+      {"punctuation", p.punctuation[u][v], 0.6},
   };
   const Candidate* best = nullptr;
   for (const Candidate& c : candidates) {

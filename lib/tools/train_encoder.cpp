@@ -105,16 +105,17 @@ void usage(const Options& d) {
       "  --fresh            ignore a saved state and start over\n"
       "  --evaluate         evaluate the model in --out and rewrite its eval.json and MODEL.md\n"
       "  --vocab N          BPE vocabulary before the 4 special tokens (default %d)\n"
-      "  --layers N --heads N --d-model N --intermediate N --context N  (default %d, %d, %d, %d, %d)\n"
+      "  --layers N --heads N --d-model N --intermediate N --context N  (default %d, %d, %d, %d, "
+      "%d)\n"
       "  --batch N --steps N --seed N --threads N   (default %d, %lld, %llu, %d)\n"
       "  --lr X --min-lr X --warmup N --weight-decay X --grad-clip X --mask-rate X\n"
       "                     (default %g, %g, %lld, %g, %g, %g)\n"
       "  --log-every N --eval-every N --save-every N  (default %lld, %lld, %lld)\n",
       d.corpus.c_str(), d.out.c_str(), d.work.c_str(), d.vocab, d.model.layers, d.model.heads,
       d.model.d_model, d.model.intermediate, d.model.context, d.batch,
-      static_cast<long long>(d.steps), static_cast<unsigned long long>(d.seed), d.threads,
-      d.max_lr, d.min_lr, static_cast<long long>(d.warmup), d.weight_decay, d.grad_clip,
-      d.mask_rate, static_cast<long long>(d.log_every), static_cast<long long>(d.eval_every),
+      static_cast<long long>(d.steps), static_cast<unsigned long long>(d.seed), d.threads, d.max_lr,
+      d.min_lr, static_cast<long long>(d.warmup), d.weight_decay, d.grad_clip, d.mask_rate,
+      static_cast<long long>(d.log_every), static_cast<long long>(d.eval_every),
       static_cast<long long>(d.save_every));
 }
 
@@ -131,10 +132,10 @@ std::string fingerprint(const Options& o, const std::vector<std::int32_t>& strea
                 static_cast<long long>(o.eval_every));
   char hash[20];
   std::snprintf(hash, sizeof hash, "%016llx",
-                static_cast<unsigned long long>(hash_bytes(
-                    std::string_view(reinterpret_cast<const char*>(stream.data()),
-                                     stream.size() * sizeof(std::int32_t)),
-                    0)));
+                static_cast<unsigned long long>(
+                    hash_bytes(std::string_view(reinterpret_cast<const char*>(stream.data()),
+                                                stream.size() * sizeof(std::int32_t)),
+                               0)));
   return std::string(buf) + hash;
 }
 
@@ -172,10 +173,11 @@ Data prepare(const Options& o) {
     }
     d.punctuation.push_back(punct && any);
   }
-  std::printf("tokenizer: byte-level BPE, %d tokens learned on the training split + %zu special "
-              "tokens (ids %d..%d)\n",
-              d.specials.first_special, kSpecials.size(), d.specials.first_special,
-              d.tokenizer.vocab_size() - 1);
+  std::printf(
+      "tokenizer: byte-level BPE, %d tokens learned on the training split + %zu special "
+      "tokens (ids %d..%d)\n",
+      d.specials.first_special, kSpecials.size(), d.specials.first_special,
+      d.tokenizer.vocab_size() - 1);
   std::printf("tokens: %zu train, %zu held out\n", d.train.size(), d.heldout.size());
   return d;
 }
@@ -252,10 +254,11 @@ std::string eval_json(const Evaluation& e, const Options& o, const train::TrainS
       "%.4f},\n",
       e.loss_windows, static_cast<long long>(e.loss.tokens), e.loss.model, e.loss.unigram);
   out += format("  \"head_windows\": %d,\n", e.head_windows);
-  out += "  \"heads\": {\"previous\": " + table_json(p.previous) + ", \"next\": " +
-         table_json(p.next) + ", \"self\": " + table_json(p.self) + ", \"cls\": " +
-         table_json(p.cls) + ", \"sep\": " + table_json(p.sep) + ", \"punctuation\": " +
-         table_json(p.punctuation) + ", \"entropy\": " + table_json(p.entropy) + "},\n";
+  out += "  \"heads\": {\"previous\": " + table_json(p.previous) +
+         ", \"next\": " + table_json(p.next) + ", \"self\": " + table_json(p.self) +
+         ", \"cls\": " + table_json(p.cls) + ", \"sep\": " + table_json(p.sep) +
+         ", \"punctuation\": " + table_json(p.punctuation) +
+         ", \"entropy\": " + table_json(p.entropy) + "},\n";
   out += "  \"curve\": " + train::curve_json(s.curve, "  ") + "\n}\n";
   return out;
 }
@@ -265,7 +268,8 @@ std::string model_card(const Evaluation& e, const Options& o, const train::Train
   const train::HeadPatterns& p = e.heads;
   const Best prev = best_of(p.previous), next = best_of(p.next);
   const double gap = e.loss.unigram - e.loss.model;
-  std::string md = "# attnlens-encoder: a 2-layer BERT-layout masked language model trained by attnlens\n\n";
+  std::string md =
+      "# attnlens-encoder: a 2-layer BERT-layout masked language model trained by attnlens\n\n";
   md += format(
       "A small encoder trained from scratch by attnlens' own C++ (forward, hand-written backward "
       "pass, AdamW) with `npm run train -- --encoder`, on the same corpus and tokenizer as the "
@@ -277,51 +281,60 @@ std::string model_card(const Evaluation& e, const Options& o, const train::Train
       e.loss.model, e.loss.unigram, gap, prev.layer, prev.head, prev.score, next.layer, next.head,
       next.score);
   md += "## Files\n\n| file | what |\n| --- | --- |\n";
-  md += format("| `model.safetensors` | the weights, F16, %lld parameters, Hugging Face's "
-               "BertForMaskedLM names (`bert.embeddings.word_embeddings.weight`, ..., "
-               "`cls.predictions.bias`; the decoder is tied to the word embeddings) |\n",
-               static_cast<long long>(parameters));
-  md += "| `config.json` | Hugging Face `BertConfig` (`model_type` bert, `BertForMaskedLM`) |\n"
-        "| `vocab.json`, `merges.txt` | the causal model's byte-level BPE with `[CLS]`, `[SEP]`, "
-        "`[MASK]` and `[PAD]` appended (ids " +
-        std::to_string(d.specials.first_special) + " to " +
-        std::to_string(d.tokenizer.vocab_size() - 1) +
-        "); attnlens reads them as `[CLS] text [SEP]`, a written `[MASK]` as the mask token |\n"
-        "| `eval.json` | the numbers below and the training curve |\n\n";
+  md += format(
+      "| `model.safetensors` | the weights, F16, %lld parameters, Hugging Face's "
+      "BertForMaskedLM names (`bert.embeddings.word_embeddings.weight`, ..., "
+      "`cls.predictions.bias`; the decoder is tied to the word embeddings) |\n",
+      static_cast<long long>(parameters));
+  md +=
+      "| `config.json` | Hugging Face `BertConfig` (`model_type` bert, `BertForMaskedLM`) |\n"
+      "| `vocab.json`, `merges.txt` | the causal model's byte-level BPE with `[CLS]`, `[SEP]`, "
+      "`[MASK]` and `[PAD]` appended (ids " +
+      std::to_string(d.specials.first_special) + " to " +
+      std::to_string(d.tokenizer.vocab_size() - 1) +
+      "); attnlens reads them as `[CLS] text [SEP]`, a written `[MASK]` as the mask token |\n"
+      "| `eval.json` | the numbers below and the training curve |\n\n";
   md += "## Architecture and training\n\n| setting | value |\n| --- | --- |\n";
-  md += format("| layers, heads, d_model, intermediate, context | %d, %d, %d, %d, %d |\n",
-               o.model.layers, o.model.heads, o.model.d_model, o.model.intermediate,
-               o.model.context);
+  md +=
+      format("| layers, heads, d_model, intermediate, context | %d, %d, %d, %d, %d |\n",
+             o.model.layers, o.model.heads, o.model.d_model, o.model.intermediate, o.model.context);
   md += "| blocks | post-LayerNorm (BERT), exact GELU, LayerNorm eps 1e-12, learned positions |\n";
-  md += format("| objective | masked LM: %.0f%% of each window's tokens predicted; of those 80%% "
-               "shown as [MASK], 10%% as a random token, 10%% unchanged |\n",
-               100 * o.mask_rate);
-  md += format("| windows | [CLS] + %d stream tokens + [SEP], at random places of the training "
-               "split |\n",
-               o.model.context - 2);
+  md += format(
+      "| objective | masked LM: %.0f%% of each window's tokens predicted; of those 80%% "
+      "shown as [MASK], 10%% as a random token, 10%% unchanged |\n",
+      100 * o.mask_rate);
+  md += format(
+      "| windows | [CLS] + %d stream tokens + [SEP], at random places of the training "
+      "split |\n",
+      o.model.context - 2);
   md += format("| steps, batch | %lld steps of %d windows (%.1f M tokens) |\n",
                static_cast<long long>(s.step), o.batch,
                static_cast<double>(s.step) * o.batch * o.model.context / 1e6);
-  md += format("| optimizer | AdamW 0.9 / 0.95, weight decay %g on matrices and embeddings, "
-               "clipping at %g; warm-up %lld steps to %g, cosine to %g |\n",
-               o.weight_decay, o.grad_clip, static_cast<long long>(o.warmup), o.max_lr, o.min_lr);
+  md += format(
+      "| optimizer | AdamW 0.9 / 0.95, weight decay %g on matrices and embeddings, "
+      "clipping at %g; warm-up %lld steps to %g, cosine to %g |\n",
+      o.weight_decay, o.grad_clip, static_cast<long long>(o.warmup), o.max_lr, o.min_lr);
   md += format("| seed, threads | %llu, %d |\n| wall time | %s of training |\n\n",
                static_cast<unsigned long long>(o.seed), o.threads,
                train::format_duration(s.seconds).c_str());
-  md += format("Why this recipe: a PyTorch twin of it (batch 64, lr 1e-3, d 128) left the unigram "
-               "plateau after about 40 M tokens and then grew a previous-token and a next-token head "
-               "in layer 0; at batch 16 and lr 3e-3 it stayed on the plateau for 57 M tokens.\n\n");
-  md += format("## Results\n\nMasked-token loss on %d held-out windows (%lld predicted tokens, the "
-               "same masks every time), nats per token: model **%.3f**, unigram %.3f.\n\n",
-               e.loss_windows, static_cast<long long>(e.loss.tokens), e.loss.model, e.loss.unigram);
-  md += format("### Heads\n\nMean attention over %d unmasked held-out windows, in the categories "
-               "of Clark et al. 2019 (\"What Does BERT Look At?\"): to the previous and next "
-               "token, itself, [CLS], [SEP] and punctuation; entropy in nats (broad above "
-               "3.8). The label is the category over its threshold (±1 and self 0.5, the "
-               "others 0.6), else broad or mixed.\n\n",
-               e.head_windows);
-  md += "| layer | head | previous | next | self | [CLS] | [SEP] | punctuation | entropy | label |\n"
-        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n";
+  md += format(
+      "Why this recipe: a PyTorch twin of it (batch 64, lr 1e-3, d 128) left the unigram "
+      "plateau after about 40 M tokens and then grew a previous-token and a next-token head "
+      "in layer 0; at batch 16 and lr 3e-3 it stayed on the plateau for 57 M tokens.\n\n");
+  md += format(
+      "## Results\n\nMasked-token loss on %d held-out windows (%lld predicted tokens, the "
+      "same masks every time), nats per token: model **%.3f**, unigram %.3f.\n\n",
+      e.loss_windows, static_cast<long long>(e.loss.tokens), e.loss.model, e.loss.unigram);
+  md += format(
+      "### Heads\n\nMean attention over %d unmasked held-out windows, in the categories "
+      "of Clark et al. 2019 (\"What Does BERT Look At?\"): to the previous and next "
+      "token, itself, [CLS], [SEP] and punctuation; entropy in nats (broad above "
+      "3.8). The label is the category over its threshold (±1 and self 0.5, the "
+      "others 0.6), else broad or mixed.\n\n",
+      e.head_windows);
+  md +=
+      "| layer | head | previous | next | self | [CLS] | [SEP] | punctuation | entropy | label |\n"
+      "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n";
   for (int l = 0; l < o.model.layers; ++l) {
     for (int h = 0; h < o.model.heads; ++h) {
       const auto u = static_cast<std::size_t>(l), v = static_cast<std::size_t>(h);
@@ -330,10 +343,11 @@ std::string model_card(const Evaluation& e, const Options& o, const train::Train
                    p.punctuation[u][v], p.entropy[u][v], train::head_label(p, l, h).c_str());
     }
   }
-  md += "\n## Training curve\n\nHeld-out masked-token loss on 64 fixed windows and the best "
-        "heads on 16, as the trainer measured them (every point is in `eval.json`).\n\n"
-        "| step | tokens | train loss | held-out loss | best previous | best next |\n"
-        "| ---: | ---: | ---: | ---: | ---: | ---: |\n";
+  md +=
+      "\n## Training curve\n\nHeld-out masked-token loss on 64 fixed windows and the best "
+      "heads on 16, as the trainer measured them (every point is in `eval.json`).\n\n"
+      "| step | tokens | train loss | held-out loss | best previous | best next |\n"
+      "| ---: | ---: | ---: | ---: | ---: | ---: |\n";
   const std::size_t n = s.curve.size(), stride = std::max<std::size_t>(1, n / 20);
   for (std::size_t i = 0; i < n; ++i) {
     if (i % stride != 0 && i + 1 != n) continue;
@@ -342,13 +356,14 @@ std::string model_card(const Evaluation& e, const Options& o, const train::Train
                  static_cast<double>(c.tokens) / 1e6, c.train_loss, c.heldout_loss,
                  c.previous_token, c.next_token);
   }
-  md += "\n## Reproduce and evaluate\n\n`npm run train -- --encoder` prepares the corpus, builds the "
-        "tools natively and runs `attnlens_train_encoder` with these settings (its defaults); an "
-        "interrupted run resumes from `build/train-encoder/state`. `npm run eval` evaluates the "
-        "committed files again.\n\n## Known limits\n\n- Tiny: 2 layers of width 128, a 128-token "
-        "context. It fills masks with plausible words of its corpora, not with knowledge.\n"
-        "- Its English is Jane Austen's and that of presidential addresses, with their biases.\n"
-        "- Token types are in the layout (BERT's) but the training used type 0 only.\n";
+  md +=
+      "\n## Reproduce and evaluate\n\n`npm run train -- --encoder` prepares the corpus, builds the "
+      "tools natively and runs `attnlens_train_encoder` with these settings (its defaults); an "
+      "interrupted run resumes from `build/train-encoder/state`. `npm run eval` evaluates the "
+      "committed files again.\n\n## Known limits\n\n- Tiny: 2 layers of width 128, a 128-token "
+      "context. It fills masks with plausible words of its corpora, not with knowledge.\n"
+      "- Its English is Jane Austen's and that of presidential addresses, with their biases.\n"
+      "- Token types are in the layout (BERT's) but the training used type 0 only.\n";
   return md;
 }
 
@@ -386,25 +401,28 @@ int run(const Options& o) {
   LrSchedule schedule{o.max_lr, o.min_lr, o.warmup, o.steps};
   validate(schedule);
   const train::MlmSampler sampler(d.train, o.batch, T, d.specials, o.seed, o.mask_rate);
-  std::printf("model: BERT layout, %d layers, %d heads, d_model %d, intermediate %d, context %d, "
-              "vocab %d: %lld parameters\n",
-              config.layers, config.heads, config.d_model, config.intermediate, config.context,
-              config.vocab_size, static_cast<long long>(model->num_parameters()));
-  std::printf("training: %lld steps of %d x %d tokens = %.1fM tokens, lr %g -> %g (warm-up %lld, "
-              "cosine), AdamW wd %g, clip %g, mask rate %g, seed %llu, %d threads\n",
-              static_cast<long long>(o.steps), o.batch, T,
-              static_cast<double>(o.steps) * o.batch * T / 1e6, o.max_lr, o.min_lr,
-              static_cast<long long>(o.warmup), o.weight_decay, o.grad_clip, o.mask_rate,
-              static_cast<unsigned long long>(o.seed), o.threads);
+  std::printf(
+      "model: BERT layout, %d layers, %d heads, d_model %d, intermediate %d, context %d, "
+      "vocab %d: %lld parameters\n",
+      config.layers, config.heads, config.d_model, config.intermediate, config.context,
+      config.vocab_size, static_cast<long long>(model->num_parameters()));
+  std::printf(
+      "training: %lld steps of %d x %d tokens = %.1fM tokens, lr %g -> %g (warm-up %lld, "
+      "cosine), AdamW wd %g, clip %g, mask rate %g, seed %llu, %d threads\n",
+      static_cast<long long>(o.steps), o.batch, T, static_cast<double>(o.steps) * o.batch * T / 1e6,
+      o.max_lr, o.min_lr, static_cast<long long>(o.warmup), o.weight_decay, o.grad_clip,
+      o.mask_rate, static_cast<unsigned long long>(o.seed), o.threads);
 
   const std::string state_dir = o.work + "/state";
   train::TrainState state;
   state.fingerprint = fingerprint(o, d.train);
   if (!o.fresh) {
-    if (std::optional<train::TrainState> saved = train::load_state(state_dir, state.fingerprint, model)) {
+    if (std::optional<train::TrainState> saved =
+            train::load_state(state_dir, state.fingerprint, model)) {
       state = std::move(*saved);
       std::printf("resuming from %s at step %lld (%s of training so far)\n", state_dir.c_str(),
-                  static_cast<long long>(state.step), train::format_duration(state.seconds).c_str());
+                  static_cast<long long>(state.step),
+                  train::format_duration(state.seconds).c_str());
     }
   }
   const auto quick = [&](train::CurvePoint& p) {
@@ -415,10 +433,11 @@ int run(const Options& o) {
     return e.loss.unigram;
   };
   const auto describe = [](const train::CurvePoint& p, double unigram) {
-    return format("  eval @ step %lld (%.1fM tokens): held-out masked-token loss %.4f (unigram "
-                  "%.3f), best previous-token head %.3f, best next-token head %.3f",
-                  static_cast<long long>(p.step), static_cast<double>(p.tokens) / 1e6,
-                  p.heldout_loss, unigram, p.previous_token, p.next_token);
+    return format(
+        "  eval @ step %lld (%.1fM tokens): held-out masked-token loss %.4f (unigram "
+        "%.3f), best previous-token head %.3f, best next-token head %.3f",
+        static_cast<long long>(p.step), static_cast<double>(p.tokens) / 1e6, p.heldout_loss,
+        unigram, p.previous_token, p.next_token);
   };
   if (state.curve.empty()) {
     train::CurvePoint p;
@@ -439,8 +458,8 @@ int run(const Options& o) {
   for (std::int64_t step = state.step; step < o.steps; ++step) {
     sampler.fill(step, batch);
     const float lr = learning_rate(schedule, step);
-    const float loss = model->train_step(
-        ModelInputs{TokenIds{batch.ids.data(), o.batch, T}}, TokenIds{batch.labels.data(), o.batch, T}, lr);
+    const float loss = model->train_step(ModelInputs{TokenIds{batch.ids.data(), o.batch, T}},
+                                         TokenIds{batch.labels.data(), o.batch, T}, lr);
     interval_loss += loss;
     ++interval_steps;
     progress.step(step, loss, lr);
@@ -460,7 +479,8 @@ int run(const Options& o) {
       interval_loss = 0.0;
       interval_steps = 0;
     }
-    if (state.step % o.save_every == 0 || state.step == o.steps) train::save_state(state_dir, *model, state);
+    if (state.step % o.save_every == 0 || state.step == o.steps)
+      train::save_state(state_dir, *model, state);
   }
 
   // The shipped model: F16, evaluated as loaded.
@@ -488,8 +508,9 @@ int run(const Options& o) {
   corpus::write_file(o.out + "/MODEL.md", model_card(e, o, state, model->num_parameters(), d));
   const double total =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
-  std::printf("held-out masked-token loss %.4f (unigram %.4f); wrote %s/ (this invocation took %s)\n",
-              e.loss.model, e.loss.unigram, o.out.c_str(), train::format_duration(total).c_str());
+  std::printf(
+      "held-out masked-token loss %.4f (unigram %.4f); wrote %s/ (this invocation took %s)\n",
+      e.loss.model, e.loss.unigram, o.out.c_str(), train::format_duration(total).c_str());
   return 0;
 }
 
@@ -510,34 +531,58 @@ int main(int argc, char** argv) {
         continue;
       }
       if (i + 1 >= argc) {
-        std::fprintf(stderr, "attnlens_train_encoder: %s needs a value (see --help)\n", flag.c_str());
+        std::fprintf(stderr, "attnlens_train_encoder: %s needs a value (see --help)\n",
+                     flag.c_str());
         return 2;
       }
       const std::string v = argv[++i];
-      if (flag == "--corpus") o.corpus = v;
-      else if (flag == "--out") o.out = v;
-      else if (flag == "--work") o.work = v;
-      else if (flag == "--vocab") o.vocab = static_cast<std::int32_t>(parse_int(flag, v, 257, 65536));
-      else if (flag == "--layers") o.model.layers = static_cast<int>(parse_int(flag, v, 1, 64));
-      else if (flag == "--heads") o.model.heads = static_cast<int>(parse_int(flag, v, 1, 64));
-      else if (flag == "--d-model") o.model.d_model = static_cast<int>(parse_int(flag, v, 8, 4096));
-      else if (flag == "--intermediate") o.model.intermediate = static_cast<int>(parse_int(flag, v, 8, 16384));
-      else if (flag == "--context") o.model.context = static_cast<int>(parse_int(flag, v, 8, 4096));
-      else if (flag == "--batch") o.batch = static_cast<int>(parse_int(flag, v, 1, 4096));
-      else if (flag == "--steps") o.steps = parse_int(flag, v, 1, 100000000);
-      else if (flag == "--seed") o.seed = static_cast<std::uint64_t>(parse_int(flag, v, 0, std::int64_t{1} << 62));
-      else if (flag == "--threads") o.threads = static_cast<int>(parse_int(flag, v, 1, kGpt2MaxThreads));
-      else if (flag == "--lr") o.max_lr = static_cast<float>(parse_real(flag, v, 0, 1));
-      else if (flag == "--min-lr") o.min_lr = static_cast<float>(parse_real(flag, v, 0, 1));
-      else if (flag == "--warmup") o.warmup = parse_int(flag, v, 0, 100000000);
-      else if (flag == "--weight-decay") o.weight_decay = static_cast<float>(parse_real(flag, v, 0, 10));
-      else if (flag == "--grad-clip") o.grad_clip = static_cast<float>(parse_real(flag, v, 0, 1000));
-      else if (flag == "--mask-rate") o.mask_rate = parse_real(flag, v, 0.001, 0.999);
-      else if (flag == "--log-every") o.log_every = parse_int(flag, v, 1, 100000000);
-      else if (flag == "--eval-every") o.eval_every = parse_int(flag, v, 1, 100000000);
-      else if (flag == "--save-every") o.save_every = parse_int(flag, v, 1, 100000000);
+      if (flag == "--corpus")
+        o.corpus = v;
+      else if (flag == "--out")
+        o.out = v;
+      else if (flag == "--work")
+        o.work = v;
+      else if (flag == "--vocab")
+        o.vocab = static_cast<std::int32_t>(parse_int(flag, v, 257, 65536));
+      else if (flag == "--layers")
+        o.model.layers = static_cast<int>(parse_int(flag, v, 1, 64));
+      else if (flag == "--heads")
+        o.model.heads = static_cast<int>(parse_int(flag, v, 1, 64));
+      else if (flag == "--d-model")
+        o.model.d_model = static_cast<int>(parse_int(flag, v, 8, 4096));
+      else if (flag == "--intermediate")
+        o.model.intermediate = static_cast<int>(parse_int(flag, v, 8, 16384));
+      else if (flag == "--context")
+        o.model.context = static_cast<int>(parse_int(flag, v, 8, 4096));
+      else if (flag == "--batch")
+        o.batch = static_cast<int>(parse_int(flag, v, 1, 4096));
+      else if (flag == "--steps")
+        o.steps = parse_int(flag, v, 1, 100000000);
+      else if (flag == "--seed")
+        o.seed = static_cast<std::uint64_t>(parse_int(flag, v, 0, std::int64_t{1} << 62));
+      else if (flag == "--threads")
+        o.threads = static_cast<int>(parse_int(flag, v, 1, kGpt2MaxThreads));
+      else if (flag == "--lr")
+        o.max_lr = static_cast<float>(parse_real(flag, v, 0, 1));
+      else if (flag == "--min-lr")
+        o.min_lr = static_cast<float>(parse_real(flag, v, 0, 1));
+      else if (flag == "--warmup")
+        o.warmup = parse_int(flag, v, 0, 100000000);
+      else if (flag == "--weight-decay")
+        o.weight_decay = static_cast<float>(parse_real(flag, v, 0, 10));
+      else if (flag == "--grad-clip")
+        o.grad_clip = static_cast<float>(parse_real(flag, v, 0, 1000));
+      else if (flag == "--mask-rate")
+        o.mask_rate = parse_real(flag, v, 0.001, 0.999);
+      else if (flag == "--log-every")
+        o.log_every = parse_int(flag, v, 1, 100000000);
+      else if (flag == "--eval-every")
+        o.eval_every = parse_int(flag, v, 1, 100000000);
+      else if (flag == "--save-every")
+        o.save_every = parse_int(flag, v, 1, 100000000);
       else {
-        std::fprintf(stderr, "attnlens_train_encoder: unknown option %s (see --help)\n", flag.c_str());
+        std::fprintf(stderr, "attnlens_train_encoder: unknown option %s (see --help)\n",
+                     flag.c_str());
         return 2;
       }
     }

@@ -87,8 +87,9 @@ inline Result forward(const attnlens::BertConfig& c, const Params& p,
   std::vector<double> x(static_cast<std::size_t>(N * d));
   for (std::int64_t n = 0; n < N; ++n) {
     for (std::int64_t i = 0; i < d; ++i) {
-      double v = at("embeddings.word_embeddings.weight")[static_cast<std::size_t>(ids[n] * d + i)] +
-                 at("embeddings.position_embeddings.weight")[static_cast<std::size_t>((n % T) * d + i)];
+      double v =
+          at("embeddings.word_embeddings.weight")[static_cast<std::size_t>(ids[n] * d + i)] +
+          at("embeddings.position_embeddings.weight")[static_cast<std::size_t>((n % T) * d + i)];
       if (bert) {
         const std::int64_t type = types != nullptr ? types[n] : 0;
         v += at("embeddings.token_type_embeddings.weight")[static_cast<std::size_t>(type * d + i)];
@@ -124,7 +125,8 @@ inline Result forward(const attnlens::BertConfig& c, const Params& p,
               dot += Q[static_cast<std::size_t>((b * T + i) * d + h * hd + e)] *
                      K[static_cast<std::size_t>((b * T + j) * d + h * hd + e)];
             const bool visible = mask == nullptr || mask[b * T + j] == 1;
-            s[static_cast<std::size_t>(j)] = visible ? dot / std::sqrt(static_cast<double>(hd)) : -INFINITY;
+            s[static_cast<std::size_t>(j)] =
+                visible ? dot / std::sqrt(static_cast<double>(hd)) : -INFINITY;
             max = std::max(max, s[static_cast<std::size_t>(j)]);
           }
           double sum = 0.0;
@@ -187,7 +189,8 @@ inline double loss(const attnlens::BertConfig& c, const Params& p,
     double sum = 0.0;
     for (std::int64_t v = 0; v < V; ++v)
       sum += std::exp(r.logits[static_cast<std::size_t>(n * V + v)] - max);
-    total += std::log(sum) + max - r.logits[static_cast<std::size_t>(n * V + labels[static_cast<std::size_t>(n)])];
+    total += std::log(sum) + max -
+             r.logits[static_cast<std::size_t>(n * V + labels[static_cast<std::size_t>(n)])];
     ++counted;
   }
   return total / counted;

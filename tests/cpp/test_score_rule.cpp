@@ -1,7 +1,7 @@
 // The score rule (lib/src/core/score_rule.hpp, private): the one description of scale, causal
 // alignment, masks and bias that the kernels, the reference path and the trace apply.
-#include "core/score_rule.hpp"
 #include "compare.hpp"
+#include "core/score_rule.hpp"
 
 #include <cmath>
 #include <vector>

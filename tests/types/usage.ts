@@ -8,12 +8,17 @@ import type {
   ForwardResult,
   Init,
   LoadProgress,
+  MaskFill,
+  MaskedBatch,
   Model,
+  ModelCache,
+  ModelFamily,
   Prediction,
   SimdChoice,
   Tensor,
   TextToken,
   Tokenizer,
+  TokenizerInfo,
 } from "attnlens";
 
 async function main(): Promise<void> {
@@ -78,7 +83,25 @@ async function main(): Promise<void> {
   const analysis = again.analyze("the cat", { k: 2, attention: true, maxTokens: 8 });
   console.log(analysis.tokens[0]?.begin, analysis.totalTokens, analysis.predictions[0]?.[0]?.p, analysis.attention?.shape);
   console.log(logits, attention, loss, steps, grad, tokens[0]?.begin, text, next, again.config.vocabSize);
-  for (const m of [model, again]) m.dispose();
+  // A cache for edits of one sentence, and what the model says of itself.
+  const cache: ModelCache = again.createCache();
+  again.forward(again.encode("the cat"), { attention: true, cache });
+  again.analyze("the cat sat", { cache });
+  console.log(cache.tokens, cache.reused, again.config.family, again.config.causal, again.config.prediction);
+  cache.dispose();
+  // An encoder folder: pairs, [MASK] filling, a masked-LM step.
+  const families: readonly ModelFamily[] = await lens.modelFamilies();
+  const encoder: Model = await lens.loadModel({
+    files: { "model.safetensors": new Uint8Array(0), "config.json": "{}", "vocab.txt": "[UNK]\n" },
+  });
+  const pairIds: Int32Array = encoder.encode(["the man", "a woman"]);
+  const fills: MaskFill[] = encoder.fillMask("the [MASK] sat", { k: 3 });
+  const filled: number | undefined = fills[0]?.predictions[0]?.p;
+  const maskedBatch: MaskedBatch = { ids: [pairIds[0] ?? 0], labels: [-1], tokenTypes: [0] };
+  encoder.trainStep(maskedBatch, { lr: 1e-3 });
+  const info: TokenizerInfo | null = encoder.tokenizer;
+  console.log(families[0]?.tokenizerFiles, filled, info?.maskId, encoder.tokens(["a", "b"])[0]?.segment);
+  for (const m of [model, again, encoder]) m.dispose();
   tokenizer.dispose();
 }
 

@@ -46,15 +46,15 @@ enum class BertFlavor { Bert, DistilBert };
 
 struct BertConfig {
   BertFlavor flavor = BertFlavor::Bert;
-  int layers = 2;             // 1 .. kGpt2MaxLayers
-  int heads = 2;              // divides d_model; 1 .. kGpt2MaxHeads
-  int d_model = 128;          // hidden_size / dim; 1 .. kGpt2MaxModelDim
-  int intermediate = 512;     // intermediate_size / hidden_dim; 1 .. 4 · kGpt2MaxModelDim
-  int context = 512;          // max_position_embeddings; 1 .. kGpt2MaxContext
-  int vocab_size = 30522;     // 1 .. kGpt2MaxVocab
-  int type_vocab_size = 2;    // BERT's token types; 0 for DistilBERT (no token types)
+  int layers = 2;                 // 1 .. kGpt2MaxLayers
+  int heads = 2;                  // divides d_model; 1 .. kGpt2MaxHeads
+  int d_model = 128;              // hidden_size / dim; 1 .. kGpt2MaxModelDim
+  int intermediate = 512;         // intermediate_size / hidden_dim; 1 .. 4 · kGpt2MaxModelDim
+  int context = 512;              // max_position_embeddings; 1 .. kGpt2MaxContext
+  int vocab_size = 30522;         // 1 .. kGpt2MaxVocab
+  int type_vocab_size = 2;        // BERT's token types; 0 for DistilBERT (no token types)
   float layer_norm_eps = 1e-12f;  // > 0 and finite
-  bool mlm_head = true;       // has the masked-LM head (a BertModel checkpoint has none)
+  bool mlm_head = true;           // has the masked-LM head (a BertModel checkpoint has none)
 };
 
 // Throws Error(BAD_ARGUMENT) naming the field when a size is out of range, d_model is not a

@@ -34,14 +34,14 @@ enum class PredictionKind {
 const char* prediction_kind_name(PredictionKind kind) noexcept;
 
 struct ModelInfo {
-  std::string family;       // the registry's name: "gpt2", "bert", "distilbert"
-  bool causal = true;       // attention masked to keys j <= i
+  std::string family;  // the registry's name: "gpt2", "bert", "distilbert"
+  bool causal = true;  // attention masked to keys j <= i
   PredictionKind prediction = PredictionKind::NextToken;
-  bool has_head = true;     // gives logits (an encoder checkpoint may lack its masked-LM head)
+  bool has_head = true;  // gives logits (an encoder checkpoint may lack its masked-LM head)
   int layers = 0;
   int heads = 0;
   int d_model = 0;
-  int context = 0;          // longest sequence
+  int context = 0;  // longest sequence
   int vocab_size = 0;
   int type_vocab_size = 0;  // token types (sentence A/B); 0 when the family has none
 };
@@ -143,7 +143,7 @@ class Model {
   virtual float loss_and_gradients(const ModelInputs& inputs, const TokenIds& targets) = 0;
   // loss_and_gradients, clipping, one AdamW step at `lr`; returns the loss before the update.
   virtual float train_step(const ModelInputs& inputs, const TokenIds& targets, float lr) = 0;
-  virtual TensorList gradients() const = 0;  // named as to_tensors()
+  virtual TensorList gradients() const = 0;   // named as to_tensors()
   virtual TensorList to_tensors() const = 0;  // the checkpoint's names and shapes
   // config.json for the model (with the tokenizer's special ids when one is given).
   virtual std::string config_json(Dtype dtype, const Tokenizer* tokenizer) const = 0;
@@ -186,7 +186,7 @@ struct LoadedModel {
 };
 
 struct ModelFamily {
-  const char* name;                     // "gpt2"
+  const char* name;                      // "gpt2"
   std::vector<std::string> model_types;  // config.json "model_type" values it reads
   bool causal;
   PredictionKind prediction;
@@ -203,7 +203,8 @@ const std::vector<ModelFamily>& model_families();
 
 // The family of a config.json: its "model_type" (a GPT-2 config without one is GPT-2). Throws
 // BAD_FILE naming the file and the model_type, and listing the families attnlens loads.
-const ModelFamily& family_of(std::string_view config_json, std::string_view file_name = "config.json");
+const ModelFamily& family_of(std::string_view config_json,
+                             std::string_view file_name = "config.json");
 
 // Loads a checkpoint folder through its family. Throws BAD_FILE (naming the file: a missing
 // file names the family's files), and the family loader's errors.

@@ -16,7 +16,12 @@ namespace {
 
 const std::vector<ModelFamily>& families() {
   static const std::vector<ModelFamily> list = {
-      {"gpt2", {"gpt2"}, true, PredictionKind::NextToken, {{"vocab.json", "merges.txt"}}, {},
+      {"gpt2",
+       {"gpt2"},
+       true,
+       PredictionKind::NextToken,
+       {{"vocab.json", "merges.txt"}},
+       {},
        &detail::load_gpt2},
       {"bert",
        {"bert"},
@@ -52,7 +57,8 @@ const char* prediction_kind_name(PredictionKind kind) noexcept {
 }
 
 ModelOutput Model::forward(const ModelInputs&, const ModelForwardOptions&, ForwardCache&) {
-  detail::fail(ErrorCode::BAD_ARGUMENT, "this cache belongs to another model (each model makes "
+  detail::fail(ErrorCode::BAD_ARGUMENT,
+               "this cache belongs to another model (each model makes "
                "its own with make_cache / createCache)");
 }
 

@@ -28,8 +28,8 @@ int size_key(const JsonValue& root, std::string_view key, std::string_view file_
              std::string_view family, int lo = 1) {
   const JsonValue* value = root.find(key);
   if (value == nullptr) {
-    detail::fail(ErrorCode::BAD_FILE, file_name, ": the key \"", key, "\" is missing; a ",
-                 family, " config gives it");
+    detail::fail(ErrorCode::BAD_FILE, file_name, ": the key \"", key, "\" is missing; a ", family,
+                 " config gives it");
   }
   if (!value->is_integer() || value->as_integer() < lo || value->as_integer() > INT_MAX) {
     detail::fail(ErrorCode::BAD_FILE, file_name, ": \"", key, "\" must be an integer >= ", lo,
@@ -65,7 +65,7 @@ bool is_buffer(const SafetensorsEntry& e) {
 
 std::string number(double x) {
   char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.9g", x);
+  std::snprintf(buffer, sizeof buffer, "%.7g", x);
   std::string s = buffer;
   if (s.find_first_of(".e") == std::string::npos) s += ".0";
   return s;
@@ -158,8 +158,9 @@ BertConfig parse_bert_config(std::string_view config_json, std::string_view file
     c.intermediate = size_key(root, "intermediate_size", file_name, "BERT");
     c.context = size_key(root, "max_position_embeddings", file_name, "BERT");
     c.vocab_size = size_key(root, "vocab_size", file_name, "BERT");
-    c.type_vocab_size =
-        root.find("type_vocab_size") != nullptr ? size_key(root, "type_vocab_size", file_name, "BERT", 0) : 2;
+    c.type_vocab_size = root.find("type_vocab_size") != nullptr
+                            ? size_key(root, "type_vocab_size", file_name, "BERT", 0)
+                            : 2;
     if (const JsonValue* eps = root.find("layer_norm_eps")) {
       if (!eps->is_number() || !(eps->as_number() > 0.0)) {
         fail(ErrorCode::BAD_FILE, file_name, ": \"layer_norm_eps\" must be a positive number");
@@ -211,7 +212,8 @@ std::string bert_config_json(const BertConfig& c, Dtype dtype, std::int32_t pad_
   const auto q = [](std::string_view s) { return "\"" + std::string(s) + "\""; };
   if (c.flavor == BertFlavor::Bert) {
     entries = {
-        {"architectures", c.mlm_head ? "[\n    \"BertForMaskedLM\"\n  ]" : "[\n    \"BertModel\"\n  ]"},
+        {"architectures",
+         c.mlm_head ? "[\n    \"BertForMaskedLM\"\n  ]" : "[\n    \"BertModel\"\n  ]"},
         {"attention_probs_dropout_prob", "0.0"},
         {"classifier_dropout", "null"},
         {"hidden_act", q("gelu")},
@@ -256,12 +258,13 @@ std::string bert_config_json(const BertConfig& c, Dtype dtype, std::int32_t pad_
   }
   std::string out = "{\n";
   for (std::size_t i = 0; i < entries.size(); ++i)
-    out += "  \"" + entries[i].first + "\": " + entries[i].second + (i + 1 < entries.size() ? ",\n" : "\n");
+    out += "  \"" + entries[i].first + "\": " + entries[i].second +
+           (i + 1 < entries.size() ? ",\n" : "\n");
   return out + "}\n";
 }
 
 LoadedModel load_bert(const ModelFiles& files) {
-  static const char* const known[] = {"config.json", "vocab.txt", "tokenizer.json",
+  static const char* const known[] = {"config.json",           "vocab.txt",  "tokenizer.json",
                                       "tokenizer_config.json", "vocab.json", "merges.txt"};
   for (const auto& [name, text] : files.texts) {
     if (std::find(std::begin(known), std::end(known), name) == std::end(known)) {
@@ -276,13 +279,12 @@ LoadedModel load_bert(const ModelFiles& files) {
   }
   const SafetensorsView view(files.weights, files.weights_size, "model.safetensors");
   const std::string_view prefix = bert_prefix(config.flavor);
-  config.mlm_head = std::any_of(view.tensors().begin(), view.tensors().end(),
-                                [&](const SafetensorsEntry& e) {
-                                  std::string_view n = e.name;
-                                  return starts_with(n, "cls.predictions.") ||
-                                         starts_with(n, "vocab_transform.") ||
-                                         starts_with(n, "vocab_projector.");
-                                });
+  config.mlm_head =
+      std::any_of(view.tensors().begin(), view.tensors().end(), [&](const SafetensorsEntry& e) {
+        std::string_view n = e.name;
+        return starts_with(n, "cls.predictions.") || starts_with(n, "vocab_transform.") ||
+               starts_with(n, "vocab_projector.");
+      });
   try {
     validate(config);
   } catch (const Error& e) {

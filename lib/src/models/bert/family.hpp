@@ -13,7 +13,8 @@ namespace attnlens::detail {
 // loader sets it from the tensors). Throws BAD_FILE naming the file and the key: a size key
 // missing or not a positive integer, position_embedding_type other than "absolute", an
 // activation other than "gelu", a decoder or cross-attention config.
-BertConfig parse_bert_config(std::string_view config_json, std::string_view file_name = "config.json");
+BertConfig parse_bert_config(std::string_view config_json,
+                             std::string_view file_name = "config.json");
 
 // config.json that Hugging Face's BertForMaskedLM / DistilBertForMaskedLM reads, keys sorted as
 // its to_json_string() writes them; pad_token_id from the tokenizer's [PAD] when given.

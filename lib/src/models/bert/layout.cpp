@@ -37,7 +37,8 @@ BertLayout bert_layout(const BertConfig& c) {
   l.emb_ln_b = block(BertRole::Bias, d);
   plain("embeddings.word_embeddings.weight", {V, d}, l.word);
   plain("embeddings.position_embeddings.weight", {c.context, d}, l.position);
-  if (l.token_type >= 0) plain("embeddings.token_type_embeddings.weight", {c.type_vocab_size, d}, l.token_type);
+  if (l.token_type >= 0)
+    plain("embeddings.token_type_embeddings.weight", {c.type_vocab_size, d}, l.token_type);
   plain("embeddings.LayerNorm.weight", {d}, l.emb_ln_w);
   plain("embeddings.LayerNorm.bias", {d}, l.emb_ln_b);
 

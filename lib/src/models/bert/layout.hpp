@@ -29,7 +29,7 @@ struct BertParam {
 // matrix at `offset` whose rows are `width` wide (the query, key and value weights of a layer
 // share one [d, 3d] matrix). Everything else is copied as it is.
 struct BertFileTensor {
-  std::string name;  // Hugging Face's name without the "bert." / "distilbert." prefix
+  std::string name;     // Hugging Face's name without the "bert." / "distilbert." prefix
   bool encoder = true;  // under the prefix (false: the masked-LM head's cls.* / vocab_*)
   Shape shape;          // as stored in the file
   std::int64_t offset = 0;
@@ -48,7 +48,7 @@ struct BertLayerOffsets {
 };
 
 struct BertLayout {
-  std::vector<BertParam> params;  // offsets increase, no gaps
+  std::vector<BertParam> params;      // offsets increase, no gaps
   std::vector<BertFileTensor> files;  // the checkpoint's tensors, in Hugging Face's order
   std::int64_t word = 0;              // [V, d]
   std::int64_t position = 0;          // [C, d]

@@ -76,11 +76,11 @@ void check_inputs(const BertInputs& in, const BertConfig& c) {
     const std::int32_t types = std::max(c.type_vocab_size, 1);
     for (std::int64_t i = 0; i < n; ++i) {
       if (in.token_types[i] < 0 || in.token_types[i] >= types) {
-        detail::fail(ErrorCode::BAD_ARGUMENT, "token_types[", i / ids.length, ", ",
-                     i % ids.length, "] is ", in.token_types[i], "; this model has ",
-                     c.type_vocab_size == 0 ? "no token types (only 0 is accepted)"
-                                            : "token types 0 .. ",
-                     c.type_vocab_size == 0 ? "" : std::to_string(c.type_vocab_size - 1));
+        detail::fail(
+            ErrorCode::BAD_ARGUMENT, "token_types[", i / ids.length, ", ", i % ids.length, "] is ",
+            in.token_types[i], "; this model has ",
+            c.type_vocab_size == 0 ? "no token types (only 0 is accepted)" : "token types 0 .. ",
+            c.type_vocab_size == 0 ? "" : std::to_string(c.type_vocab_size - 1));
       }
     }
   }
@@ -218,19 +218,19 @@ void layer_backward(const BertConfig& c, const BertLayerOffsets& o, const float*
   detail::layernorm_backward(dtmp, G + o.ln2_w, G + o.ln2_b, dres, a.r2.data(), P + o.ln2_w,
                              a.out_mean.data(), a.out_rstd.data(), N, d);
   // r2 = h1 + g W2 + b2: dh1 = dr2 (residual) + the feed-forward's gradient.
-  detail::linear_backward(ws.dfc.data(), G + o.fc2_w, G + o.fc2_b, dtmp, a.g.data(), P + o.fc2_w,
-                          N, I, d);
+  detail::linear_backward(ws.dfc.data(), G + o.fc2_w, G + o.fc2_b, dtmp, a.g.data(), P + o.fc2_w, N,
+                          I, d);
   detail::gelu_erf_backward(ws.dfc.data(), a.f.data(), N * I);
-  detail::linear_backward(dres, G + o.fc1_w, G + o.fc1_b, ws.dfc.data(), a.h1.data(),
-                          P + o.fc1_w, N, d, I);
+  detail::linear_backward(dres, G + o.fc1_w, G + o.fc1_b, ws.dfc.data(), a.h1.data(), P + o.fc1_w,
+                          N, d, I);
   detail::add_into(dres, dtmp, N * d);  // dres = dh1
   // h1 = LN1(r1): dr1 into dtmp.
   std::fill(dtmp, dtmp + N * d, 0.0f);
   detail::layernorm_backward(dtmp, G + o.ln1_w, G + o.ln1_b, dres, a.r1.data(), P + o.ln1_w,
                              a.h1_mean.data(), a.h1_rstd.data(), N, d);
   // r1 = x + atty Wo + bo.
-  detail::linear_backward(ws.datty.data(), G + o.ao_w, G + o.ao_b, dtmp, a.atty.data(),
-                          P + o.ao_w, N, d, d);
+  detail::linear_backward(ws.datty.data(), G + o.ao_w, G + o.ao_b, dtmp, a.atty.data(), P + o.ao_w,
+                          N, d, d);
   detail::unmerge_heads(ws.dheads.data(), ws.datty.data(), B, T, H, hd);
   detail::attention_backward(ws.dq.data(), ws.dk.data(), ws.dv.data(), ws.dscores.data(),
                              ws.dheads.data(), a.q.data(), a.k.data(), a.v.data(),
@@ -245,8 +245,7 @@ void layer_backward(const BertConfig& c, const BertLayerOffsets& o, const float*
 // The masked-LM head over the rows ws.rows of `hidden` (N, d): ws.logits (R, V).
 void head_forward(const BertConfig& c, const BertLayout& l, const float* P, BertActivations& ws,
                   const float* hidden) {
-  const std::int64_t R = static_cast<std::int64_t>(ws.rows.size()), d = c.d_model,
-                     V = c.vocab_size;
+  const std::int64_t R = static_cast<std::int64_t>(ws.rows.size()), d = c.d_model, V = c.vocab_size;
   for (BertFloats* b : {&ws.head_in, &ws.head_t, &ws.head_u, &ws.head_v})
     grow_to(*b, R * d, "the masked-LM head");
   grow_to(ws.head_mean, R, "the masked-LM head");
@@ -270,8 +269,7 @@ void head_forward(const BertConfig& c, const BertLayout& l, const float* P, Bert
 // backward pass into G (zeroed here). Returns the summed loss (float64).
 double gradient_pass(const BertConfig& c, const BertLayout& l, const float* P, float* G,
                      std::int64_t param_count, BertActivations& ws, const BertInputs& in,
-                     const std::int32_t* labels, std::int64_t B, std::int64_t T,
-                     float grad_scale) {
+                     const std::int32_t* labels, std::int64_t B, std::int64_t T, float grad_scale) {
   const std::int64_t N = B * T, d = c.d_model, V = c.vocab_size;
   prepare(ws, c, B, T, c.layers, true);
   const MaskView mask = key_mask(ws, in.attention_mask, B, T);
@@ -309,8 +307,8 @@ double gradient_pass(const BertConfig& c, const BertLayout& l, const float* P, f
     detail::layernorm_backward(db, G + l.head_ln_w, G + l.head_ln_b, da, ws.head_u.data(),
                                P + l.head_ln_w, ws.head_mean.data(), ws.head_rstd.data(), R, d);
     detail::gelu_erf_backward(db, ws.head_t.data(), R * d);
-    detail::linear_backward(da, G + l.head_w, G + l.head_b, db, ws.head_in.data(), P + l.head_w,
-                            R, d, d);
+    detail::linear_backward(da, G + l.head_w, G + l.head_b, db, ws.head_in.data(), P + l.head_w, R,
+                            d, d);
     for (std::int64_t r = 0; r < R; ++r)
       detail::add_into(ws.dres.data() + ws.rows[static_cast<std::size_t>(r)] * d, da + r * d, d);
   }
@@ -472,7 +470,8 @@ BertOutput BertModel::forward(const BertInputs& in, const BertForwardOptions& op
   const MaskView mask = key_mask(ws, in.attention_mask, B, T);
   const float* P = params_.data();
   embed(c, l, P, ws, in, B, T);
-  if (options.hidden_states) std::copy(ws.emb.begin(), ws.emb.begin() + N * d, out.hidden_states.data.begin());
+  if (options.hidden_states)
+    std::copy(ws.emb.begin(), ws.emb.begin() + N * d, out.hidden_states.data.begin());
   BertLayerActivations& a = ws.layers[0];
   for (int i = 0; i < c.layers; ++i) {
     layer_forward(c, l.layers[static_cast<std::size_t>(i)], P, a, ws.qkv.data(),
@@ -486,7 +485,8 @@ BertOutput BertModel::forward(const BertInputs& in, const BertForwardOptions& op
       std::copy(w.begin(), w.end(), out.attention.data.begin() + i * B * H * T * T);
     }
     if (options.hidden_states) {
-      std::copy(a.out.begin(), a.out.begin() + N * d, out.hidden_states.data.begin() + (i + 1) * N * d);
+      std::copy(a.out.begin(), a.out.begin() + N * d,
+                out.hidden_states.data.begin() + (i + 1) * N * d);
     }
   }
   if (options.logits) {
@@ -495,7 +495,8 @@ BertOutput BertModel::forward(const BertInputs& in, const BertForwardOptions& op
     out.logits = options.logit_rows.empty() ? Tensor({B, T, V}) : Tensor({R, V});
     std::copy(ws.logits.begin(), ws.logits.begin() + R * V, out.logits.data.begin());
     if (!std::isfinite(detail::finite_max_abs(out.logits.data.data(), R * V))) {
-      detail::fail(ErrorCode::NON_FINITE, "the forward pass overflowed float32 in the masked-LM "
+      detail::fail(ErrorCode::NON_FINITE,
+                   "the forward pass overflowed float32 in the masked-LM "
                    "logits: the weights are finite but too large for these inputs");
     }
   }
@@ -520,7 +521,8 @@ float BertModel::loss_and_gradients(const BertInputs& in, const TokenIds& labels
     if (y == -1) continue;
     if (y < 0 || y >= c.vocab_size) {
       detail::fail(ErrorCode::BAD_ARGUMENT, "labels[", i / T, ", ", i % T, "] is ", y,
-                   ", outside the vocabulary [0, ", c.vocab_size, ") (-1 marks a position that "
+                   ", outside the vocabulary [0, ", c.vocab_size,
+                   ") (-1 marks a position that "
                    "is not predicted)");
     }
     ++counted;

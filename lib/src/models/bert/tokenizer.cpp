@@ -115,11 +115,11 @@ class WordPieceAdapter final : public EncoderTokenizer {
     const WordPieceOptions& o = tokenizer_.options();
     const auto flag = [](bool b) { return b ? "true" : "false"; };
     // What BertTokenizer reads back: the casing and accent settings, and the class.
-    const std::string config = std::string("{\n  \"do_lower_case\": ") + flag(o.lower_case) +
-                               ",\n  \"strip_accents\": " + flag(o.strips_accents()) +
-                               ",\n  \"tokenize_chinese_chars\": " +
-                               flag(o.tokenize_chinese_chars) +
-                               ",\n  \"tokenizer_class\": \"BertTokenizer\"\n}\n";
+    const std::string config =
+        std::string("{\n  \"do_lower_case\": ") + flag(o.lower_case) +
+        ",\n  \"strip_accents\": " + flag(o.strips_accents()) +
+        ",\n  \"tokenize_chinese_chars\": " + flag(o.tokenize_chinese_chars) +
+        ",\n  \"tokenizer_class\": \"BertTokenizer\"\n}\n";
     return {{"vocab.txt", vocab}, {"tokenizer_config.json", config}};
   }
   std::string note() const override { return note_; }
@@ -139,7 +139,8 @@ class BpeEncoderAdapter final : public EncoderTokenizer {
     const std::int32_t cls = tokenizer_.token_to_id("[CLS]"), sep = tokenizer_.token_to_id("[SEP]");
     if (cls < 0 || sep < 0) {
       detail::fail(ErrorCode::BAD_FILE, "vocab.json: an encoder's byte-level BPE needs the ",
-                   "special tokens \"[CLS]\" and \"[SEP]\"", cls < 0 ? " (no [CLS])" : " (no [SEP])");
+                   "special tokens \"[CLS]\" and \"[SEP]\"",
+                   cls < 0 ? " (no [CLS])" : " (no [SEP])");
     }
     set_specials(cls, sep, tokenizer_.token_to_id("[MASK]"), tokenizer_.token_to_id("[PAD]"), -1);
   }
@@ -193,9 +194,10 @@ std::unique_ptr<Tokenizer> load_wordpiece(const ModelFiles& files, std::int32_t 
     if (config) options = WordPieceTokenizer::options_from_tokenizer_config(*config, &said);
     std::string note;
     if (!said) {
-      note = "The folder does not say whether the model is cased (tokenizer_config.json's "
-             "do_lower_case): text is lower-cased and its accents stripped, as Hugging Face's "
-             "BertTokenizer does by default.";
+      note =
+          "The folder does not say whether the model is cased (tokenizer_config.json's "
+          "do_lower_case): text is lower-cased and its accents stripped, as Hugging Face's "
+          "BertTokenizer does by default.";
     }
     out = std::make_unique<WordPieceAdapter>(WordPieceTokenizer::from_vocab_txt(*vocab, options),
                                              std::move(note));

@@ -201,7 +201,8 @@ BertModel BertModel::from_tensors(const BertConfig& config, const TensorList& te
   if (tied != nullptr) {
     if (!config.mlm_head || tied->shape != Shape{config.vocab_size, config.d_model}) {
       detail::fail(ErrorCode::BAD_FILE, "tensor '", *tied_name, "' has shape ",
-                   shape_to_string(tied->shape), " but the tied decoder needs the word embeddings' ",
+                   shape_to_string(tied->shape),
+                   " but the tied decoder needs the word embeddings' ",
                    shape_to_string(Shape{config.vocab_size, config.d_model}));
     }
     require_consistent(*tied_name, *tied);

@@ -127,8 +127,8 @@ Gpt2Output Gpt2Model::forward(const TokenIds& ids, Gpt2Cache& cache,
     std::vector<float> wider(static_cast<std::size_t>(L * H * T * T), 0.0f);
     for (std::int64_t g = 0; g < L * H; ++g) {
       for (std::int64_t r = 0; r < keep; ++r) {
-        std::copy(c.attention.begin() + (g * n + r) * n, c.attention.begin() + (g * n + r) * n + r + 1,
-                  wider.begin() + (g * T + r) * T);
+        std::copy(c.attention.begin() + (g * n + r) * n,
+                  c.attention.begin() + (g * n + r) * n + r + 1, wider.begin() + (g * T + r) * T);
       }
     }
     c.attention = std::move(wider);
@@ -140,9 +140,11 @@ Gpt2Output Gpt2Model::forward(const TokenIds& ids, Gpt2Cache& cache,
     const detail::Gpt2Layout& layout = work_->layout;
     const float* P = params_.data();
     // The fresh rows' activations, one layer at a time.
-    std::vector<float> x(static_cast<std::size_t>(fresh * d)), h(x.size()), qkv(static_cast<std::size_t>(fresh * 3 * d));
-    std::vector<float> q(x.size()), kn(x.size()), vn(x.size()), atty(x.size()), mlp(static_cast<std::size_t>(fresh * 4 * d)),
-        act(mlp.size()), mean(static_cast<std::size_t>(fresh)), rstd(mean.size());
+    std::vector<float> x(static_cast<std::size_t>(fresh * d)), h(x.size()),
+        qkv(static_cast<std::size_t>(fresh * 3 * d));
+    std::vector<float> q(x.size()), kn(x.size()), vn(x.size()), atty(x.size()),
+        mlp(static_cast<std::size_t>(fresh * 4 * d)), act(mlp.size()),
+        mean(static_cast<std::size_t>(fresh)), rstd(mean.size());
     for (std::int64_t r = 0; r < fresh; ++r) {
       const std::int64_t t = keep + r;
       for (std::int64_t e = 0; e < d; ++e) {
@@ -187,18 +189,22 @@ Gpt2Output Gpt2Model::forward(const TokenIds& ids, Gpt2Cache& cache,
       }
       if (c.attention_kept) {
         for (std::int64_t head = 0; head < H; ++head) {
-          std::copy(a.weights.data.begin() + head * fresh * T, a.weights.data.begin() + (head + 1) * fresh * T,
+          std::copy(a.weights.data.begin() + head * fresh * T,
+                    a.weights.data.begin() + (head + 1) * fresh * T,
                     c.attention.begin() + ((l * H + head) * T + keep) * T);
         }
       }
       detail::merge_heads(atty.data(), a.output.data.data(), 1, fresh, H, hd);
       // The residual stream in place: x += atty W + b, then x += MLP(ln_2(x)).
-      detail::linear_forward(h.data(), atty.data(), p.attn_proj_w, p.attn_proj_b, x.data(), fresh, d, d);
+      detail::linear_forward(h.data(), atty.data(), p.attn_proj_w, p.attn_proj_b, x.data(), fresh,
+                             d, d);
       std::swap(x, h);
-      detail::layernorm_forward(h.data(), mean.data(), rstd.data(), x.data(), p.ln2_w, p.ln2_b, fresh, d);
+      detail::layernorm_forward(h.data(), mean.data(), rstd.data(), x.data(), p.ln2_w, p.ln2_b,
+                                fresh, d);
       detail::linear_forward(mlp.data(), h.data(), p.fc_w, p.fc_b, nullptr, fresh, d, 4 * d);
       detail::gelu_forward(act.data(), mlp.data(), fresh * 4 * d);
-      detail::linear_forward(h.data(), act.data(), p.fc_proj_w, p.fc_proj_b, x.data(), fresh, 4 * d, d);
+      detail::linear_forward(h.data(), act.data(), p.fc_proj_w, p.fc_proj_b, x.data(), fresh, 4 * d,
+                             d);
       std::swap(x, h);
       if (!std::isfinite(detail::finite_max_abs(x.data(), fresh * d))) {
         detail::fail(ErrorCode::NON_FINITE, "the forward pass overflowed float32 in block ", l,

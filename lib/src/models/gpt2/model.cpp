@@ -228,7 +228,8 @@ std::int64_t gpt2_parameter_count(const Gpt2Config& c) {
          c.layers * (12 * d * d + (c.attention_norm ? 13 : 11) * d) + 2 * d;
 }
 
-Gpt2Model::Gpt2Model(const Gpt2Config& config) : config_(config), stamp_(detail::next_model_stamp()) {
+Gpt2Model::Gpt2Model(const Gpt2Config& config)
+    : config_(config), stamp_(detail::next_model_stamp()) {
   validate(config);
   work_ = std::make_unique<Gpt2Workspace>();
   work_->layout = detail::gpt2_layout(config);
