@@ -9,8 +9,9 @@ export type FileText = string | Uint8Array | ArrayBuffer;
 /**
  * The files of a checkpoint, by their names in a Hugging Face model directory. config.json's
  * "model_type" names the family, and the family says which tokenizer files it reads (lens
- * families): GPT-2 vocab.json + merges.txt; BERT and DistilBERT tokenizer.json, or vocab.txt
- * (with tokenizer_config.json when present), or a byte-level BPE's vocab.json + merges.txt.
+ * families): GPT-2 vocab.json + merges.txt; BERT and DistilBERT vocab.txt (with
+ * tokenizer_config.json when present), or tokenizer.json, or a byte-level BPE's vocab.json +
+ * merges.txt, the first of these sets that is given.
  * A tokenizer's files are given whole or not at all.
  */
 export interface CheckpointFiles {
@@ -29,6 +30,8 @@ export interface CheckpointFiles {
 export interface ModelFamily {
   /** "gpt2", "bert", "distilbert". */
   name: string;
+  /** The config.json "model_type" values the family reads. */
+  modelTypes: string[];
   causal: boolean;
   prediction: "next-token" | "masked-token";
   /** Sets of files that make a tokenizer, in order of preference. */

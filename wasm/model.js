@@ -59,6 +59,38 @@ function textArgument(name, text, limits) {
   return [checkText(name, text, limits), null];
 }
 
+/**
+ * The indices of an encoding's tokens that fit in `limit`, as a BERT tokenizer truncates: the
+ * special tokens ([CLS], [SEP]) stay, and text tokens go from the end of the longer sentence,
+ * one at a time ("longest first"). Without special tokens, the first `limit` tokens.
+ */
+function kept(encoding, limit) {
+  const count = encoding.ids.length;
+  if (count <= limit) return Array.from({ length: count }, (_, i) => i);
+  const { special, segments } = encoding;
+  const specials = special.reduce((s, v) => s + (v === 1 ? 1 : 0), 0);
+  const text = [0, 0];
+  for (let i = 0; i < count; i++) if (special[i] !== 1) text[segments[i]]++;
+  // Drop text tokens, from the longer sentence first, until the rest fit (specials always stay
+  // while they fit; a limit smaller than the specials keeps the first `limit` tokens).
+  if (specials >= limit) return Array.from({ length: limit }, (_, i) => i);
+  // One at a time from the longer (from the first on a tie), in closed form: the longer down to
+  // the shorter, then the rest split between them.
+  let excess = count - limit;
+  const left = [...text];
+  const longer = left[1] > left[0] ? 1 : 0;
+  const gap = Math.min(excess, left[longer] - left[1 - longer]);
+  left[longer] -= gap;
+  excess -= gap;
+  left[0] -= Math.ceil(excess / 2);
+  left[1] -= Math.floor(excess / 2);
+  const seen = [0, 0];
+  const keep = [];
+  for (let i = 0; i < count; i++) {
+    if (special[i] === 1 || seen[segments[i]]++ < left[segments[i]]) keep.push(i);
+  }
+  return keep;
+}
 /** The tokenizer's methods over a handle. */
 function tokenizerMethods(core, handle, limits, live) {
   // The tokens of a text (or pair), the first `limit` as objects and the count of all: ids and
@@ -68,14 +100,16 @@ function tokenizerMethods(core, handle, limits, live) {
     const [a, b] = textArgument("text", text, limits);
     const r = unwrap(core._encode(handle, a, b));
     const count = r.ids.length;
-    const n = Math.min(count, limit);
+    const keep = kept(r, limit);
+    const n = keep.length;
     const texts = b === null ? [a] : [a, b];
     const maps = texts.map((t) => {
       const bytes = encoder.encode(t);
       return { text: t, bytes, at: utf16AtByte(t, bytes.length) };
     });
     const tokens = new Array(n);
-    for (let i = 0; i < n; i++) {
+    for (let k = 0; k < n; k++) {
+      const i = keep[k];
       const { text: source, bytes, at } = maps[r.segments[i]];
       const byteBegin = r.begins[i];
       const byteEnd = r.ends[i];
@@ -87,7 +121,7 @@ function tokenizerMethods(core, handle, limits, live) {
       while (at[end] === NOT_A_START) end++;
       const whole = at[byteBegin] !== NOT_A_START && at[byteEnd] !== NOT_A_START;
       const special = r.special[i] === 1;
-      tokens[i] = {
+      tokens[k] = {
         id: r.ids[i],
         text: special
           ? tokenText([r.ids[i]])[0]
@@ -103,7 +137,8 @@ function tokenizerMethods(core, handle, limits, live) {
         special,
       };
     }
-    return { tokens, count, ids: r.ids, types: r.types };
+    const pick = (all) => (n === count ? all : Int32Array.from(keep, (i) => all[i]));
+    return { tokens, count, ids: pick(r.ids), types: pick(r.types) };
   };
   // How each token reads on its own (" the", "##ing", "[MASK]").
   const tokenText = (ids) => unwrap(core._tokenTexts(handle, Int32Array.from(ids))).texts.map((bytes) => decoder.decode(bytes));
@@ -219,7 +254,7 @@ export function createModelApi(core) {
       );
       const top = wantLogits ? topTokens(r.logits, k) : [];
       const predictions = masked ? list.tokens.map(() => null) : top;
-      if (masked) rows.forEach((row, i) => (predictions[row] = top[i]));
+      if (masked && wantLogits) rows.forEach((row, i) => (predictions[row] = top[i]));
       return { predictions, attention: r.attention ?? null };
     };
     const model = {
@@ -247,13 +282,13 @@ export function createModelApi(core) {
       },
       fillMask(text, options) {
         live();
-        needTokenizer("fillMask()");
-        needHead("fillMask()");
         if (config.prediction !== "masked-token")
           fail(
             "BAD_ARGUMENT",
             `fillMask() needs a masked-token model; this ${config.family} model predicts the next token (use predict())`,
           );
+        needTokenizer("fillMask()");
+        needHead("fillMask()");
         const k = checkK(typedOptions("options", options, PREDICT_OPTIONS).k);
         const list = tokenizer.tokenList(text);
         const { predictions } = predictionsFor(list, k, false);

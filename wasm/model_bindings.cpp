@@ -305,6 +305,10 @@ void unstage(int id) {
 val family_to_js(const attnlens::ModelFamily& f) {
   val out = val::object();
   out.set("name", std::string(f.name));
+  val types = val::array();
+  for (std::size_t i = 0; i < f.model_types.size(); ++i)
+    types.set(i, f.model_types[i]);
+  out.set("modelTypes", types);
   out.set("causal", f.causal);
   out.set("prediction", std::string(attnlens::prediction_kind_name(f.prediction)));
   val sets = val::array();

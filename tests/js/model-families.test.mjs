@@ -38,7 +38,7 @@ test("a BERT folder: full attention, token types and sentence pairs, [MASK] fill
   const tokens = model.tokens("The man said: Emma!");
   assert.deepEqual(
     tokens.map((t) => t.text),
-    ["[CLS]", "the", "man", "said", ":", "emma", "!", "[SEP]"],
+    ["[CLS]", "The", "man", "said", ":", "Emma", "!", "[SEP]"],
   );
   // ":" is not in the vocabulary: the reader's character, read as [UNK].
   assert.equal(tokens[4].id, model.tokenizer.unkId);
@@ -46,7 +46,17 @@ test("a BERT folder: full attention, token types and sentence pairs, [MASK] fill
     tokens.map((t) => t.special),
     [true, false, false, false, false, false, false, true],
   );
-  assert.deepEqual(tokens[2], { id: tokens[2].id, text: "man", begin: 4, end: 7, byteBegin: 4, byteEnd: 7, type: 0, segment: 0, special: false });
+  assert.deepEqual(tokens[2], {
+    id: tokens[2].id,
+    text: "man",
+    begin: 4,
+    end: 7,
+    byteBegin: 4,
+    byteEnd: 7,
+    type: 0,
+    segment: 0,
+    special: false,
+  });
   // A pair: [CLS] A [SEP] B [SEP], types 0 then 1, offsets into each text.
   const pair = model.tokens(["the man", "a woman"]);
   assert.deepEqual(
@@ -101,6 +111,34 @@ test("a BERT folder: full attention, token types and sentence pairs, [MASK] fill
   model.dispose();
 });
 
+test("an encoder's text longer than maxTokens keeps [CLS] and [SEP] and cuts the longer sentence first", async () => {
+  const model = await lens.loadModel({ files: files("bert-tiny", "vocab.txt") });
+  const texts = (r) => r.tokens.map((t) => t.text);
+  // 1 + 9 + 1 tokens; 6 fit: [CLS], the first four words, [SEP].
+  const one = model.analyze("the man said that the man said good day", { maxTokens: 6, attention: true });
+  assert.deepEqual(texts(one), ["[CLS]", "the", "man", "said", "that", "[SEP]"]);
+  assert.equal(one.totalTokens, 11);
+  assert.deepEqual(one.attention.shape, [2, 2, 6, 6]);
+  // The same six tokens encoded whole give the same attention: the cut sequence is what ran.
+  const whole = model.analyze("the man said that", { attention: true });
+  // (The same ids at the same positions: the same arithmetic, so equal to the bit.)
+  assertClose(one.attention.data, whole.attention.data, 0, "the cut text's attention vs the short text's");
+  // A pair [CLS] A(6) [SEP] B(2) [SEP] in 8: the 3 to drop all come from A, the longer.
+  const pair = model.analyze(["the man said that the day", "good day"], { maxTokens: 8 });
+  assert.deepEqual(texts(pair), ["[CLS]", "the", "man", "said", "[SEP]", "good", "day", "[SEP]"]);
+  assert.deepEqual(
+    pair.tokens.map((t) => t.type),
+    [0, 0, 0, 0, 0, 1, 1, 1],
+  );
+  // Sentences of equal length share the cut; the first loses the odd one (3 + 3 in 3: 1 + 2), as
+  // Hugging Face's fast tokenizers truncate "longest_first".
+  const even = model.analyze(["the man said", "good day now"], { maxTokens: 6 });
+  assert.deepEqual(texts(even), ["[CLS]", "the", "[SEP]", "good", "day", "[SEP]"]);
+  // Fewer than the specials: the first maxTokens tokens.
+  assert.deepEqual(texts(model.analyze("the man", { maxTokens: 1 })), ["[CLS]"]);
+  model.dispose();
+});
+
 test("the same BERT forward with and without padding gives the same real rows", async () => {
   const model = await lens.loadModel({ files: files("bert-tiny", "vocab.txt") });
   const ids = model.encode("the man said");
@@ -121,7 +159,10 @@ test("DistilBERT and GPT-2 folders say what they are", async () => {
   assert.equal(distil.config.family, "distilbert");
   assert.equal(distil.config.causal, false);
   assert.equal(distil.config.typeVocabSize, 0);
-  assert.throws(() => distil.forward(distil.encode("the man"), { tokenTypes: [0, 1, 1, 1] }), /token_types\[0, 1\] is 1; this model has no token types/);
+  assert.throws(
+    () => distil.forward(distil.encode("the man"), { tokenTypes: [0, 1, 1, 1] }),
+    /token_types\[0, 1\] is 1; this model has no token types/,
+  );
   distil.dispose();
   const gpt2 = await lens.loadModel({ files: files("gpt2-tiny") });
   assert.deepEqual([gpt2.config.family, gpt2.config.causal, gpt2.config.prediction], ["gpt2", true, "next-token"]);
@@ -139,7 +180,11 @@ test("bad encoder folders are named errors: the file, the key, the length", asyn
   const good = files("bert-tiny", "vocab.txt");
   const config = JSON.parse(good["config.json"]);
   const withConfig = (change) => ({ ...good, "config.json": JSON.stringify({ ...config, ...change }) });
-  await rejects(lens.loadModel({ files: withConfig({ model_type: "roberta" }) }), "BAD_FILE", /config\.json: model_type "roberta" is not a family attnlens loads/);
+  await rejects(
+    lens.loadModel({ files: withConfig({ model_type: "roberta" }) }),
+    "BAD_FILE",
+    /config\.json: model_type "roberta" is not a family attnlens loads/,
+  );
   await rejects(lens.loadModel({ files: withConfig({ model_type: "albert" }) }), "BAD_FILE", /model_type "albert"/);
   await rejects(
     lens.loadModel({ files: withConfig({ position_embedding_type: "relative_key_query" }) }),
@@ -148,12 +193,24 @@ test("bad encoder folders are named errors: the file, the key, the length", asyn
   );
   // A GPT-2 folder's files under a BERT config, and a BERT folder with GPT-2's tokenizer files.
   const gpt2 = files("gpt2-tiny");
-  await rejects(lens.loadModel({ files: { ...gpt2, "config.json": good["config.json"] } }), "BAD_FILE", /model\.safetensors: this looks like a GPT-2 checkpoint/);
+  await rejects(
+    lens.loadModel({ files: { ...gpt2, "config.json": good["config.json"] } }),
+    "BAD_FILE",
+    /model\.safetensors: this looks like a GPT-2 checkpoint/,
+  );
   // merges.txt belongs to a byte-level BPE, which needs its vocab.json too.
   const { "vocab.txt": _, ...noVocab } = good;
-  await rejects(lens.loadModel({ files: { ...noVocab, "merges.txt": "#version: 0.2\n" } }), "BAD_FILE", /vocab\.json: missing; the tokenizer needs vocab\.json and merges\.txt/);
+  await rejects(
+    lens.loadModel({ files: { ...noVocab, "merges.txt": "#version: 0.2\n" } }),
+    "BAD_FILE",
+    /vocab\.json: missing; the tokenizer needs vocab\.json and merges\.txt/,
+  );
   // vocab.txt without [UNK], with a duplicate; a truncated safetensors file.
-  await rejects(lens.loadModel({ files: { ...good, "vocab.txt": good["vocab.txt"].replace("[UNK]\n", "") } }), "BAD_FILE", /vocab\.txt: .*\[UNK\]/);
+  await rejects(
+    lens.loadModel({ files: { ...good, "vocab.txt": good["vocab.txt"].replace("[UNK]\n", "") } }),
+    "BAD_FILE",
+    /vocab\.txt: .*\[UNK\]/,
+  );
   await rejects(lens.loadModel({ files: { ...good, "vocab.txt": good["vocab.txt"] + "the\n" } }), "BAD_FILE", /vocab\.txt: .*"the".*line/);
   await rejects(
     lens.loadModel({ files: { ...good, "model.safetensors": good["model.safetensors"].subarray(0, 9000) } }),
@@ -162,8 +219,14 @@ test("bad encoder folders are named errors: the file, the key, the length", asyn
   );
   const model = await lens.loadModel({ files: good });
   const long = "the ".repeat(40);
-  assert.throws(() => model.forward(model.encode(long)), (e) => e.code === "TOO_LARGE" && /42 tokens per sequence, more than the model's context of 24/.test(e.message));
-  assert.throws(() => model.forward(model.encode("the man"), { attentionMask: [1, 1] }), (e) => e.code === "SHAPE_MISMATCH" && /attentionMask has 2 entries but the ids have 4/.test(e.message));
+  assert.throws(
+    () => model.forward(model.encode(long)),
+    (e) => e.code === "TOO_LARGE" && /42 tokens per sequence, more than the model's context of 24/.test(e.message),
+  );
+  assert.throws(
+    () => model.forward(model.encode("the man"), { attentionMask: [1, 1] }),
+    (e) => e.code === "SHAPE_MISMATCH" && /attentionMask has 2 entries but the ids have 4/.test(e.message),
+  );
   model.dispose();
 });
 

@@ -85,7 +85,13 @@ test("another architecture's checkpoint names what it found", async () => {
   const llama = safetensors({ "model.embed_tokens.weight": [300, 64], "model.layers.0.self_attn.q_proj.weight": [64, 64] });
   await rejectsWith({ ...good, "model.safetensors": llama }, "BAD_FILE", /^model\.safetensors/, /LLaMA|Llama|llama/);
   const config = JSON.parse(good["config.json"]);
-  await rejectsWith({ ...good, "config.json": JSON.stringify({ ...config, model_type: "bert" }) }, "BAD_FILE", /^config\.json/, /bert/);
+  // A BERT config over GPT-2 files: read as BERT, whose keys it lacks.
+  await rejectsWith(
+    { ...good, "config.json": JSON.stringify({ ...config, model_type: "bert" }) },
+    "BAD_FILE",
+    /^config\.json/,
+    /"num_hidden_layers" is missing; a BERT config/,
+  );
   await rejectsWith(
     { ...good, "config.json": JSON.stringify({ ...config, architectures: ["LlamaForCausalLM"] }) },
     "BAD_FILE",
@@ -123,7 +129,17 @@ test("missing files and wrong argument types", async () => {
   const { "merges.txt": __, ...noMerges } = good;
   await rejectsWith(noMerges, "BAD_FILE", /^merges\.txt: missing/);
   await rejectsWith({ ...good, "model.safetensors": "bytes?" }, "BAD_ARGUMENT", /files\["model\.safetensors"\] must be the file's bytes/);
-  await rejectsWith({ ...good, "tokenizer.json": "{}" }, "UNKNOWN_OPTION", /tokenizer\.json/);
+  // A name no family reads, and one another family's tokenizer reads.
+  await rejectsWith(
+    { ...good, "weights.bin": new Uint8Array(1) },
+    "UNKNOWN_OPTION",
+    /unknown file "weights\.bin"; known files: .*vocab\.txt/,
+  );
+  await rejectsWith(
+    { ...good, "tokenizer.json": "{}" },
+    "BAD_FILE",
+    /^tokenizer\.json: not a file of a gpt2 checkpoint; it holds model\.safetensors, config\.json, vocab\.json, merges\.txt/,
+  );
   await assert.rejects(lens.loadModel({ files: good, onProgress: 1 }), (e) => e.code === "BAD_ARGUMENT" && /onProgress/.test(e.message));
   await assert.rejects(lens.loadModel(), (e) => e.code === "BAD_ARGUMENT" && /files/.test(e.message));
 });

@@ -8,6 +8,8 @@ import { safetensorsHeaderLength } from "../../web/files/safetensors.js";
 
 const lens = await loadAttnLens();
 const config = { layers: 2, heads: 4, dModel: 32, context: 16, vocabSize: 64 };
+// What every GPT-2 says of itself besides its sizes (the family's registry entry).
+const GPT2_INFO = { family: "gpt2", causal: true, prediction: "next-token", hasHead: true, typeVocabSize: 0 };
 
 /** The JSON header of a model.safetensors file (the page's own reader finds its length). */
 const safetensorsHeader = (bytes) => JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + safetensorsHeaderLength(bytes))));
@@ -19,7 +21,7 @@ function randomIds(n, vocab, seed) {
 
 test("forward: logits [L, V], attention [layers, heads, L, L] with rows summing to 1 and zero upper triangles", async () => {
   const model = await lens.createModel({ config, seed: 1 });
-  assert.deepEqual({ ...model.config }, { ...config, attentionNorm: true });
+  assert.deepEqual({ ...model.config }, { ...GPT2_INFO, ...config, attentionNorm: true });
   const L = 11;
   const r = model.forward(randomIds(L, 64, 2), { attention: true, residuals: true });
   assert.deepEqual(r.logits.shape, [L, 64]);
@@ -105,7 +107,7 @@ test("save() loads again: the same config and the same logits, bit for bit (F32)
   const saved = model.save();
   assert.deepEqual(Object.keys(saved).sort(), ["config.json", "model.safetensors"]);
   const again = await lens.loadModel({ files: saved });
-  assert.deepEqual({ ...again.config }, { ...config, attentionNorm: true });
+  assert.deepEqual({ ...again.config }, { ...GPT2_INFO, ...config, attentionNorm: true });
   assert.deepEqual(again.forward(ids).logits, before);
   const half = await lens.loadModel({ files: model.save({ dtype: "F16" }) });
   // F16 keeps 11 significant bits: each weight moves by at most 2^-11 relative (~5e-4). The
@@ -118,7 +120,7 @@ test("attentionNorm false: no ln_1 tensors, saved and loaded as such, trains", a
   const bare = { ...config, attentionNorm: false };
   const model = await lens.createModel({ config: bare, seed: 12 });
   const full = await lens.createModel({ config, seed: 12 });
-  assert.deepEqual({ ...model.config }, bare);
+  assert.deepEqual({ ...model.config }, { ...GPT2_INFO, ...bare });
   // 2 d_model parameters fewer per layer: ln_1's weight and bias.
   assert.equal(model.parameters, full.parameters - 2 * 2 * 32);
   const batch = [[...randomIds(17, 64, 13)]];
@@ -131,7 +133,7 @@ test("attentionNorm false: no ln_1 tensors, saved and loaded as such, trains", a
   assert.doesNotMatch(names, /ln_1/);
   assert.match(names, /h\.0\.ln_2\.weight/);
   const again = await lens.loadModel({ files: saved });
-  assert.deepEqual({ ...again.config }, bare);
+  assert.deepEqual({ ...again.config }, { ...GPT2_INFO, ...bare });
   const ids = randomIds(10, 64, 14);
   const logits = model.forward(ids).logits;
   // deepEqual counts NaN as equal to NaN: the logits must be numbers first.
