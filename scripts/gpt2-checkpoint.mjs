@@ -3,9 +3,11 @@
 // measurements where real weights cannot be downloaded. Tensor by tensor, so GPT-2 small's
 // 500 MB never sit in memory at once.
 //   node scripts/gpt2-checkpoint.mjs DIR [--preset gpt2 | --layers N --heads N --dim N --context N --vocab N] [--seed S]
+// Unknown options and a missing or extra folder are errors (`--help` prints the usage).
 import { closeSync, mkdirSync, openSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
 
 /** GPT-2 small's exact sizes. */
 export const GPT2_SMALL = Object.freeze({ layers: 12, heads: 12, dModel: 768, context: 1024, vocabSize: 50257 });
@@ -56,14 +58,13 @@ export function gpt2Config({ layers, heads, dModel, context, vocabSize }) {
 }
 
 /**
- * Writes DIR/model.safetensors and DIR/config.json. Weights are uniform in ±0.04 (GPT-2's
- * N(0, 0.02²) has the same scale), LayerNorm gains 1 and biases 0, from a 32-bit xorshift seeded
- * by `seed`: the same seed gives the same bytes. Returns the file's size in bytes.
+ * Writes a safetensors file of F32 tensors [name, shape] (in that order) with random values:
+ * uniform in ±0.04 (N(0, 0.02²) has the same scale), except LayerNorm gains (`isGain(name)`:
+ * 1) and biases (0), from a 32-bit xorshift seeded by `seed`: the same seed gives the same
+ * bytes. Tensor by tensor: a 500 MB file never sits in memory. Returns the file's size.
  */
-export function writeGpt2Checkpoint(dir, config, seed = 1) {
-  mkdirSync(dir, { recursive: true });
-  const tensors = gpt2Tensors(config);
-  const header = { __metadata__: { format: "pt", writer: "attnlens scripts/gpt2-checkpoint.mjs" } };
+export function writeRandomSafetensors(path, tensors, { seed = 1, writer, isGain }) {
+  const header = { __metadata__: { format: "pt", writer } };
   let offset = 0;
   for (const [name, shape] of tensors) {
     const bytes = 4 * shape.reduce((a, b) => a * b, 1);
@@ -75,7 +76,7 @@ export function writeGpt2Checkpoint(dir, config, seed = 1) {
   json += " ".repeat((8 - (Buffer.byteLength(json) % 8)) % 8);
   const prefix = Buffer.alloc(8);
   prefix.writeBigUInt64LE(BigInt(Buffer.byteLength(json)));
-  const fd = openSync(join(dir, "model.safetensors"), "w");
+  const fd = openSync(path, "w");
   try {
     writeSync(fd, prefix);
     writeSync(fd, json);
@@ -83,7 +84,7 @@ export function writeGpt2Checkpoint(dir, config, seed = 1) {
     const chunk = new Float32Array(1 << 20);
     for (const [name, shape] of tensors) {
       let left = shape.reduce((a, b) => a * b, 1);
-      const gain = /ln_\d\.weight|ln_f\.weight/.test(name);
+      const gain = isGain(name);
       const bias = name.endsWith(".bias");
       while (left > 0) {
         const n = Math.min(left, chunk.length);
@@ -104,30 +105,75 @@ export function writeGpt2Checkpoint(dir, config, seed = 1) {
   } finally {
     closeSync(fd);
   }
-  writeFileSync(join(dir, "config.json"), gpt2Config(config));
   return 8 + Buffer.byteLength(json) + offset;
 }
 
+/** Writes DIR/model.safetensors and DIR/config.json of a random GPT-2. Returns the weights' size in bytes. */
+export function writeGpt2Checkpoint(dir, config, seed = 1) {
+  mkdirSync(dir, { recursive: true });
+  const bytes = writeRandomSafetensors(join(dir, "model.safetensors"), gpt2Tensors(config), {
+    seed,
+    writer: "attnlens scripts/gpt2-checkpoint.mjs",
+    isGain: (name) => /ln_\d\.weight|ln_f\.weight/.test(name),
+  });
+  writeFileSync(join(dir, "config.json"), gpt2Config(config));
+  return bytes;
+}
+
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const args = process.argv.slice(2);
-  const option = (name, fallback) => {
-    const i = args.indexOf(name);
-    return i >= 0 ? args.splice(i, 2)[1] : fallback;
+  const usage =
+    "usage: node scripts/gpt2-checkpoint.mjs DIR [--preset gpt2 | --layers N --heads N --dim N --context N --vocab N] [--seed S]";
+  let parsed;
+  try {
+    parsed = parseArgs({
+      allowPositionals: true,
+      strict: true,
+      options: {
+        preset: { type: "string" },
+        layers: { type: "string" },
+        heads: { type: "string" },
+        dim: { type: "string" },
+        context: { type: "string" },
+        vocab: { type: "string" },
+        seed: { type: "string", default: "1" },
+        help: { type: "boolean", short: "h" },
+      },
+    });
+  } catch (error) {
+    console.error(`${error.message}\n${usage}`);
+    process.exit(2);
+  }
+  const { values, positionals } = parsed;
+  if (values.help) {
+    console.log(usage);
+    process.exit(0);
+  }
+  if (positionals.length !== 1) {
+    console.error(`gpt2-checkpoint: give one output folder; got ${positionals.length ? positionals.join(", ") : "none"}\n${usage}`);
+    process.exit(2);
+  }
+  if (values.preset !== undefined && values.preset !== "gpt2") {
+    console.error(`gpt2-checkpoint: --preset must be "gpt2"; got "${values.preset}"`);
+    process.exit(2);
+  }
+  const base = values.preset === "gpt2" ? GPT2_SMALL : { layers: 2, heads: 4, dModel: 64, context: 128, vocabSize: 50257 };
+  const number = (name, fallback) => {
+    if (values[name] === undefined) return fallback;
+    const n = Number(values[name]);
+    if (!Number.isInteger(n) || n < 1) {
+      console.error(`gpt2-checkpoint: --${name} must be a positive integer; got "${values[name]}"`);
+      process.exit(2);
+    }
+    return n;
   };
-  const preset = option("--preset");
-  const number = (name, fallback) => Number(option(name, fallback));
-  const base = preset === "gpt2" ? GPT2_SMALL : { layers: 2, heads: 4, dModel: 64, context: 128, vocabSize: 50257 };
-  if (preset && preset !== "gpt2") throw new Error(`--preset must be "gpt2"; got "${preset}"`);
   const config = {
-    layers: number("--layers", base.layers),
-    heads: number("--heads", base.heads),
-    dModel: number("--dim", base.dModel),
-    context: number("--context", base.context),
-    vocabSize: number("--vocab", base.vocabSize),
+    layers: number("layers", base.layers),
+    heads: number("heads", base.heads),
+    dModel: number("dim", base.dModel),
+    context: number("context", base.context),
+    vocabSize: number("vocab", base.vocabSize),
   };
-  const seed = number("--seed", 1);
-  const [dir] = args;
-  if (!dir) throw new Error("usage: node scripts/gpt2-checkpoint.mjs DIR [--preset gpt2 | --layers N ...] [--seed S]");
-  const bytes = writeGpt2Checkpoint(dir, config, seed);
+  const [dir] = positionals;
+  const bytes = writeGpt2Checkpoint(dir, config, number("seed", 1));
   console.log(`wrote ${dir}/model.safetensors (${(bytes / 1e6).toFixed(1)} MB) and config.json: ${JSON.stringify(config)}`);
 }

@@ -39,7 +39,7 @@ const statusAfterLoad = (page, timeout = 60000) =>
     )
     .then((h) => h.jsonValue());
 
-test("the page's picker: a GPT-2-shaped checkpoint without a tokenizer is shown with GPT-2's; BERT is named", async () => {
+test("the page's picker: a GPT-2-shaped checkpoint without a tokenizer is shown with GPT-2's; RoBERTa is named", async () => {
   const dir = mkdtempSync(join(tmpdir(), "attnlens-ckpt-"));
   try {
     const config = { layers: 2, heads: 3, dModel: 48, context: 64, vocabSize: 50257 };
@@ -69,12 +69,15 @@ test("the page's picker: a GPT-2-shaped checkpoint without a tokenizer is shown 
     assert.equal(shown.predictions, shown.tokens.length);
     assert.ok(shown.rows);
 
-    // A BERT checkpoint's config: the message names what was found.
-    writeFileSync(join(dir, "config.json"), JSON.stringify({ model_type: "bert", architectures: ["BertForMaskedLM"], hidden_size: 48 }));
+    // A family attnlens does not load: the message names what was found and what it loads.
+    writeFileSync(
+      join(dir, "config.json"),
+      JSON.stringify({ model_type: "roberta", architectures: ["RobertaForMaskedLM"], hidden_size: 48 }),
+    );
     await page.setInputFiles("#open-checkpoint", [join(dir, "model.safetensors"), join(dir, "config.json")]);
-    await page.waitForFunction(() => /bert/.test(document.querySelector("#checkpoint-status").textContent));
+    await page.waitForFunction(() => /roberta/.test(document.querySelector("#checkpoint-status").textContent));
     const message = await page.textContent("#checkpoint-status");
-    assert.match(message, /model_type is "bert"/);
+    assert.match(message, /model_type "roberta"; attnlens loads gpt2, bert, distilbert/);
 
     // Back to the built-in models: the random figure again.
     await page.click("#close-checkpoint");
