@@ -98,12 +98,15 @@ copyFileSync(join(dist, "element-train-worker.js"), join(site, "assets", "elemen
 const elementFiles = readdirSync(dist).filter((f) => /^element(-.+)?\.js$/.test(f));
 for (const f of elementFiles) copyFileSync(join(dist, f), join(site, f));
 for (const module of modules) copyFileSync(join(dist, module), join(site, module));
-// The shipped model (trained mode), beside element.js in the package and in the site; fetched
-// only when a figure shows it.
+// The shipped models (trained mode: the causal model and the encoder), beside element.js in the
+// package and in the site, and beside the page's own bundle in the site's assets (the element
+// finds them next to the module that holds it); fetched only when a figure shows them.
 const modelFiles = ["model.safetensors", "config.json", "vocab.json", "merges.txt"];
-for (const dir of [join(dist, "models/attnlens"), join(site, "models/attnlens")]) {
-  mkdirSync(dir, { recursive: true });
-  for (const f of modelFiles) copyFileSync(join(root, "models/attnlens", f), join(dir, f));
+for (const model of ["attnlens", "attnlens-encoder"]) {
+  for (const dir of [join(dist, "models", model), join(site, "models", model), join(site, "assets/models", model)]) {
+    mkdirSync(dir, { recursive: true });
+    for (const f of modelFiles) copyFileSync(join(root, "models", model, f), join(dir, f));
+  }
 }
 // The training element's "Skip ahead": a saved run of its default settings (web/train/RECIPE.md),
 // beside element.js in the package and in the site.

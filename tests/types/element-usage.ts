@@ -89,8 +89,16 @@ async function trainedModel(input: HTMLInputElement): Promise<void> {
   if (input.files) await el.openModel(input.files, { onProgress: (p) => console.log(p.phase) });
   const top = el.attention?.predictions?.[0]?.[0];
   console.log(top?.text, top?.p, el.attention?.scores?.previous[0]?.[0]);
-  const which: "random" | "attnlens" | "custom" = el.model;
+  const which: "random" | "attnlens" | "attnlens-encoder" | "custom" = el.model;
   console.log(which);
+  el.mode = "compare";
+  el.specials = "hide";
+  for (const panel of el.panels) {
+    const label: string | undefined = panel.headNotes?.[0]?.[0];
+    const next: number | undefined = panel.categories?.[0]?.[0]?.next;
+    const fillers = panel.prediction === "masked-token" ? panel.predictions?.find((p) => p !== null) : null;
+    console.log(label, next, fillers?.[0]?.text, panel.tokens[0]?.special, panel.source.format);
+  }
   el.closeModel();
 }
 

@@ -63,6 +63,7 @@ export class AttnLensElement extends LitElement {
     init: { type: String, reflect: true },
     theme: { type: String, reflect: true },
     colormap: { type: String, reflect: true },
+    specials: { type: String, reflect: true },
     noToolbar: { type: Boolean, attribute: "no-toolbar", reflect: true },
     // Each computation writes into the previous figure's arrays (explain's `into`) instead of new
     // ones: several ms less per mode at 512 tokens in Chromium, but an `explanation` (or render
@@ -134,10 +135,10 @@ export class AttnLensElement extends LitElement {
     // Weights from a file or a model: heads and layers are theirs; head, hide and layer are checked against them.
     const { head, hide, ...rest } = raw;
     const { state, problems } = normalizeState(rest);
-    if (this._modelMode && state.mode !== "causal")
-      problems.push(
-        `The trained model is causal: it was trained with the mask, and without it its heads would show nothing it learned, so mode "${state.mode}" is offered with random weights only.`,
-      );
+    // A picked or model-src checkpoint is causal or not as it was trained; mode only chooses
+    // among the shipped models (model-source.js).
+    if (this._modelMode && (this.model === "custom" || this.modelSrc) && this.mode && state.mode !== "causal")
+      problems.push(`mode "${state.mode}" chooses among the shipped models; this model's attention is as it was trained.`);
     const data = this._figure?.file ? this._panels[0] : null;
     state.layer = 0;
     state.head = "mean";
@@ -165,8 +166,9 @@ export class AttnLensElement extends LitElement {
   }
 
   /**
-   * Shows a GPT-2-family checkpoint a reader picked: `files` a FileList or File[] (model.safetensors,
-   * config.json, vocab.json, merges.txt; others are ignored) or an object name -> bytes/text.
+   * Shows a checkpoint a reader picked (GPT-2, BERT or DistilBERT): `files` a FileList or File[]
+   * (model.safetensors, config.json and the family's tokenizer files: vocab.json + merges.txt,
+   * vocab.txt or tokenizer.json; others are ignored) or an object name -> bytes/text.
    * `model` then reads "custom". Resolves when the model is shown; rejects with the error also
    * shown in the figure. Progress: `options.onProgress` and attn-lens-model-progress events.
    */
@@ -184,9 +186,14 @@ export class AttnLensElement extends LitElement {
     return fileMode(this);
   }
 
-  /** The weights shown from src, data or opened files (FigureData), or null. */
+  /** The weights shown from src, data, opened files or a model (FigureData), or null: the first panel's. */
   get attention() {
     return this._figure?.file ? this._panels[0] : null;
+  }
+
+  /** What each panel shows from a file or a model (two in compare mode); empty for random weights. */
+  get panels() {
+    return this._figure?.file ? [...this._panels] : [];
   }
 
   /**
@@ -248,7 +255,9 @@ export class AttnLensElement extends LitElement {
       this._opened = null;
       startLoad(this).catch(() => {});
     }
-    if ((changed.has("model") || changed.has("modelSrc")) && this.model !== "custom") modelChanged(this, changed);
+    // With the shipped models, mode picks which are shown (the causal model, the encoder, or both).
+    const shippedMode = changed.has("mode") && this.model === "attnlens" && !this.modelSrc;
+    if ((changed.has("model") || changed.has("modelSrc") || shippedMode) && this.model !== "custom") modelChanged(this, changed);
     this._state = this.figureState;
     const { state } = this._state;
     if (this._modelMode && this._visible) showModel(this, state);
@@ -358,7 +367,13 @@ export class AttnLensElement extends LitElement {
         new CustomEvent("attn-lens-render", {
           bubbles: true,
           composed: true,
-          detail: { ms, computeMs: this._computedSinceRender ? this._computeMs : 0, figure: this._figure, error: this._error },
+          detail: {
+            ms,
+            computeMs: this._computedSinceRender ? this._computeMs : 0,
+            figure: this._figure,
+            panels: this._figure?.file ? [...this._panels] : [],
+            error: this._error,
+          },
         }),
       );
       this._computedSinceRender = false;
@@ -505,7 +520,11 @@ export class AttnLensElement extends LitElement {
   render() {
     const { state, problems } = this._state;
     const link = this.demoHref ? demoLink(this) : null;
-    const notes = [...problems, ...(link?.problem ? [link.problem] : []), ...(this._figure?.file ? this._panels[0].warnings : [])];
+    const notes = [
+      ...problems,
+      ...(link?.problem ? [link.problem] : []),
+      ...(this._figure?.file ? [...new Set(this._panels.flatMap((p) => p.warnings))] : []),
+    ];
     const messages = notes.map((p) => html`<div class="message warning" part="message" role="status">${p}</div>`);
     const title = this.figureTitle ? html`<div class="figure-title" part="title">${this.figureTitle}</div>` : nothing;
     const caption = this.caption ? html`<p class="caption" part="caption">${this.caption}</p>` : nothing;
@@ -515,7 +534,7 @@ export class AttnLensElement extends LitElement {
       const body = this._error
         ? html`<div class="message error" part="message" role="alert">${this._error}</div>`
         : this._loading
-          ? html`<div class="placeholder" part="message" role="status">Loading ${this._loading}…</div>`
+          ? html`<div class="placeholder" part="message" role="status">${this._loading}</div>`
           : !figure
             ? html`<div class="placeholder" part="message" style="height:${this._reserve(state)}px">Computing attention…</div>`
             : html`<div class="message" part="message" role="status">Type a sentence to see its attention.</div>`;
@@ -536,7 +555,7 @@ export class AttnLensElement extends LitElement {
         : nothing;
     return html`${toolbarTemplate(this, drawn, link)}${messages}${truncated}${allHidden}${title}
       <div class="figures" part="figure">${cache(this._renderBody(drawn))}</div>
-      ${this._renderHeads(drawn)}${figure.model ? predictions(this._panels[0]) : nothing}${caption}
+      ${this._renderHeads(drawn)}${figure.model ? predictions(this._panels) : nothing}${caption}
       <details class="describe" part="description" @toggle=${(e) => this._describe(e.target.open)}>
         <summary>Describe this figure in text</summary>
         ${

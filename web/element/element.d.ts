@@ -1,5 +1,6 @@
 // Types for "attnlens/element": the <attn-lens> custom element.
 import type { Explanation, Init, Positional } from "./attnlens.js";
+import type { LoadedModelConfig } from "./model.js";
 
 export type AttnLensMode = "causal" | "full" | "compare";
 /**
@@ -36,7 +37,8 @@ export interface AttnLensState {
  * Rows are queries; `weights.data` is row-major [layers, heads, L, L].
  */
 export interface AttnLensAttention {
-  tokens: { text: string }[];
+  /** From a model: `special` marks [CLS], [SEP] and the like, `segment` a sentence pair's half (0 or 1). */
+  tokens: { text: string; start?: number; end?: number; special?: boolean; segment?: number }[];
   weights: { data: Float32Array; shape: [number, number, number, number] };
   /** Keys after the query are masked (detected when every weight above the diagonal is exactly 0, unless the file says). */
   causal: boolean;
@@ -48,11 +50,24 @@ export interface AttnLensAttention {
   /** Where the weights came from: a file, an object, or (format "model") a model computing them. */
   source:
     | { file: string; format: "attnlens" | "bertviz" | "circuitsvis" | "npy" | "safetensors" | "object"; storage: string }
-    | { format: "model"; config: { layers: number; heads: number; dModel: number; context: number; vocabSize: number } };
-  /** From a model: per token, its five likeliest next tokens ({ id, text, p }), likeliest first. */
-  predictions?: { id: number; text: string; p: number }[][];
-  /** From a model: per [layer][head], previous-token scores on this text and induction scores on a fixed probe (null if the context is too short). */
+    | { format: "model"; config: LoadedModelConfig };
+  /** From a model: "next-token" (a causal model) or "masked-token" (an encoder). */
+  prediction?: "next-token" | "masked-token";
+  /**
+   * From a model, per token, its five likeliest tokens ({ id, text, p }), likeliest first: the next
+   * token after it (a causal model), or what fills it if it is a [MASK] (an encoder; null elsewhere).
+   */
+  predictions?: ({ id: number; text: string; p: number }[] | null)[];
+  /** From a model: per [layer][head], previous-token scores on this text and induction scores on a fixed probe (null for an encoder, or if the context is too short). */
   scores?: { previous: number[][]; induction: number[][] | null };
+  /**
+   * From a model: per [layer][head], what the head does on this text — the mean weight to the
+   * previous token, the next token, itself, [CLS], [SEP] and punctuation (NaN where the text has
+   * none), and the mean entropy of its rows in nats.
+   */
+  categories?: { previous: number; next: number; self: number; cls: number; sep: number; punctuation: number; entropy: number }[][];
+  /** From a model: per [layer][head], a label from those scores ("previous token 0.93", "[SEP] 0.71", "broad (4.1 nats)", "mixed"). */
+  headNotes?: string[][];
   /** From a model: the text's token count before it was cut to the model's context. */
   totalTokens?: number;
 }
@@ -93,6 +108,8 @@ export interface AttnLensRenderDetail {
   /** Of which explain() took this long (0 for a change that did not recompute, and for the first figure). */
   computeMs: number;
   figure: AttnLensFigure | null;
+  /** What each panel shows from a file or a model (two in compare mode), or empty for random weights. */
+  panels: AttnLensAttention[];
   /** A message when the figure could not be computed or drawn, else null. */
   error: string | null;
 }
@@ -118,7 +135,10 @@ export interface AttnLensChangeDetail {
 export declare class AttnLensElement extends HTMLElement {
   /** The sentence to explain. Default "The cat sat on the mat." */
   sentence: string;
-  /** Causal attention, full attention, or both side by side. Default "causal". */
+  /**
+   * Causal attention, full attention, or both side by side. Default "causal". With
+   * model="attnlens" it picks the shipped model: the causal one, the encoder, or both.
+   */
   mode: AttnLensMode;
   /** Default "heatmap". */
   view: AttnLensView;
@@ -139,19 +159,26 @@ export declare class AttnLensElement extends HTMLElement {
   /** Weights to show, given directly (wins over src). */
   data: AttnLensData | null | undefined;
   /**
-   * What computes the figure: "random" (default; one layer of seeded random weights, every view)
-   * or "attnlens" (the trained model shipped with the package: 2 layers × 4 heads, causal; the
-   * grid, heatmap and lines views, each head's scores and the next-token predictions). Reads
-   * "custom" after openModel(). The model and its module are fetched only when shown. A src, data
-   * or opened file wins over a model.
+   * What computes the figure: "random" (default; one layer of seeded random weights, every view);
+   * "attnlens" (the trained models shipped with the package, each 2 layers × 4 heads: with mode
+   * "causal" the causal model and its next-token predictions, with "full" the encoder — full
+   * attention, [CLS] and [SEP], the fillers of each [MASK] typed — and with "compare" both side by
+   * side; the grid, heatmap and lines views, a label per head); "attnlens-encoder" (the encoder,
+   * whatever the mode). Reads "custom" after openModel(). The models and their module are
+   * fetched only when shown. A src, data or opened file wins over a model.
    */
-  model: "random" | "attnlens" | "custom";
+  model: "random" | "attnlens" | "attnlens-encoder" | "custom";
   /**
-   * Directory URL (relative to the page) of the checkpoint model="attnlens" shows: model.safetensors,
-   * config.json, vocab.json, merges.txt. Default: models/attnlens/ beside the element's bundle.
-   * Attribute `model-src`.
+   * Directory URL (relative to the page) of a checkpoint to show instead of the shipped model:
+   * model.safetensors and config.json of a GPT-2, BERT or DistilBERT model, with its tokenizer's
+   * files (vocab.json + merges.txt; vocab.txt or tokenizer.json). Attribute `model-src`.
    */
   modelSrc: string | undefined;
+  /**
+   * An encoder's [CLS] and [SEP]: "show" (default) or "hide" (dropped from the figure, each row
+   * renormalised over the tokens left).
+   */
+  specials: "show" | "hide";
   /** Heads the lines view hides: 1-based numbers, comma-separated, e.g. "2,4". Default "". */
   hide: string;
   /** d_model, the embedding size: a multiple of heads, at most 256. Default "64". */
@@ -187,16 +214,22 @@ export declare class AttnLensElement extends HTMLElement {
   readonly figureState: { state: AttnLensState; problems: string[] };
   /** The last computation, or null before the first one. */
   readonly explanation: AttnLensFigure | null;
-  /** The weights shown from src, data or openFiles(), or null. */
+  /** The weights shown from src, data, openFiles() or a model, or null (the first panel's). */
   readonly attention: AttnLensAttention | null;
+  /**
+   * What each panel shows from a file or a model: one, or two side by side (model="attnlens" with
+   * mode="compare": the causal model, then the encoder). Empty for random weights.
+   */
+  readonly panels: readonly AttnLensAttention[];
   /**
    * Shows files a reader picked or dropped: one attention file and optionally a tokens file (.txt or
    * *tokens*.json). Nothing is uploaded. Rejects with the message the figure shows.
    */
   openFiles(files: FileList | File[]): Promise<void>;
   /**
-   * Shows a GPT-2-family checkpoint a reader picked: files named model.safetensors and config.json,
-   * plus vocab.json and merges.txt for its tokenizer (others are ignored), or an object name ->
+   * Shows a checkpoint a reader picked (GPT-2, BERT or DistilBERT): files named model.safetensors
+   * and config.json, plus its tokenizer's (vocab.json and merges.txt for GPT-2; vocab.txt or
+   * tokenizer.json for an encoder; others are ignored), or an object name ->
    * bytes or text. Nothing is uploaded. `model` then reads "custom". Rejects with the
    * AttnLensError the figure shows (BAD_FILE names what was found for another architecture).
    */

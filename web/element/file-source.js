@@ -27,7 +27,7 @@ export function startLoad(element) {
   const { signal } = controller;
   const given = element.data !== undefined && element.data !== null;
   const opened = element._opened;
-  element._loading = given ? "data" : opened ? opened.map((f) => f.name).join(", ") : element.src;
+  element._loading = `Loading ${given ? "data" : opened ? opened.map((f) => f.name).join(", ") : element.src}…`;
   const read = async (files) => {
     if (given) return files.fromObject(element.data, "data");
     if (opened) return files.parsePicked(opened);

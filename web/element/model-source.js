@@ -1,6 +1,8 @@
-// The figure computed by a trained model: model="attnlens" (the checkpoint shipped beside the
-// element, or the one at `model-src`) or a checkpoint a reader gave openModel(). trained.js, the
-// model module and the layers × heads grid are loaded when a figure first shows a model.
+// The figure computed by trained models: model="attnlens" (the shipped causal model; with
+// mode="full" the shipped encoder, with mode="compare" both side by side), model="attnlens-
+// encoder", a folder at `model-src`, or a checkpoint a reader gave openModel(). Whether a panel
+// is causal and what it predicts come from its model. trained.js, the model module and the
+// layers × heads grid are loaded when a figure first shows a model.
 import { nothing } from "lit";
 import { loadLens } from "../lens.js";
 import { loadView } from "../views/index.js";
@@ -10,15 +12,41 @@ let trainedModule;
 let trained;
 const loadTrained = () => (trainedModule ??= Promise.all([import("./trained.js"), loadView("grid")]).then(([m]) => (trained = m)));
 
-/** Whether a model computes the figure (model="attnlens", or a checkpoint given to openModel). */
-export const modelMode = (element) =>
-  !fileMode(element) && (element.model === "attnlens" || (element.model === "custom" && Boolean(element._picked)));
+const SHIPPED = ["attnlens", "attnlens-encoder"];
 
-/** Where the model comes from: { url } or { files }, and a key that changes with it. */
-function modelSource(element) {
-  if (element.model === "custom") return { files: element._picked, key: element._picked };
-  const url = new URL(element.modelSrc || trained.shippedModelUrl(), document.baseURI).href;
-  return { url: url.endsWith("/") ? url : `${url}/`, key: url };
+/** Whether models compute the figure (a shipped model, or a checkpoint given to openModel). */
+export const modelMode = (element) =>
+  !fileMode(element) && (SHIPPED.includes(element.model) || (element.model === "custom" && Boolean(element._picked)));
+
+/**
+ * The models of the figure, one per panel: [{ url, name } | { files, name }], and a key that
+ * changes with them. model="attnlens": the causal model, the encoder (mode "full") or both
+ * (mode "compare"); `model-src` replaces the one model shown.
+ */
+function modelSources(element) {
+  if (element.model === "custom") return { sources: [{ files: element._picked, name: "your checkpoint" }], key: element._picked };
+  const folder = (src) => {
+    const url = new URL(src, document.baseURI).href;
+    return url.endsWith("/") ? url : `${url}/`;
+  };
+  // Both shipped models read text with the same byte-level BPE (the encoder with its specials).
+  const shipped = (name) => ({
+    url: folder(trained.shippedModelUrl(name)),
+    name: name === "attnlens" ? "the trained causal model" : "the trained encoder",
+    tokenizerFiles: ["vocab.json", "merges.txt"],
+  });
+  if (element.modelSrc) return { sources: [{ url: folder(element.modelSrc), name: "the model" }], key: folder(element.modelSrc) };
+  const mode = element.mode ?? "causal";
+  const names =
+    element.model === "attnlens-encoder"
+      ? ["attnlens-encoder"]
+      : mode === "compare"
+        ? ["attnlens", "attnlens-encoder"]
+        : mode === "full"
+          ? ["attnlens-encoder"]
+          : ["attnlens"];
+  const sources = names.map(shipped);
+  return { sources, key: sources.map((s) => s.url).join(" ") };
 }
 
 /** Shows the checkpoint `files` (openModel); resolves when it is shown. */
@@ -32,16 +60,16 @@ export function openModel(element, files, options) {
 
 /** Frees a checkpoint given to openModel() and returns to random weights. */
 export function closeModel(element) {
-  if (element._picked) element._openedModel?.model.dispose();
+  if (element._picked) for (const opened of element._openedModels ?? []) opened.model.dispose();
   element._picked = null;
-  element._openedModel = null;
+  element._openedModels = null;
   element._modelLoad = null;
   element.model = "random";
   element._figure = null;
   element._computedKey = null;
 }
 
-/** Loads the model of `model`/`model-src` (once per source); a newer source cancels an older one. */
+/** Loads the models of `model`/`model-src`/`mode` (each once per page); a newer choice cancels an older one. */
 function startModel(element) {
   if (element._modelLoad) return element._modelLoad;
   const generation = ++element._loadGeneration;
@@ -50,13 +78,13 @@ function startModel(element) {
   element._figure = null;
   element._panels = [];
   element._error = null;
-  element._openedModel = null;
-  const name = () => (element.model === "custom" ? "your checkpoint" : "the trained model");
-  element._loading = name();
+  element._openedModels = null;
+  let label = element.model === "custom" ? "your checkpoint" : "the trained model";
+  element._loading = `Loading ${label}…`;
   element.requestUpdate();
   const onProgress = (progress) => {
     if (generation !== element._loadGeneration) return;
-    element._loading = trained.progressText(name(), progress);
+    element._loading = trained.progressText(label, progress);
     (element._pickedProgress && element.model === "custom" ? element._pickedProgress : null)?.(progress);
     element.dispatchEvent(new CustomEvent("attn-lens-model-progress", { bubbles: true, composed: true, detail: progress }));
   };
@@ -64,36 +92,46 @@ function startModel(element) {
   element._modelLoad = Promise.all([loadTrained(), element._lens ?? loadLens()])
     .then(([, lens]) => {
       element._lens = lens;
-      const source = modelSource(element);
-      element._modelKey = source.key;
-      return trained.openModel(lens, source, { signal: controller.signal, onProgress });
+      const { sources, key } = modelSources(element);
+      element._modelKey = key;
+      return Promise.all(
+        sources.map((source) => {
+          label = source.name;
+          return trained.openModel(lens, source, { signal: controller.signal, onProgress });
+        }),
+      );
     })
     .then(
       (opened) => {
         if (generation !== element._loadGeneration) return;
-        element._openedModel = opened;
+        element._openedModels = opened;
         element._loading = null;
         element._computedKey = null;
         element.requestUpdate();
-        event({ name: opened.name, config: opened.model.config, error: null });
+        event({
+          name: opened[0].name,
+          config: opened[0].model.config,
+          models: opened.map((o) => ({ name: o.name, config: o.model.config })),
+          error: null,
+        });
       },
       (error) => {
         if (generation !== element._loadGeneration || error.name === "AbortError") return;
         element._loading = null;
         element._error = error.message;
         element.requestUpdate();
-        event({ name: null, config: null, error });
+        event({ name: null, config: null, models: [], error });
         throw error;
       },
     );
   return element._modelLoad;
 }
 
-/** A new `model` or `model-src` (not openModel's "custom") drops the model shown. */
+/** A new `model`, `model-src` or (for the shipped models) `mode` (not openModel's "custom") drops the models shown. */
 export function modelChanged(element, changed) {
   if (element._picked) closeModel(element);
   element._modelLoad = null;
-  element._openedModel = null;
+  element._openedModels = null;
   if (!modelMode(element) && changed.get("model") && changed.get("model") !== "random") {
     // Back to random weights: drop the model's figure and compute again.
     ++element._loadGeneration;
@@ -105,21 +143,31 @@ export function modelChanged(element, changed) {
   }
 }
 
-/** Loads the model, or computes the figure of a sentence it has not shown yet. */
-export function showModel(element, { sentence }) {
+/** Loads the models, or computes the figure of a sentence (and special-token choice) not shown yet. */
+export function showModel(element, { sentence, specials }) {
+  const key = `${specials}\u0000${sentence}`;
   if (!element._modelLoad) startModel(element).catch(() => {});
-  else if (element._openedModel && sentence !== element._computedKey) {
-    element._computedKey = sentence;
+  else if (element._openedModels && key !== element._computedKey) {
+    element._computedKey = key;
     element._computeWith((state) => {
-      const data = trained.modelFigure(element._openedModel, state.sentence);
-      element._panels = data ? [data] : [];
-      element._figure = data
-        ? { file: true, model: true, state, totalTokens: data.totalTokens, truncated: data.totalTokens > data.tokens.length }
+      const panels = element._openedModels.map((opened) =>
+        trained.modelFigure(opened, state.sentence, { hideSpecial: state.specials === "hide" }),
+      );
+      const data = panels.every(Boolean) ? panels : [];
+      element._panels = data;
+      element._figure = data.length
+        ? {
+            file: true,
+            model: true,
+            state,
+            totalTokens: data[0].totalTokens,
+            truncated: data.some((d) => d.totalTokens > d.tokens.length),
+          }
         : { empty: true };
     });
     element._state = element.figureState;
   }
 }
 
-/** Under a model's figure: the likeliest next tokens after each token. */
-export const predictions = (data) => (trained ? trained.predictionsTemplate(data) : nothing);
+/** Under a model's figure: its predictions (the next tokens, or each [MASK]'s fillers), one strip per model. */
+export const predictions = (panels) => (trained ? panels.map((data) => trained.predictionsTemplate(data)) : nothing);

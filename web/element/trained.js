@@ -1,74 +1,135 @@
-// Trained mode of <attn-lens>: a GPT-2-family model computes the figure — the attnlens model
-// shipped beside the element, or a checkpoint a reader picks. Loaded on demand (with the grid),
-// so a random-weights figure does not pay for it. Text from a model or a file is bound as text.
+// Trained mode of <attn-lens>: a trained model computes the figure — a model shipped beside the
+// element (the causal attnlens model, the attnlens encoder), or a checkpoint a reader picks, of
+// any family the library loads (GPT-2, BERT, DistilBERT). Whether the figure is causal, and
+// what the model predicts (the next token, or the token at each [MASK]), come from the loaded
+// model. Loaded on demand (with the grid), so a random-weights figure does not pay for it. Text
+// from a model or a file is bound as text.
 import { html, nothing } from "lit";
+import { headLabel, headScores } from "./head-labels.js";
 
-/** The files of a checkpoint; vocab.json and merges.txt (the tokenizer) are needed to read text. */
-export const CHECKPOINT_FILES = ["model.safetensors", "config.json", "vocab.json", "merges.txt"];
-const TEXT_FILES = new Set(["config.json", "vocab.json", "merges.txt"]);
-/** The shipped model's directory, beside the bundle that holds this module (a variable: Vite must not resolve it). */
-const SHIPPED_DIR = "./models/attnlens/";
-export const shippedModelUrl = () => new URL(SHIPPED_DIR, import.meta.url).href;
+/** Every file name a checkpoint folder of some family may hold. */
+export const CHECKPOINT_FILES = [
+  "model.safetensors",
+  "config.json",
+  "vocab.json",
+  "merges.txt",
+  "vocab.txt",
+  "tokenizer.json",
+  "tokenizer_config.json",
+];
+/** The shipped models' directories, beside the bundle that holds this module (variables: Vite must not resolve them). */
+const SHIPPED_DIRS = { attnlens: "./models/attnlens/", "attnlens-encoder": "./models/attnlens-encoder/" };
+export const shippedModelUrl = (name = "attnlens") => new URL(SHIPPED_DIRS[name], import.meta.url).href;
 
 const bad = (message) => Object.assign(new Error(message), { code: "BAD_FILE" });
 const MB = (bytes) => (bytes / 1e6).toFixed(1);
 
-/** Fetches the four files of `base` (a directory URL), reporting bytes read of model.safetensors. */
-async function fetchCheckpoint(base, { signal, onProgress }) {
-  const files = {};
-  await Promise.all(
-    CHECKPOINT_FILES.map(async (name) => {
-      const url = new URL(name, base);
-      let response;
-      try {
-        response = await fetch(url, { signal });
-      } catch (error) {
-        if (error.name === "AbortError") throw error;
-        throw bad(`${name} of the model could not be fetched from ${url.href} (${error.message})`);
-      }
-      if (!response.ok) throw bad(`${name} of the model could not be fetched from ${url.href}: HTTP ${response.status}`);
-      if (TEXT_FILES.has(name)) {
-        files[name] = await response.text();
+/** The family of a config.json's text among the library's families (by model_type; GPT-2's old configs have none). */
+function familyOf(families, configText, where) {
+  let config;
+  try {
+    config = JSON.parse(configText);
+  } catch (error) {
+    throw bad(`config.json of ${where} is not JSON (${error.message})`);
+  }
+  const type = config?.model_type ?? (config?.n_embd !== undefined ? "gpt2" : undefined);
+  const family = families.find((f) => f.modelTypes.includes(type));
+  if (!family) {
+    throw bad(
+      `config.json of ${where} says model_type ${JSON.stringify(type)}; attnlens loads ${families.flatMap((f) => f.modelTypes).join(", ")}`,
+    );
+  }
+  return family;
+}
+
+/**
+ * Fetches a checkpoint folder (a directory URL): config.json first, then model.safetensors
+ * (reporting bytes read) and the first of the family's tokenizer file sets the folder has.
+ */
+async function fetchCheckpoint(base, families, { signal, onProgress, known }) {
+  const get = async (name, { optional = false } = {}) => {
+    const url = new URL(name, base);
+    let response;
+    try {
+      response = await fetch(url, { signal });
+    } catch (error) {
+      if (error.name === "AbortError") throw error;
+      throw bad(`${name} of the model could not be fetched from ${url.href} (${error.message})`);
+    }
+    if (!response.ok) {
+      if (optional && response.status === 404) return null;
+      throw bad(`${name} of the model could not be fetched from ${url.href}: HTTP ${response.status}`);
+    }
+    return response;
+  };
+  const files = { "config.json": await (await get("config.json")).text() };
+  const family = familyOf(families, files["config.json"], base);
+  const weights = (async () => {
+    const response = await get("model.safetensors");
+    const total = Number(response.headers.get("content-length")) || 0;
+    const reader = response.body.getReader();
+    const chunks = [];
+    let bytes = 0;
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      chunks.push(value);
+      bytes += value.length;
+      onProgress?.({ phase: "fetch", bytes, totalBytes: Math.max(total, bytes) });
+    }
+    const all = new Uint8Array(bytes);
+    let at = 0;
+    for (const c of chunks) all.set(c, (at += c.length) - c.length);
+    files["model.safetensors"] = all;
+  })();
+  const tokenizer = (async () => {
+    // A folder whose files are known (the shipped models) is not probed for the others.
+    for (const set of known ? [known] : family.tokenizerFiles) {
+      const texts = await Promise.all(set.map((name) => get(name, { optional: true }).then((r) => r?.text())));
+      if (texts.every((t) => t !== undefined)) {
+        set.forEach((name, i) => (files[name] = texts[i]));
+        for (const name of known ? [] : family.optionalFiles) {
+          const r = await get(name, { optional: true });
+          if (r) files[name] = await r.text();
+        }
         return;
       }
-      const total = Number(response.headers.get("content-length")) || 0;
-      const reader = response.body.getReader();
-      const chunks = [];
-      let bytes = 0;
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) break;
-        chunks.push(value);
-        bytes += value.length;
-        onProgress?.({ phase: "fetch", bytes, totalBytes: Math.max(total, bytes) });
-      }
-      const all = new Uint8Array(bytes);
-      let at = 0;
-      for (const c of chunks) all.set(c, (at += c.length) - c.length);
-      files[name] = all;
-    }),
-  );
+    }
+    throw bad(`${base} has none of a ${family.name} tokenizer's files (${family.tokenizerFiles.map((s) => s.join(" + ")).join(", or ")})`);
+  })();
+  await Promise.all([weights, tokenizer]);
   return files;
 }
 
 /**
  * The checkpoint in files a reader picked (a FileList or File[], e.g. a directory) or an object
- * name -> bytes/string. Files are matched by name; others are ignored.
+ * name -> bytes/string. Files are matched by name; others are ignored. A missing file is named
+ * with what the folder's family needs.
  */
-async function readPicked(files) {
+async function readPicked(files, families) {
   if (files && typeof files === "object" && !(Symbol.iterator in files) && typeof files.length !== "number") return { ...files };
   const list = [...(files ?? [])];
   const out = {};
   for (const file of list) {
     const name = String(file?.name ?? "");
     if (!CHECKPOINT_FILES.includes(name)) continue;
-    out[name] = TEXT_FILES.has(name) ? await file.text() : new Uint8Array(await file.arrayBuffer());
+    out[name] = name === "model.safetensors" ? new Uint8Array(await file.arrayBuffer()) : await file.text();
   }
-  if (!out["model.safetensors"] || !out["config.json"]) {
-    const names = list.map((f) => f?.name).filter(Boolean);
+  const names = list.map((f) => String(f?.name ?? "")).filter(Boolean);
+  if (!out["model.safetensors"]) {
+    const other = names.find((n) => n.endsWith(".safetensors"));
     throw bad(
-      `a checkpoint needs model.safetensors and config.json (and vocab.json and merges.txt for its tokenizer); ` +
-        `got ${names.length ? names.join(", ") : "no files"}`,
+      other
+        ? `the weights must be in a file named model.safetensors (as Hugging Face saves them); you picked ${other}: rename it`
+        : `a checkpoint folder needs model.safetensors; the files picked were ${names.length ? names.join(", ") : "none"}`,
+    );
+  }
+  if (!out["config.json"]) throw bad(`a checkpoint folder needs config.json beside model.safetensors; it was not among the files picked`);
+  const family = familyOf(families, out["config.json"], "the folder picked");
+  if (!family.tokenizerFiles.some((set) => set.every((name) => out[name] !== undefined))) {
+    throw bad(
+      `this ${family.name} checkpoint needs its tokenizer to read text: ${family.tokenizerFiles.map((s) => s.join(" and ")).join(", or ")}; ` +
+        `the files picked were ${names.join(", ")}`,
     );
   }
   return out;
@@ -126,19 +187,23 @@ export function previousTokenScores({ data, shape: [layers, heads, L] }) {
 const shipped = new Map();
 
 /**
- * Opens a model: `{ url }` (a directory with the four checkpoint files) or `{ files }` (picked
- * files). Resolves to { model, name, induction, dispose() }.
+ * Opens a model: `{ url }` (a checkpoint folder) or `{ files }` (picked files). Resolves to
+ * { model, name, induction, dispose() }; `induction` (a causal model's probe scores) is null for
+ * an encoder.
  */
 export function openModel(lens, source, { signal, onProgress } = {}) {
   const load = async () => {
-    const files = source.url ? await fetchCheckpoint(source.url, { signal, onProgress }) : await readPicked(source.files);
+    const families = await lens.modelFamilies();
+    const files = source.url
+      ? await fetchCheckpoint(source.url, families, { signal, onProgress, known: source.tokenizerFiles })
+      : await readPicked(source.files, families);
     const model = await lens.loadModel({ files, onProgress });
     if (!model.hasTokenizer) {
       model.dispose();
-      throw bad("this checkpoint has no tokenizer: add its vocab.json and merges.txt to read text with it");
+      throw bad("this checkpoint has no tokenizer: add its tokenizer's files to read text with it");
     }
-    const name = source.url ? (source.name ?? "attnlens model") : (source.name ?? "your checkpoint");
-    return { model, name, induction: inductionScores(model) };
+    const name = source.name ?? (source.url ? "the trained model" : "your checkpoint");
+    return { model, name, induction: model.config.causal ? inductionScores(model) : null, cache: model.createCache() };
   };
   if (!source.url) return load();
   if (!shipped.has(source.url)) {
@@ -149,29 +214,72 @@ export function openModel(lens, source, { signal, onProgress } = {}) {
   return shipped.get(source.url);
 }
 
+/** The text of a sentence pair typed with "[SEP]" between: [a, b], else the text itself. */
+const pairOf = (sentence) => {
+  const at = sentence.indexOf("[SEP]");
+  return at < 0 ? sentence : [sentence.slice(0, at).trimEnd(), sentence.slice(at + 5).trimStart()];
+};
+
 /**
- * FigureData for `sentence` under the model (its first `context` tokens), with `predictions`
- * (top 5 per token) and `headNotes` (the head scores), or null for a text without tokens.
+ * Drops the special tokens ([CLS], [SEP]) from attention [layers, heads, L, L] and renormalises
+ * each row over the tokens left, as BertViz's "hide special tokens" does.
  */
-export function modelFigure(opened, sentence) {
-  const { model, name, induction } = opened;
-  const r = model.analyze(sentence, { k: 5, attention: true });
+function withoutSpecials(tokens, attention) {
+  const keep = tokens.flatMap((t, i) => (t.special ? [] : [i]));
+  const [layers, heads, L] = attention.shape;
+  const n = keep.length;
+  const data = new Float32Array(layers * heads * n * n);
+  for (let m = 0; m < layers * heads; m++) {
+    for (let a = 0; a < n; a++) {
+      const row = attention.data.subarray((m * L + keep[a]) * L, (m * L + keep[a] + 1) * L);
+      let sum = 0;
+      for (const j of keep) sum += row[j];
+      for (let b = 0; b < n; b++) data[(m * n + a) * n + b] = sum > 0 ? row[keep[b]] / sum : 0;
+    }
+  }
+  return { kept: keep, attention: { data, shape: [layers, heads, n, n] } };
+}
+
+/**
+ * FigureData for `sentence` under the model (its first `context` tokens): the model's own
+ * attention (causal or full, as the model is), `predictions` (a next-token model: the five
+ * likeliest after each token; an encoder: the five likeliest fillers of each [MASK]), and per
+ * head a label of what it does on this sentence (head-labels.js). `hideSpecial` drops [CLS] and
+ * [SEP], renormalising. Null for a text without tokens.
+ */
+export function modelFigure(opened, sentence, { hideSpecial = false } = {}) {
+  const { model, name, induction, cache } = opened;
+  const causal = model.config.causal;
+  const text = causal ? sentence : pairOf(sentence);
+  const r = model.analyze(text, { k: 5, attention: true, cache: causal ? cache : undefined });
   if (!r.tokens.length) return null;
-  const previous = previousTokenScores(r.attention);
-  const fmt = (x) => (Number.isFinite(x) ? x.toFixed(2).replace(/^0\./, ".") : "–");
-  const [layers, heads] = r.attention.shape;
+  const categories = headScores(r.attention, r.tokens);
+  const labels = categories.map((row, l) => row.map((s, h) => headLabel(s, induction?.[l]?.[h])));
+  let tokens = r.tokens;
+  let attention = r.attention;
+  let predictions = r.predictions;
+  if (hideSpecial && tokens.some((t) => t.special)) {
+    const hidden = withoutSpecials(tokens, attention);
+    tokens = hidden.kept.map((i) => tokens[i]);
+    attention = hidden.attention;
+    predictions = hidden.kept.map((i) => predictions[i]);
+  }
+  const [layers, heads] = attention.shape;
+  const previous = previousTokenScores(attention);
   return {
-    tokens: r.tokens.map((t) => ({ text: t.text, start: t.begin, end: t.end })),
-    weights: r.attention,
-    causal: true,
+    tokens: tokens.map((t) => ({ text: t.text, start: t.begin, end: t.end, special: t.special, segment: t.segment })),
+    weights: attention,
+    causal,
     title: name,
-    warnings: [],
-    predictions: r.predictions,
+    warnings: model.tokenizer?.note ? [model.tokenizer.note] : [],
+    predictions,
+    prediction: model.config.prediction,
     totalTokens: r.totalTokens,
     scores: { previous, induction },
-    headNotes: Array.from({ length: layers }, (_, l) =>
-      Array.from({ length: heads }, (_, h) => `prev ${fmt(previous[l][h])}${induction ? `\nind ${fmt(induction[l][h])}` : ""}`),
-    ),
+    // Per head: what it does on this sentence (head-labels.js), and its label.
+    categories,
+    labels,
+    headNotes: Array.from({ length: layers }, (_, l) => Array.from({ length: heads }, (_, h) => labels[l][h].text)),
     source: { format: "model", config: model.config },
   };
 }
@@ -179,22 +287,34 @@ export function modelFigure(opened, sentence) {
 /** A token as a reader can see it: spaces and line breaks made visible. */
 const visible = (text) => text.replace(/^ /, "␣").replace(/\n/g, "↵").replace(/\t/g, "⇥") || "∅";
 
-/** Under each token, the model's five likeliest next tokens with their probabilities. */
+/**
+ * Under the figure, the model's predictions: after each token (a next-token model), or for each
+ * [MASK] (an encoder; a hint when the sentence has none).
+ */
 export function predictionsTemplate(data, focusIndex) {
   if (!data.predictions) return nothing;
+  const masked = data.prediction === "masked-token";
+  const shown = data.tokens.flatMap((t, i) => (data.predictions[i] ? [i] : []));
+  const title = masked
+    ? "Mask predictions (the model's five likeliest tokens for each [MASK])"
+    : "Next-token predictions (the model's five likeliest after each token)";
   return html`<details class="predictions" part="predictions" open>
-    <summary>Next-token predictions (the model's five likeliest after each token)</summary>
-    <div class="prediction-strip" role="list">
-      ${data.tokens.map(
-        (t, i) =>
-          html`<div class="prediction" role="listitem" data-index=${i} aria-current=${i === focusIndex ? "true" : "false"}>
-            <div class="prediction-token">${visible(t.text)}</div>
-            ${data.predictions[i].map(
-              (p) => html`<div class="prediction-row"><span>${visible(p.text)}</span><span>${(p.p * 100).toFixed(1)}%</span></div>`,
+    <summary>${title}</summary>
+    ${
+      masked && !shown.length
+        ? html`<p class="prediction-hint">Type [MASK] in the sentence (or click a word) to see what the model would put there.</p>`
+        : html`<div class="prediction-strip" role="list">
+            ${shown.map(
+              (i) =>
+                html`<div class="prediction" role="listitem" data-index=${i} aria-current=${i === focusIndex ? "true" : "false"}>
+                  <div class="prediction-token">${visible(data.tokens[i].text)}</div>
+                  ${data.predictions[i].map(
+                    (p) => html`<div class="prediction-row"><span>${visible(p.text)}</span><span>${(p.p * 100).toFixed(1)}%</span></div>`,
+                  )}
+                </div>`,
             )}
-          </div>`,
-      )}
-    </div>
+          </div>`
+    }
   </details>`;
 }
 
