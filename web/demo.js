@@ -38,8 +38,6 @@ const NAMES = {
   colormap: "Colours",
   model: "Model",
 };
-/** The shipped model, copied into the site by scripts/build-web.mjs. */
-const MODEL_SRC = "models/attnlens/";
 /** Views that show the computation of random weights (not offered for the trained model). */
 const RANDOM_ONLY_VIEWS = VIEWS.filter((view) => view.randomOnly).map((view) => view.name);
 /** Token chips shown under the sentence (the figure shows them all). */
@@ -48,12 +46,47 @@ const MAX_CHIPS = 80;
 const params = new URLSearchParams(location.search);
 const embed = params.get("embed") === "1";
 if (embed) document.body.classList.add("embed");
-let { state, problems } = normalizeState(paramsToRaw(params), { names: NAMES, headBase: 1 });
+/**
+ * The bare page opens on what is real: the trained models, on a sentence of their own corpus (the
+ * element's defaults stay random weights and the cat, for posts that show how attention
+ * computes). A link that holds any state reads what it leaves out as the library's defaults, as
+ * links always have: one made before the page opened on the trained models shows what it did.
+ */
+const PAGE_DEFAULTS = Object.freeze({
+  ...DEFAULTS,
+  model: "attnlens",
+  sentence: "It is a truth universally acknowledged, that a single man in possession of a good fortune, must be in want of a wife.",
+});
+const STATE_KEYS = new Set([...Object.keys(DEFAULTS), "h", "head", "hide", "layer"]);
+const linkHoldsState = [...params.keys()].some((key) => STATE_KEYS.has(key));
+const isPageDefault = (s) =>
+  Object.keys(DEFAULTS).every((key) => key === "head" || key === "hide" || s[key] === PAGE_DEFAULTS[key]) &&
+  s.head === "mean" &&
+  !s.hide?.length;
+let { state, problems } = normalizeState(paramsToRaw(params), {
+  fallback: linkHoldsState ? DEFAULTS : PAGE_DEFAULTS,
+  names: NAMES,
+  headBase: 1,
+});
 /**
  * The trained model's picked layer and head (0-based; the element checks them against the model).
  * In the link as 1-based `layer` and `h`, like the random mode's head.
  */
 const picked = { layer: "0", head: "mean" };
+/** A preset's head category waiting for its figure (examples.js TRAINED_MODE_EXAMPLES). */
+let pendingCategory = null;
+
+/** The (layer, head) with the highest score in `category` over a model figure's heads, or null. */
+function strongestHead(data, category) {
+  const table = category === "induction" ? data.scores?.induction : data.categories?.map((row) => row.map((s) => s[category]));
+  let best = null;
+  table?.forEach((row, l) =>
+    row.forEach((v, h) => {
+      if (Number.isFinite(v) && (!best || v > best.v)) best = { l, h, v };
+    }),
+  );
+  return best;
+}
 if (state.model === "attnlens") {
   const n = (text) => (/^\d+$/.test(text ?? "") && Number(text) >= 1 ? String(Number(text) - 1) : null);
   picked.layer = n(params.get("layer")) ?? "0";
@@ -105,12 +138,14 @@ for (const [model, examples] of [
     button.dataset.for = model;
     button.textContent = example.label;
     button.addEventListener("click", (e) => {
-      update({ sentence: example.sentence, ...(example.view ? { view: example.view } : {}) }, e);
-      // A preset that opens one head of the trained model large.
-      if (example.layer !== undefined) {
-        Object.assign(picked, { layer: String(example.layer), head: String(example.head) });
-        apply();
-      }
+      // A preset of the trained models opens the head strongest in its category on its
+      // sentence, once the figure is computed (render listener below).
+      pendingCategory = example.category ?? null;
+      if (model === "attnlens") Object.assign(picked, { layer: "0", head: "mean" });
+      update(
+        { sentence: example.sentence, ...(example.view ? { view: example.view } : {}), ...(example.mode ? { mode: example.mode } : {}) },
+        e,
+      );
     });
     $("#example-buttons").append(button);
   }
@@ -121,7 +156,8 @@ function showState() {
   if (sentenceInput.value !== state.sentence) sentenceInput.value = state.sentence;
   document.body.dataset.model = state.model;
   for (const input of document.querySelectorAll('input[name="mode"], input[name="view"], input[name="model"]'))
-    input.checked = (input.name === "mode" && trainedShown() ? "causal" : state[input.name]) === input.value;
+    input.checked = (input.name === "mode" && checkpointShown() ? "causal" : state[input.name]) === input.value;
+  $("#specials").checked = state.specials === "hide";
   $("#heads").value = String(state.heads);
   // Only d_model values the heads divide evenly are offered, each with its size per head.
   const dims = dimsFor(state.heads);
@@ -153,7 +189,6 @@ const FILE_OWNED = ["head", "hide"];
 
 /** Pushes the state to the figure and the URL. */
 function apply() {
-  if (figure.getAttribute("model-src") !== MODEL_SRC) figure.setAttribute("model-src", MODEL_SRC);
   if (trainedShown() && !fileShown() && !checkpointShown()) {
     figure.layer = picked.layer;
     figure.head = picked.head;
@@ -162,8 +197,9 @@ function apply() {
     if ((fileShown() || trainedShown()) && FILE_OWNED.includes(key)) continue;
     if (key === "model" && checkpointShown()) continue;
     let value = key === "hide" ? state.hide.map((h) => h + 1).join(",") : String(state[key]);
-    // The trained model is causal; full attention stays a random-weights view.
-    if (key === "mode" && trainedShown()) value = "causal";
+    // With the trained models, mode picks the model: causal, the encoder (full) or both; a
+    // reader's checkpoint is causal or not as it was trained.
+    if (key === "mode" && checkpointShown()) value = "causal";
     if (figure.getAttribute(key) !== value) figure.setAttribute(key, value);
   }
   document.documentElement.dataset.theme = state.theme;
@@ -174,7 +210,12 @@ function apply() {
 }
 
 function updateLink() {
-  const { params: query, cut } = stateToParams(state);
+  // The bare page's state is the bare address; any other state is written against the
+  // library's defaults, which is how a link is read (linkHoldsState).
+  const bare = isPageDefault(state) && picked.layer === "0" && picked.head === "mean";
+  const { params: query, cut } = bare ? { params: new URLSearchParams(), cut: false } : stateToParams(state, DEFAULTS);
+  // A link always names its model: an empty query would be the bare page's.
+  if (!bare && !query.has("model")) query.set("model", state.model);
   linkCut = cut;
   if (trainedShown()) {
     if (picked.layer !== "0") query.set("layer", String(Number(picked.layer) + 1));
@@ -237,6 +278,7 @@ $("#positional").addEventListener("change", (e) => update({ positional: e.target
 $("#theme").addEventListener("change", (e) => update({ theme: e.target.value }, e));
 $("#colormap").addEventListener("change", (e) => update({ colormap: e.target.value }, e));
 $("#worked-example").addEventListener("click", (e) => update({ ...WORKED_EXAMPLE, hide: [] }, e));
+$("#specials").addEventListener("change", (e) => update({ specials: e.target.checked ? "hide" : "show" }, e));
 
 figure.addEventListener("attn-lens-change", (e) => {
   if (fileShown() || trainedShown()) {
@@ -271,6 +313,19 @@ figure.addEventListener("attn-lens-render", (e) => {
     const chip = document.createElement("li");
     chip.textContent = t.text;
     chip.title = `token ${i + 1}`;
+    // A sub-word piece that continues the word before it (no space between): drawn joined to it.
+    const before = tokens[i - 1];
+    if (
+      before &&
+      !t.special &&
+      !before.special &&
+      before.end === t.start &&
+      /^[\p{L}\p{N}]/u.test(t.text) &&
+      /[\p{L}\p{N}]$/u.test(before.text)
+    ) {
+      chip.classList.add("piece");
+      chip.title += " (part of the word before)";
+    }
     return chip;
   });
   if (tokens.length > MAX_CHIPS) {
@@ -280,6 +335,16 @@ figure.addEventListener("attn-lens-render", (e) => {
     chips.push(more);
   }
   $("#tokens").replaceChildren(...chips);
+  if (pendingCategory && result?.model && e.detail.panels?.length) {
+    const panels = e.detail.panels;
+    const data = pendingCategory === "next" ? (panels.find((p) => !p.causal) ?? panels[0]) : (panels.find((p) => p.causal) ?? panels[0]);
+    const best = strongestHead(data, pendingCategory);
+    pendingCategory = null;
+    if (best) {
+      Object.assign(picked, { layer: String(best.l), head: String(best.h) });
+      apply();
+    }
+  }
   showMessage();
   // From the reader's input (its event time) to the drawn figure, scheduling included.
   const ms = inputAt !== null ? performance.now() - inputAt : e.detail.ms;
@@ -396,7 +461,7 @@ showMessage();
 // The page offers every view: fetch the ones loaded on demand once the first figure is up.
 figure.addEventListener("attn-lens-render", () => (window.requestIdleCallback ?? setTimeout)(preloadViews), { once: true });
 
-// ---- a GPT-2-family checkpoint from disk; nothing leaves the browser -----------------------------
+// ---- a checkpoint from disk (GPT-2, BERT, DistilBERT); nothing leaves the browser ---------------
 
 const checkpointStatus = $("#checkpoint-status");
 const MB = (bytes) => (bytes / 1e6).toFixed(0);
@@ -404,7 +469,15 @@ async function openCheckpoint(picked) {
   if (!picked.length) return;
   const files = [...picked];
   const has = (name) => files.some((f) => f.name === name);
-  const ownTokenizer = has("vocab.json") && has("merges.txt");
+  // A GPT-2 folder without its tokenizer is read with GPT-2's own; other families name theirs.
+  let gpt2 = false;
+  try {
+    const config = JSON.parse((await files.find((f) => f.name === "config.json")?.text()) ?? "{}");
+    gpt2 = config.model_type === "gpt2" || (config.model_type === undefined && config.n_embd !== undefined);
+  } catch {
+    // A config.json that is not JSON: the library names it when the model loads.
+  }
+  const ownTokenizer = !gpt2 || (has("vocab.json") && has("merges.txt"));
   const started = performance.now();
   checkpointStatus.textContent = `Reading ${files.map((f) => f.name).join(", ")}…`;
   document.body.classList.remove("file-mode");
@@ -426,8 +499,9 @@ async function openCheckpoint(picked) {
     const ready = new Promise((done) => figure.addEventListener("attn-lens-model", (e) => done(e.detail), { once: true }));
     await figure.openModel(files);
     const c = (await ready).config;
+    const kind = c.causal ? "causal attention, next-token predictions" : "full attention, [MASK] predictions";
     checkpointStatus.textContent =
-      `Showing your checkpoint: ${c.layers} layers × ${c.heads} heads, d_model ${c.dModel}, a context of ${c.context} tokens, ` +
+      `Showing your checkpoint (${c.family}, ${kind}): ${c.layers} layers × ${c.heads} heads, d_model ${c.dModel}, a context of ${c.context} tokens, ` +
       `${c.vocabSize} tokens in its vocabulary${ownTokenizer ? "" : " (GPT-2's tokenizer)"}; loaded in ${((performance.now() - started) / 1000).toFixed(1)} s.`;
     figure.scrollIntoView({ block: "nearest" });
   } catch (error) {

@@ -23,31 +23,46 @@ export const RANDOM_MODE_EXAMPLES = [
 ];
 
 /**
- * For the trained model (models/attnlens): sentences in the style of its training text, and
- * presets that open a head large. Coreference ("it" → "animal") and word sense need a far
- * larger model than this one, so no example promises them.
+ * For the trained models (models/attnlens, causal; models/attnlens-encoder, full attention):
+ * sentences in the style of their training text (Jane Austen, the State of the Union), and
+ * presets that open the head doing something recognisable on that sentence: `category` is a
+ * label of web/element/head-labels.js, and the page picks the head with the highest score in it
+ * once the figure is computed (so the presets follow the models as they are trained). `mode`
+ * picks the model: causal, the encoder (full) or both. Coreference ("it" → "animal") and word
+ * sense need far larger models than these, so no example promises them.
  */
 export const TRAINED_MODE_EXAMPLES = [
   {
-    label: "A previous-token head (layer 1, head 4)",
+    label: "A previous-token head",
     sentence: "It is a truth universally acknowledged, that a single man in possession of a good fortune, must be in want of a wife.",
     view: "heatmap",
-    layer: 0,
-    head: 3,
+    mode: "causal",
+    category: "previous",
   },
   {
-    label: "A repeated phrase (no induction head formed)",
+    label: "An induction head (a repeated phrase)",
     sentence: "Mr. Darcy walked to Netherfield Park with his sister. Mr. Darcy walked to Netherfield Park with his sister.",
-    view: "grid",
+    view: "heatmap",
+    mode: "causal",
+    category: "induction",
   },
   {
-    label: "The State of the Union",
+    label: "Fill the [MASK] (the encoder)",
+    sentence: "It is a truth universally acknowledged, that a single [MASK] in possession of a good fortune, must be in want of a wife.",
+    view: "grid",
+    mode: "full",
+  },
+  {
+    label: "A next-token head (the encoder)",
+    sentence: "My dear Lizzy, I have just received your letter, and I am very glad to hear that you are well.",
+    view: "heatmap",
+    mode: "full",
+    category: "next",
+  },
+  {
+    label: "Causal and full side by side",
     sentence: "The state of the Union is strong, and the people of the United States have done their part.",
     view: "grid",
-  },
-  {
-    label: "Every head of a letter",
-    sentence: "My dear Lizzy, I have just received your letter, and I am very glad to hear that you are well.",
-    view: "grid",
+    mode: "compare",
   },
 ];

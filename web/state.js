@@ -20,6 +20,7 @@ export const DEFAULTS = Object.freeze({
   theme: "auto",
   colormap: "viridis",
   model: "random",
+  specials: "show",
 });
 
 export const CHOICES = Object.freeze({
@@ -29,7 +30,8 @@ export const CHOICES = Object.freeze({
   init: ["xavier", "normal", "identity"],
   theme: ["light", "dark", "auto"],
   colormap: ["viridis", "cividis", "magma", "blues"],
-  model: ["random", "attnlens"],
+  model: ["random", "attnlens", "attnlens-encoder"],
+  specials: ["show", "hide"],
 });
 
 export const MAX_HEADS = 8;
@@ -113,22 +115,23 @@ export function normalizeState(raw, { fallback = DEFAULTS, names = ATTRIBUTE_NAM
 }
 
 /** The keys that change what is computed (the others only change how it is drawn). */
-export const COMPUTE_KEYS = ["sentence", "mode", "heads", "dim", "seed", "positional", "init"];
+export const COMPUTE_KEYS = ["sentence", "mode", "heads", "dim", "seed", "positional", "init", "specials"];
 
 /** A link holds at most this many characters of the sentence (a 20 000-word paste would make a 100 KB URL). */
 export const MAX_LINK_SENTENCE = 2000;
 
 /**
- * URL search parameters for a state, leaving out defaults (short links). Head numbers are
+ * URL search parameters for a state, leaving out `defaults` (short links; the page passes its
+ * own, which open on the trained models). Head numbers are
  * 1-based, as the page shows them: `h` is the picked head, `hide` the hidden ones. A longer
  * sentence is cut at a word boundary to MAX_LINK_SENTENCE characters. Returns { params, cut }.
  */
-export function stateToParams(state) {
+export function stateToParams(state, defaults = DEFAULTS) {
   const params = new URLSearchParams();
   let cut = false;
   for (const [key, value] of Object.entries(state)) {
     if (!(key in DEFAULTS) || key === "head" || key === "hide") continue;
-    if (value === DEFAULTS[key]) continue;
+    if (value === defaults[key]) continue;
     if (key === "sentence" && value.length > MAX_LINK_SENTENCE) {
       const head = value.slice(0, MAX_LINK_SENTENCE);
       const space = head.lastIndexOf(" ");

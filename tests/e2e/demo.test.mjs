@@ -14,7 +14,8 @@ mkdirSync(artefacts, { recursive: true });
 const site = useSite();
 
 /** Opens the demo (with an optional query) and waits for its first figure. */
-async function open(query = "", { viewport } = {}) {
+/** The bare page opens on the trained model; these tests are about the random-weights mode. */
+async function open(query = "?model=random", { viewport } = {}) {
   const session = await openPage(site.browser.context, site.server.url);
   session.dialogs = [];
   session.page.on("dialog", (dialog) => {

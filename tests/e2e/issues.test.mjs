@@ -9,7 +9,7 @@ const artefacts = new URL("../../test-results/", import.meta.url).pathname;
 mkdirSync(artefacts, { recursive: true });
 const site = useSite();
 
-async function open(query = "", options = {}) {
+async function open(query = "?model=random", options = {}) {
   const context = options.context ?? site.browser.context;
   const session = await openPage(context, site.server.url);
   await session.page.goto(`${site.server.url}index.html${query}`);

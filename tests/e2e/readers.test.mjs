@@ -12,7 +12,7 @@ import { computed, frames, keyTo, nextRender, parseReadout, readout, svgOf } fro
 const artefacts = new URL("../../test-results/", import.meta.url).pathname;
 const site = useSite();
 
-async function open(context, query = "") {
+async function open(context, query = "?model=random") {
   const session = await openPage(context, site.server.url);
   await session.page.goto(`${site.server.url}index.html${query}`);
   await session.page.waitForSelector("attn-lens .frame canvas.figure");

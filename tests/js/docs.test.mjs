@@ -15,10 +15,10 @@ import { basename, dirname, posix } from "node:path";
 const root = new URL("../..", import.meta.url).pathname;
 const self = "tests/js/docs.test.mjs";
 
-// Documents being written on other branches when this test was added, which the README already
-// links to. Delete an entry once its document is merged; until then a missing one is reported
-// as a diagnostic instead of a failure.
-const PENDING = new Set(["docs/architecture.md"]);
+// Documents cited before they land (a model card written when its training ends). Delete an
+// entry once its document is in; until then a missing one is reported as a diagnostic instead
+// of a failure.
+const PENDING = new Set(["models/attnlens-encoder/MODEL.md"]);
 
 const C_LIKE = /\.(c|cc|cpp|h|hpp|js|mjs|cjs|ts|css)$/;
 const HASH = /(^|\/)(CMakeLists\.txt|\.npmrc|\.gitignore|\.prettierignore)$|\.(sh|bash|cmake|cmake\.in|py)$/;

@@ -49,7 +49,10 @@ test("docs/api.md's model example runs on the shipped model and prints what it s
   // Run from the repository root: the example reads models/attnlens/.
   const out = run(code, "api-model-example");
   // console.log breaks an object over lines once it is long: compare with spaces collapsed.
-  assert.match(out.replace(/\s+/g, " "), /\{ layers: 2, heads: 4, dModel: 128, context: 128, vocabSize: 4096, attentionNorm: true \}/);
+  assert.match(
+    out.replace(/\s+/g, " "),
+    /\{ family: 'gpt2', causal: true, prediction: 'next-token', hasHead: true, layers: 2, heads: 4, dModel: 128, context: 128, vocabSize: 4096, typeVocabSize: 0, attentionNorm: true \}/,
+  );
   assert.match(out, /\[ 8, 4096 \] \[ 2, 4, 8, 8 \]/);
   assert.match(out, /\[ 'Mr', '\.', ' Darcy' \]/);
   assert.equal(out.match(/\{ id: \d+, text: .+, p: 0\.\d+ \}/g)?.length, 3, "three predictions");

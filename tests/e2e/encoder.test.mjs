@@ -1,0 +1,172 @@
+// Full attention of real encoders in Chromium: a BERT-Tiny-shaped folder (random weights, made
+// by scripts/bert-checkpoint.mjs) picked in the page draws full attention, every layer × head in
+// the grid, [CLS]/[SEP] that can be hidden, and the model's fillers for a typed [MASK]; the
+// element draws an encoder folder given as model-src; the page's trained mode shows the causal
+// model and the encoder side by side.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { openPage, useSite } from "../support/browser.mjs";
+import { BERT_PRESETS, writeBertCheckpoint } from "../../scripts/bert-checkpoint.mjs";
+
+const site = useSite();
+const FILES = ["model.safetensors", "config.json", "vocab.txt", "tokenizer_config.json"];
+
+/** Waits until the picker's status says the checkpoint is shown (or an error is shown). */
+const shown = (page) =>
+  page
+    .waitForFunction(
+      () => {
+        const text = document.querySelector("#checkpoint-status").textContent;
+        const figure = document.querySelector("#figure");
+        if (/^Showing your checkpoint/.test(text) && figure.attention) return { text, ok: true };
+        if (figure.shadowRoot.querySelector(".message.error"))
+          return { text: figure.shadowRoot.querySelector(".message.error").textContent, ok: false };
+        return null;
+      },
+      null,
+      { timeout: 60000, polling: 100 },
+    )
+    .then((h) => h.jsonValue());
+
+test("the page opens a BERT-Tiny-shaped folder: full attention, the grid of every head, [MASK] fillers, [CLS]/[SEP] hidden", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "attnlens-bert-"));
+  try {
+    writeBertCheckpoint(dir, BERT_PRESETS.tiny, 2);
+    const { page, problems } = await openPage(site.browser.context, site.server.url);
+    await page.goto(`${site.server.url}index.html?model=random&sentence=${encodeURIComponent("the man said good day")}`);
+    await page.waitForFunction(() => document.querySelector("#figure").explanation?.causal);
+    await page.setInputFiles(
+      "#open-checkpoint",
+      FILES.map((f) => join(dir, f)),
+    );
+    const status = await shown(page);
+    assert.ok(status.ok, status.text);
+    assert.match(
+      status.text,
+      /\(bert, full attention, \[MASK\] predictions\): 2 layers × 2 heads, d_model 128, a context of 512 tokens, 30522 tokens/,
+    );
+    const full = await page.evaluate(() => {
+      const a = document.querySelector("#figure").attention;
+      const [layers, heads, L] = a.weights.shape;
+      let above = 0;
+      for (let i = 0; i < a.weights.data.length; i++) {
+        const row = Math.floor(i / L) % L;
+        if (i % L > row && a.weights.data[i] > 0) above++;
+      }
+      return { layers, heads, L, above, causal: a.causal, tokens: a.tokens.map((t) => t.text) };
+    });
+    assert.deepEqual([full.layers, full.heads, full.causal], [2, 2, false]);
+    assert.ok(full.above > 0, "full attention reaches later tokens");
+    assert.deepEqual(full.tokens, ["[CLS]", "the", "man", "said", "good", "day", "[SEP]"]);
+    // The grid: every layer × head (and each layer's mean).
+    await page.click('input[name="view"][value="grid"]');
+    await page.waitForFunction(() => document.querySelector("#figure").shadowRoot.querySelectorAll(".grid button").length === 2 * 3);
+    // A typed [MASK]: the model's five likeliest fillers for it, under the figure.
+    await page.fill("#sentence", "the [MASK] said good day");
+    await page.waitForFunction(
+      () => document.querySelector("#figure").shadowRoot.querySelectorAll(".prediction .prediction-row").length === 5,
+    );
+    const fillers = await page.evaluate(() => {
+      const root = document.querySelector("#figure").shadowRoot;
+      return {
+        title: root.querySelector(".predictions summary").textContent,
+        token: root.querySelector(".prediction-token").textContent,
+      };
+    });
+    assert.match(fillers.title, /Mask predictions/);
+    assert.equal(fillers.token, "[MASK]");
+    // Hiding [CLS] and [SEP]: the same words, rows renormalised to 1.
+    await page.check("#specials");
+    await page.waitForFunction(() => document.querySelector("#figure").attention?.tokens.length === 5);
+    const hidden = await page.evaluate(() => {
+      const a = document.querySelector("#figure").attention;
+      const L = a.tokens.length;
+      const sums = [];
+      for (let r = 0; r < a.weights.data.length / L; r++) sums.push(a.weights.data.subarray(r * L, (r + 1) * L).reduce((s, w) => s + w, 0));
+      return { tokens: a.tokens.map((t) => t.text), worst: Math.max(...sums.map((s) => Math.abs(s - 1))) };
+    });
+    assert.deepEqual(hidden.tokens, ["the", "[MASK]", "said", "good", "day"]);
+    assert.ok(hidden.worst < 1e-5, `rows sum to 1 within ${hidden.worst}`);
+    // A sentence pair typed with [SEP]: segment B's tokens are type 1.
+    await page.uncheck("#specials");
+    await page.fill("#sentence", "the man said [SEP] good day");
+    await page.waitForFunction(() => document.querySelector("#figure").attention?.tokens.some((t) => t.segment === 1));
+    const pair = await page.evaluate(() => document.querySelector("#figure").attention.tokens.map((t) => `${t.text}/${t.segment}`));
+    assert.deepEqual(pair, ["[CLS]/0", "the/0", "man/0", "said/0", "[SEP]/0", "good/1", "day/1", "[SEP]/1"]);
+    assert.deepEqual(problems, []);
+    await page.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("the element draws an encoder folder given as model-src", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "attnlens-bert-src-"));
+  try {
+    writeBertCheckpoint(dir, BERT_PRESETS.tiny, 3);
+    const { page, problems } = await openPage(site.browser.context, site.server.url);
+    // The folder, served under the site's address by the test itself.
+    await page.route("**/encoder-folder/*", (route) => {
+      const name = new URL(route.request().url()).pathname.split("/").pop();
+      if (!FILES.includes(name)) return route.fulfill({ status: 404, body: "" });
+      return route.fulfill({ status: 200, body: readFileSync(join(dir, name)) });
+    });
+    await page.goto(`${site.server.url}examples/blog.html`);
+    await page.evaluate(() => {
+      const el = document.createElement("attn-lens");
+      el.id = "encoder";
+      el.setAttribute("model-src", "../encoder-folder/");
+      el.setAttribute("model", "attnlens");
+      el.setAttribute("view", "grid");
+      el.setAttribute("sentence", "the [MASK] sat on the mat");
+      document.body.prepend(el);
+    });
+    await page.waitForFunction(() => document.querySelector("#encoder").attention?.weights, null, { timeout: 60000 });
+    const drawn = await page.evaluate(() => {
+      const el = document.querySelector("#encoder");
+      return {
+        causal: el.attention.causal,
+        shape: el.attention.weights.shape.slice(0, 2),
+        grid: el.shadowRoot.querySelectorAll(".grid button").length,
+        masks: el.shadowRoot.querySelectorAll(".prediction").length,
+      };
+    });
+    assert.deepEqual(drawn, { causal: false, shape: [2, 2], grid: 6, masks: 1 });
+    assert.deepEqual(problems, []);
+    await page.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("the page's trained mode: the causal model and the encoder side by side, each head labelled", async () => {
+  const { page, problems } = await openPage(site.browser.context, site.server.url);
+  await page.goto(`${site.server.url}index.html?model=attnlens&mode=compare&view=grid`);
+  await page.waitForFunction(() => document.querySelector("#figure").shadowRoot.querySelectorAll(".grid").length === 2, null, {
+    timeout: 60000,
+  });
+  const grids = await page.evaluate(() => {
+    const root = document.querySelector("#figure").shadowRoot;
+    return [...root.querySelectorAll(".grid")].map((g) => ({
+      label: g.getAttribute("aria-label"),
+      notes: [...g.querySelectorAll("small")].map((s) => s.textContent),
+    }));
+  });
+  assert.deepEqual(
+    grids.map((g) => g.label),
+    ["the trained causal model", "the trained encoder"],
+  );
+  for (const g of grids) {
+    assert.equal(g.notes.length, 8, `${g.label}: a label under each of 2 × 4 heads`);
+    for (const note of g.notes)
+      assert.match(
+        note,
+        /^(previous token|next token|self|\[CLS\]|\[SEP\]|punctuation|induction) \d\.\d\d$|^broad \(\d\.\d nats\)$|^mixed$/,
+      );
+  }
+  assert.deepEqual(problems, []);
+  await page.close();
+});
