@@ -2,6 +2,7 @@
 // determinism, save/load round trips, memory, and bad arguments.
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { loadAttnLens } from "attnlens";
 import { assertAttnLensError, assertClose, randomGenerator } from "./helpers.mjs";
 import { safetensorsHeaderLength } from "../../web/files/safetensors.js";
@@ -144,6 +145,85 @@ test("attentionNorm false: no ln_1 tensors, saved and loaded as such, trains", a
     (e) => e.code === "BAD_ARGUMENT" && /attentionNorm must be true or false/.test(e.message),
   );
   for (const m of [model, full, again]) m.dispose();
+});
+
+test("createCache: typing, deleting and editing give a full forward's results; the cache says what it kept", async () => {
+  const model = await lens.createModel({ config, seed: 21 });
+  const cache = model.createCache();
+  assert.deepEqual([cache.tokens, cache.reused], [0, 0]);
+  let ids = [...randomIds(10, 64, 22)];
+  const step = (what, reused) => {
+    const cached = model.forward(ids, { attention: true, residuals: true, cache });
+    const full = model.forward(ids, { attention: true, residuals: true });
+    // As a batch's rows (above): the same arithmetic blocked differently, within 1e-4.
+    assertClose(cached.logits.data, full.logits.data, 1e-4, `${what}: logits`, full.logits.shape);
+    assertClose(cached.attention.data, full.attention.data, 1e-6, `${what}: attention`, full.attention.shape);
+    assertClose(cached.residuals.data, full.residuals.data, 1e-4, `${what}: residuals`, full.residuals.shape);
+    assert.deepEqual([cache.tokens, cache.reused], [ids.length, reused], what);
+  };
+  step("first", 0);
+  ids.push(5);
+  step("one token typed", 10);
+  ids = ids.slice(0, 7);
+  step("four deleted", 7);
+  ids[3] = (ids[3] + 1) % 64;
+  step("a middle token changed", 3);
+  // A cache serves the model that made it, one sequence at a time, until it is disposed.
+  const other = await lens.createModel({ config, seed: 23 });
+  assert.throws(
+    () => other.forward(ids, { cache }),
+    (e) => e.code === "BAD_ARGUMENT" && /options\.cache belongs to another model/.test(e.message),
+  );
+  assert.throws(
+    () => model.forward([ids, ids], { cache }),
+    (e) => e.code === "BAD_ARGUMENT" && /one sequence/.test(e.message),
+  );
+  assert.throws(
+    () => model.forward(ids, { cache: {} }),
+    (e) => e.code === "BAD_ARGUMENT" && /options\.cache must be a cache made by model\.createCache\(\)/.test(e.message),
+  );
+  cache.dispose();
+  assert.throws(
+    () => model.forward(ids, { cache }),
+    (e) => e.code === "BAD_ARGUMENT" && /was disposed/.test(e.message),
+  );
+  other.dispose();
+  model.dispose();
+});
+
+test("analyze with a cache on the shipped model: each keystroke's figure equals the uncached one", async () => {
+  const read = (name) =>
+    readFileSync(new URL(`../../models/attnlens/${name}`, import.meta.url), name.endsWith(".safetensors") ? undefined : "utf8");
+  const model = await lens.loadModel({
+    files: Object.fromEntries(["model.safetensors", "config.json", "vocab.json", "merges.txt"].map((n) => [n, read(n)])),
+  });
+  const cache = model.createCache();
+  const text = "It is a truth universally acknowledged, that a single man";
+  let reusedSome = 0;
+  for (const end of [8, 9, 10, 20, 21, 35, 34, 58, 40]) {
+    const typed = text.slice(0, end);
+    const cached = model.analyze(typed, { attention: true, cache });
+    const plain = model.analyze(typed, { attention: true });
+    assert.deepEqual(
+      cached.tokens.map((t) => t.id),
+      plain.tokens.map((t) => t.id),
+    );
+    assertClose(cached.attention.data, plain.attention.data, 1e-6, `"${typed}": attention`, plain.attention.shape);
+    // The k-th likeliest probability, rank by rank: sorted values move no more than the values
+    // (logits within 1e-4, as above, move a probability by under 2e-4), even where two are tied.
+    cached.predictions.forEach((top, i) =>
+      assertClose(
+        top.map((p) => p.p),
+        plain.predictions[i].map((p) => p.p),
+        2e-4,
+        `"${typed}": the five likeliest after token ${i}`,
+      ),
+    );
+    if (cache.reused > 0) reusedSome++;
+  }
+  assert.ok(reusedSome >= 6, `the cache kept a prefix on ${reusedSome} of 9 edits`);
+  cache.dispose();
+  model.dispose();
 });
 
 test("100 forward calls (and errors) leave the model module's heap where it was", async () => {

@@ -1,0 +1,231 @@
+// GPT-2's forward from a cached prefix (Gpt2Cache, Model::make_cache): after each kind of edit a
+// reader makes — typing at the end, deleting at the end, changing a word in the middle, a new
+// sentence — the results equal a full forward() of the same tokens, the cache says how many
+// rows it kept, and a cache never serves a model whose weights changed or another model.
+#include "gpt2_reference.hpp"
+#include "helpers.hpp"
+
+#include <attnlens/gpt2.hpp>
+#include <attnlens/model.hpp>
+
+#include <random>
+
+using attnlens::ErrorCode;
+using attnlens::Gpt2Cache;
+using attnlens::Gpt2Config;
+using attnlens::Gpt2ForwardOptions;
+using attnlens::Gpt2Model;
+using attnlens::Gpt2Output;
+using attnlens::TokenIds;
+using testing::require_error;
+
+namespace {
+
+#define REQUIRE_CLOSE(cmp) \
+  do {                     \
+    const auto c_ = (cmp); \
+    INFO(c_.report);       \
+    REQUIRE(c_.ok);        \
+  } while (false)
+
+// The cached rows and the fresh ones come from the same arithmetic on the same values; only the
+// matrix products' blocking differs (a product over the fresh rows alone, or over all of them),
+// which reorders float32 sums: the rule of test_gpt2.cpp's "B = 1 vs batch row", 1e-5 + 1e-5·|x|
+// on O(1)-O(10) values. Weights in [0, 1]: 1e-6 absolute. (A row taken from the wrong position,
+// a stale key or a missing layer moves values by O(0.1).)
+void require_same(const Gpt2Output& cached, const Gpt2Output& full, const char* what) {
+  INFO(what);
+  REQUIRE(cached.logits.shape == full.logits.shape);
+  REQUIRE_CLOSE(gpt2ref::compare("logits", cached.logits.data, full.logits.data, 1e-5, 1e-5));
+  REQUIRE(cached.attention.shape == full.attention.shape);
+  if (!full.attention.data.empty()) {
+    REQUIRE_CLOSE(
+        gpt2ref::compare("attention", cached.attention.data, full.attention.data, 1e-6, 0.0));
+    // Causal: the cached rows, widened to the new length, are exactly zero past the diagonal.
+    const std::int64_t T = full.attention.shape.back();
+    for (std::size_t k = 0; k < cached.attention.data.size(); ++k) {
+      const auto i = static_cast<std::int64_t>(k) / T % T, j = static_cast<std::int64_t>(k) % T;
+      if (j > i) REQUIRE(cached.attention.data[k] == 0.0f);
+    }
+  }
+  REQUIRE(cached.residuals.shape == full.residuals.shape);
+  if (!full.residuals.data.empty()) {
+    REQUIRE_CLOSE(
+        gpt2ref::compare("residuals", cached.residuals.data, full.residuals.data, 1e-5, 1e-5));
+  }
+}
+
+Gpt2Config small_config() {
+  Gpt2Config c{2, 4, 32, 24, 50};
+  return c;
+}
+
+std::vector<std::int32_t> random_ids(std::size_t n, int vocab, std::mt19937& gen) {
+  std::uniform_int_distribution<int> dist(0, vocab - 1);
+  std::vector<std::int32_t> ids(n);
+  for (auto& id : ids)
+    id = dist(gen);
+  return ids;
+}
+
+}  // namespace
+
+TEST_CASE("GPT-2 cached forward: every kind of edit gives a full forward's results",
+          "[gpt2][cache]") {
+  const Gpt2Config c = small_config();
+  Gpt2Model model = Gpt2Model::random(c, 3);
+  Gpt2ForwardOptions o;
+  o.attention = true;
+  o.residuals = GENERATE(false, true);
+  INFO("residuals " << o.residuals);
+  Gpt2Cache cache;
+  std::mt19937 gen(4);
+  std::vector<std::int32_t> ids = random_ids(12, c.vocab_size, gen);
+  const auto step = [&](const char* what, std::int64_t expect_reused) {
+    const TokenIds t{ids.data(), 1, static_cast<std::int64_t>(ids.size())};
+    const Gpt2Output cached = model.forward(t, cache, o);
+    const Gpt2Output full = model.forward(t, o);
+    require_same(cached, full, what);
+    INFO(what);
+    CHECK(cache.reused() == expect_reused);
+    CHECK(cache.tokens() == static_cast<std::int64_t>(ids.size()));
+  };
+
+  step("the first sentence: nothing to reuse", 0);
+  step("the same sentence again: every row kept", 12);
+  ids.push_back(7);
+  step("one token typed at the end", 12);
+  for (int k = 0; k < 5; ++k)
+    ids.push_back(static_cast<std::int32_t>(k * 9 % c.vocab_size));
+  step("five tokens pasted at the end", 13);
+  ids.resize(10);
+  step("the last eight deleted", 10);
+  ids[4] = (ids[4] + 1) % c.vocab_size;
+  step("a word changed in the middle", 4);
+  ids[0] = (ids[0] + 1) % c.vocab_size;
+  step("the first token changed", 0);
+  ids = random_ids(c.context, c.vocab_size, gen);
+  step("another sentence, the whole context", 0);
+  ids.back() = (ids.back() + 1) % c.vocab_size;
+  step("the last of a full context changed", c.context - 1);
+  ids = {ids[0]};
+  step("down to one token", 1);
+}
+
+TEST_CASE("GPT-2 cached forward: a call asking for more than the cache kept computes again",
+          "[gpt2][cache]") {
+  const Gpt2Config c = small_config();
+  Gpt2Model model = Gpt2Model::random(c, 5);
+  Gpt2Cache cache;
+  std::mt19937 gen(6);
+  const auto ids = random_ids(9, c.vocab_size, gen);
+  const TokenIds t{ids.data(), 1, 9};
+  Gpt2ForwardOptions bare;
+  model.forward(t, cache, bare);
+  // The cache kept logits only: attention now has to be computed for every row.
+  Gpt2ForwardOptions with_attention;
+  with_attention.attention = true;
+  require_same(model.forward(t, cache, with_attention), model.forward(t, with_attention),
+               "attention after a call without it");
+  CHECK(cache.reused() == 0);
+  // And a call asking for less is served from what was kept.
+  require_same(model.forward(t, cache, bare), model.forward(t, bare),
+               "logits only after attention");
+  CHECK(cache.reused() == 9);
+}
+
+TEST_CASE("GPT-2 cached forward: a training step or another model empties what the cache holds",
+          "[gpt2][cache]") {
+  const Gpt2Config c = small_config();
+  Gpt2Model model = Gpt2Model::random(c, 7);
+  Gpt2Cache cache;
+  std::mt19937 gen(8);
+  const auto ids = random_ids(10, c.vocab_size, gen);
+  const TokenIds t{ids.data(), 1, 10};
+  Gpt2ForwardOptions o;
+  o.attention = true;
+  model.forward(t, cache, o);
+  // One step on another batch changes every weight: the cached keys are stale.
+  const auto batch = random_ids(2 * 11, c.vocab_size, gen);
+  model.train_step(TokenIds{batch.data(), 2, 11}, 1e-2f);
+  require_same(model.forward(t, cache, o), model.forward(t, o), "after a training step");
+  CHECK(cache.reused() == 0);
+  // Another model with the same config and the same ids: nothing is reused.
+  Gpt2Model other = Gpt2Model::random(c, 9);
+  require_same(other.forward(t, cache, o), other.forward(t, o), "another model");
+  CHECK(cache.reused() == 0);
+}
+
+TEST_CASE("GPT-2 cached forward: bad uses are named errors and leave the cache usable",
+          "[gpt2][cache]") {
+  const Gpt2Config c = small_config();
+  Gpt2Model model = Gpt2Model::random(c, 10);
+  Gpt2Cache cache;
+  std::mt19937 gen(11);
+  const auto ids = random_ids(2 * 6, c.vocab_size, gen);
+  model.forward(TokenIds{ids.data(), 1, 6}, cache);
+  require_error(
+      [&] {
+        model.forward(TokenIds{ids.data(), 2, 6}, cache);
+      },
+      ErrorCode::BAD_ARGUMENT, {"a cached forward takes one sequence; ids has 2"});
+  std::vector<std::int32_t> bad = {1, 2, c.vocab_size};
+  require_error(
+      [&] {
+        model.forward(TokenIds{bad.data(), 1, 3}, cache);
+      },
+      ErrorCode::BAD_ARGUMENT, {"[0, 2]"});
+  require_error(
+      [&] {
+        model.forward(TokenIds{ids.data(), 1, 0}, cache);
+      },
+      ErrorCode::EMPTY_INPUT, {});
+  const auto long_ids = random_ids(c.context + 1, c.vocab_size, gen);
+  require_error(
+      [&] {
+        model.forward(TokenIds{long_ids.data(), 1, c.context + 1}, cache);
+      },
+      ErrorCode::TOO_LARGE, {"context"});
+  // After the errors the cache still serves the sentence it held.
+  const TokenIds t{ids.data(), 1, 6};
+  require_same(model.forward(t, cache), model.forward(t), "after bad calls");
+  CHECK(cache.reused() == 6);
+}
+
+TEST_CASE("Model::make_cache: GPT-2 reuses its prefix through the interface; an encoder has none",
+          "[gpt2][cache]") {
+  const Gpt2Config c = small_config();
+  auto model = attnlens::as_model(Gpt2Model::random(c, 12));
+  auto other = attnlens::as_model(Gpt2Model::random(c, 12));
+  auto cache = model->make_cache();
+  REQUIRE(cache != nullptr);
+  std::mt19937 gen(13);
+  auto ids = random_ids(8, c.vocab_size, gen);
+  attnlens::ModelForwardOptions o;
+  o.attention = true;
+  o.logit_rows = {7};
+  attnlens::ModelInputs in{TokenIds{ids.data(), 1, 8}};
+  model->forward(in, o, *cache);
+  ids.push_back(3);
+  in.ids = TokenIds{ids.data(), 1, 9};
+  o.logit_rows = {8};
+  const auto cached = model->forward(in, o, *cache);
+  const auto full = model->forward(in, o);
+  CHECK(cache->reused() == 8);
+  CHECK(cache->tokens() == 9);
+  REQUIRE(cached.logits.shape == full.logits.shape);
+  REQUIRE_CLOSE(
+      gpt2ref::compare("last row's logits", cached.logits.data, full.logits.data, 1e-5, 1e-5));
+  require_error([&] { other->forward(in, o, *cache); }, ErrorCode::BAD_ARGUMENT,
+                {"this cache belongs to another model"});
+
+  attnlens::BertConfig bc;
+  bc.layers = 1;
+  bc.heads = 2;
+  bc.d_model = 16;
+  bc.intermediate = 32;
+  bc.context = 16;
+  bc.vocab_size = 30;
+  auto encoder = attnlens::as_model(attnlens::BertModel::random(bc, 1));
+  CHECK(encoder->make_cache() == nullptr);
+}
