@@ -3,7 +3,8 @@
 # installs the peers (bench/package.json), then prints the comparison tables: attention in Node
 # (bench/run.mjs) and in Chromium (bench/browser.mjs), the model against PyTorch (bench/training.mjs),
 # explain() at the page's sizes (bench/explain.mjs), the lines view's pair finder
-# (bench/line-pairs.mjs), and the training page in Chromium until its
+# (bench/line-pairs.mjs), a keystroke on real-size models with and without the prefix cache
+# (bench/typing.mjs), and the training page in Chromium until its
 # induction head forms (bench/train-browser.mjs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -40,6 +41,10 @@ node bench/browser.mjs "$@"
 
 step "the GPT-2 model: training and GPT-2 small's forward, against PyTorch"
 node bench/training.mjs "$@"
+
+step "typing on real-size models: GPT-2 small with and without the prefix cache, BERT base's [MASK] row (Node 20 and Node 22)"
+node bench/typing.mjs "$@"
+"$(node22_path)" bench/typing.mjs "$@"
 
 step "explain() at the page's sizes, in Node 22 (the relaxed-SIMD module Chromium loads)"
 "$(node22_path)" bench/explain.mjs "$@"

@@ -189,8 +189,20 @@ TEST_CASE("packed product: every transpose, accumulate and alpha against float64
   // The product detail::matmul runs in WebAssembly, tested natively too: sizes around the
   // tile (kRows rows, 2W-column panels, 4-deep steps) and below it, K = 1, and the K = 0 rule.
   std::mt19937 gen(11);
-  for (const auto& [M, N, K] : std::vector<std::array<std::int64_t, 3>>{
-           {1, 1, 1}, {3, 5, 7}, {6, 8, 4}, {13, 17, 19}, {37, 9, 130}, {64, 33, 1}, {5, 70, 0}}) {
+  for (const auto& [M, N, K] :
+       std::vector<std::array<std::int64_t, 3>>{{1, 1, 1},
+                                                {3, 5, 7},
+                                                {6, 8, 4},
+                                                {13, 17, 19},
+                                                {37, 9, 130},
+                                                {64, 33, 1},
+                                                {5, 70, 0},
+                                                // At most 4 rows (not transposed, alpha 1): the
+                                                // few-rows path, with its strips and tails.
+                                                {1, 70, 37},
+                                                {2, 33, 8},
+                                                {4, 67, 130},
+                                                {4, 4, 3}}) {
     for (int variant = 0; variant < 8; ++variant) {
       const bool ta = variant & 1, tb = variant & 2, acc = variant & 4;
       const float alpha = variant == 3 ? 0.125f : variant == 6 ? -1.5f : 1.0f;

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #if defined(__wasm_simd128__)
@@ -584,12 +585,124 @@ void mean_of_slices(const float* data, int slices, std::int64_t n, float* out) {
   }
 }
 
+namespace {
+
+// C[R x N] (+)= A[R x K] · B for a few rows (a cached forward's new tokens), B (K, N) read once
+// in place: packing it would cost as much as the product. Strips of 2W columns, each summed over
+// every k in registers (R x 2 accumulators).
+template <int R>
+void few_rows_kn(float* c, const float* a, const float* b, std::int64_t N, std::int64_t K,
+                 bool accumulate) {
+  std::int64_t n = 0;
+  for (; n + 2 * W <= N; n += 2 * W) {
+    vf acc[R][2];
+    for (int r = 0; r < R; ++r) {
+      acc[r][0] = accumulate ? load(c + r * N + n) : vf{};
+      acc[r][1] = accumulate ? load(c + r * N + n + W) : vf{};
+    }
+    for (std::int64_t k = 0; k < K; ++k) {
+      const vf b0 = load(b + k * N + n), b1 = load(b + k * N + n + W);
+      for (int r = 0; r < R; ++r) {
+        const vf x = splat(a[r * K + k]);
+        acc[r][0] = madd(x, b0, acc[r][0]);
+        acc[r][1] = madd(x, b1, acc[r][1]);
+      }
+    }
+    for (int r = 0; r < R; ++r) {
+      store(c + r * N + n, acc[r][0]);
+      store(c + r * N + n + W, acc[r][1]);
+    }
+  }
+  for (; n < N; ++n) {
+    for (int r = 0; r < R; ++r) {
+      float sum = accumulate ? c[r * N + n] : 0.0f;
+      for (std::int64_t k = 0; k < K; ++k)
+        sum += a[r * K + k] * b[k * N + n];
+      c[r * N + n] = sum;
+    }
+  }
+}
+
+// C[R x N] (+)= A[R x K] · Bᵀ for a few rows, B stored (N, K) (the tied unembedding): dot
+// products of A's rows with B's, four of B's rows at a time, B read once.
+template <int R>
+void few_rows_nk(float* c, const float* a, const float* b, std::int64_t N, std::int64_t K,
+                 bool accumulate) {
+  const std::int64_t KW = K / W * W;
+  std::int64_t n = 0;
+  for (; n + 4 <= N; n += 4) {
+    vf acc[R][4] = {};
+    for (std::int64_t k = 0; k < KW; k += W) {
+      const vf b0 = load(b + n * K + k), b1 = load(b + (n + 1) * K + k),
+               b2 = load(b + (n + 2) * K + k), b3 = load(b + (n + 3) * K + k);
+      for (int r = 0; r < R; ++r) {
+        const vf x = load(a + r * K + k);
+        acc[r][0] = madd(x, b0, acc[r][0]);
+        acc[r][1] = madd(x, b1, acc[r][1]);
+        acc[r][2] = madd(x, b2, acc[r][2]);
+        acc[r][3] = madd(x, b3, acc[r][3]);
+      }
+    }
+    for (int r = 0; r < R; ++r) {
+      for (int j = 0; j < 4; ++j) {
+        float sum = hsum(acc[r][j]);
+        for (std::int64_t k = KW; k < K; ++k)
+          sum += a[r * K + k] * b[(n + j) * K + k];
+        c[r * N + n + j] = accumulate ? c[r * N + n + j] + sum : sum;
+      }
+    }
+  }
+  for (; n < N; ++n) {
+    for (int r = 0; r < R; ++r) {
+      float sum = 0.0f;
+      for (std::int64_t k = 0; k < K; ++k)
+        sum += a[r * K + k] * b[n * K + k];
+      c[r * N + n] = accumulate ? c[r * N + n] + sum : sum;
+    }
+  }
+}
+
+// Rows of A at most this many take the few-rows path.
+constexpr std::int64_t kFewRows = 4;
+
+void few_rows(float* c, const float* a, const float* b, std::int64_t M, std::int64_t N,
+              std::int64_t K, bool transpose_b, bool accumulate) {
+  const auto run = [&](auto rows) {
+    constexpr int R = decltype(rows)::value;
+    if (transpose_b) {
+      few_rows_nk<R>(c, a, b, N, K, accumulate);
+    } else {
+      few_rows_kn<R>(c, a, b, N, K, accumulate);
+    }
+  };
+  switch (M) {
+    case 1:
+      run(std::integral_constant<int, 1>{});
+      break;
+    case 2:
+      run(std::integral_constant<int, 2>{});
+      break;
+    case 3:
+      run(std::integral_constant<int, 3>{});
+      break;
+    default:
+      run(std::integral_constant<int, 4>{});
+      break;
+  }
+}
+
+}  // namespace
+
 void packed_matmul(float* c, const float* a, const float* b, std::int64_t M, std::int64_t N,
                    std::int64_t K, bool transpose_a, bool transpose_b, bool accumulate,
                    float alpha) {
   if (M == 0 || N == 0) return;
   if (K == 0) {
     if (!accumulate) std::fill(c, c + M * N, 0.0f);
+    return;
+  }
+  if (M <= kFewRows && !transpose_a && alpha == 1.0f) {
+    few_rows(c, a, b, M, N, K, transpose_b, accumulate);
     return;
   }
   // op(a) is (M, K). The micro-kernel reads rows of it: a transposed a, or one scaled by alpha,

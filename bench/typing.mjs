@@ -1,0 +1,98 @@
+// npm run bench: what a keystroke costs on real-size models, before and after in one run.
+//   GPT-2 small's shapes (12 layers, d 768, 12 heads, 50 257 tokens; random weights from
+//   createModel), a 32-token sentence, each forward with every layer's attention and the
+//   logits of every row (the figure's predictions after each token):
+//     full        forward() of the whole sentence (what every keystroke cost before the cache)
+//     append      forward(ids + 1 token, { cache }) after the 32 tokens (the cache's keys and values)
+//     delete      forward(ids minus the last token, { cache }) after the 32 tokens
+//     edit start  forward(ids with token 0 changed, { cache }): nothing to reuse, a full forward
+//   BERT-base's shapes (scripts/bert-checkpoint.mjs --preset base, random weights), 32 tokens
+//   with one [MASK], every layer's attention:
+//     all rows    forward() with the masked-LM logits of every token (before)
+//     [MASK] row  analyze(): the logits of the [MASK] row only (after)
+// Medians of 7 runs after one warm-up; the module Node loads (SIMD128 in Node 20, relaxed SIMD
+// in Node 22) is printed with each row.
+//   node bench/typing.mjs [--quick]
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { BERT_PRESETS, writeBertCheckpoint } from "../scripts/bert-checkpoint.mjs";
+
+const root = new URL("..", import.meta.url).pathname;
+const quick = process.argv.includes("--quick");
+const runs = quick ? 3 : 7;
+const { loadAttnLens } = await import(pathToFileURL(join(root, "dist/attnlens.node.js")).href);
+const lens = await loadAttnLens();
+
+function ids(n, vocab, seed) {
+  let x = seed;
+  return Array.from({ length: n }, () => {
+    x = (Math.imul(x, 1103515245) + 12345) >>> 0;
+    return x % vocab;
+  });
+}
+/** Median ms of `fn` over `runs` runs after one warm-up; `before()` (untimed) runs before each. */
+function median(fn, before = () => {}) {
+  before();
+  fn();
+  const t = [];
+  for (let i = 0; i < runs; i++) {
+    before();
+    const start = performance.now();
+    fn();
+    t.push(performance.now() - start);
+  }
+  return t.sort((a, b) => a - b)[runs >> 1];
+}
+const rows = [];
+const row = (model, what, ms, note = "") => rows.push({ model, what, ms, note });
+
+// GPT-2 small: full, then each edit with a cache primed on the 32-token sentence.
+const gpt2 = await lens.createModel({ config: { layers: 12, heads: 12, dModel: 768, context: 1024, vocabSize: 50257 }, seed: 1 });
+const sentence = ids(32, 50257, 3);
+const o = { attention: true };
+const full = median(() => gpt2.forward(sentence, o));
+row("GPT-2 small", "full forward, 32 tokens (every keystroke before)", full);
+const cache = gpt2.createCache();
+const prime = () => gpt2.forward(sentence, { ...o, cache });
+const edits = [
+  ["append one token (33)", [...sentence, 7]],
+  ["delete the last token (31)", sentence.slice(0, 31)],
+  ["edit the first token (32, nothing to reuse)", [(sentence[0] + 1) % 50257, ...sentence.slice(1)]],
+];
+for (const [what, next] of edits) {
+  const ms = median(() => gpt2.forward(next, { ...o, cache }), prime);
+  row("GPT-2 small", `cached: ${what}`, ms, `reused ${cache.reused} of ${next.length}; ${(full / ms).toFixed(1)}x`);
+}
+cache.dispose();
+gpt2.dispose();
+
+// BERT base: logits everywhere vs at the [MASK] row only.
+const dir = mkdtempSync(join(tmpdir(), "attnlens-bench-bert-"));
+try {
+  writeBertCheckpoint(dir, BERT_PRESETS.base, 1);
+  const files = Object.fromEntries(
+    ["model.safetensors", "config.json", "vocab.txt", "tokenizer_config.json"].map((n) => [
+      n,
+      n.endsWith(".safetensors") ? readFileSync(join(dir, n)) : readFileSync(join(dir, n), "utf8"),
+    ]),
+  );
+  const bert = await lens.loadModel({ files });
+  const words =
+    "the man said that the water was cold and the [MASK] ran to the house by the river where the old boy and his mother had their home in the town";
+  const tokens = bert.tokens(words);
+  const masked = bert.encode(words);
+  const all = median(() => bert.forward(masked, { attention: true }));
+  row("BERT base", `forward, logits of all ${tokens.length} tokens (before)`, all);
+  const one = median(() => bert.analyze(words, { attention: true }));
+  row("BERT base", `analyze, logits of the [MASK] row only (after)`, one, `${(all / one).toFixed(1)}x`);
+  bert.dispose();
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
+
+console.log(`\nTyping on real-size models: Node ${process.versions.node}, ${lens.simd} module, median of ${runs} (ms)\n`);
+console.log("| model | call | ms | note |");
+console.log("|---|---|---:|---|");
+for (const r of rows) console.log(`| ${r.model} | ${r.what} | ${r.ms.toFixed(1)} | ${r.note} |`);
