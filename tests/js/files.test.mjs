@@ -109,6 +109,13 @@ test("tokens from a side file: JSON list or one per line, overriding the placeho
   );
   assert.deepEqual(data.warnings, []);
   assertBad(() => parseTokens(text({ a: 1 }), "t.json"), /list of strings/);
+  // A BERT export's tokens, one per line, start with "[CLS]": lines, not a JSON list (issue 28's
+  // first bug: it failed as bad JSON). A name without .txt reads it the same way; a JSON list
+  // given any other name is still a list.
+  const bert = new TextEncoder().encode("[CLS]\nthe\n[MASK]\n[SEP]\n");
+  assert.deepEqual(parseTokens(bert, "tokens.txt"), ["[CLS]", "the", "[MASK]", "[SEP]"]);
+  assert.deepEqual(parseTokens(bert, "tokens"), ["[CLS]", "the", "[MASK]", "[SEP]"]);
+  assert.deepEqual(parseTokens(new TextEncoder().encode('["[CLS]", "a"]'), "tokens"), ["[CLS]", "a"]);
 });
 
 test("our JSON: nested numbers, base64 f32 / f16 / u8, names, title, causal flag", () => {

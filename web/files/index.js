@@ -12,14 +12,26 @@ export { MAX_JSON_BYTES, MAX_TOKENS, MAX_WEIGHTS, rowTolerance } from "./tensor.
 const extension = (file) => /\.([a-z0-9]+)$/i.exec(file)?.[1]?.toLowerCase() ?? "";
 const CLAIMS = { npy: ".npy", safetensors: ".safetensors", json: "JSON" };
 
-/** Tokens from a side file: a JSON list of strings, or text with one token per line. */
+/**
+ * Tokens from a side file: a JSON list of strings (a .json file, or another that parses as one),
+ * or text with one token per line — a .txt file always, so that a BERT export's first line
+ * "[CLS]" is a token, not the start of a JSON list.
+ */
 export function parseTokens(bytes, file) {
   const text = new TextDecoder().decode(bytes);
-  if (extension(file) === "json" || /^\s*\[/.test(text)) {
+  const isList = (tokens) => Array.isArray(tokens) && tokens.every((t) => typeof t === "string");
+  if (extension(file) === "json") {
     const tokens = parseJsonText(text, file);
-    if (!Array.isArray(tokens) || !tokens.every((t) => typeof t === "string"))
-      throw bad(`${file}: a tokens file holds a JSON list of strings`);
+    if (!isList(tokens)) throw bad(`${file}: a tokens file holds a JSON list of strings`);
     return tokens;
+  }
+  if (extension(file) !== "txt" && /^\s*\[/.test(text)) {
+    try {
+      const tokens = JSON.parse(text);
+      if (isList(tokens)) return tokens;
+    } catch {
+      // Not JSON: lines.
+    }
   }
   const lines = text.split("\n").map((line) => line.replace(/\r$/, ""));
   if (lines.at(-1) === "") lines.pop();
