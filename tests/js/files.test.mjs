@@ -206,6 +206,28 @@ test(".npy: versions 1, 2 and 3, <f4 / <f2 / <f8, [L, L] to [1, 1, L, L], Fortra
   // A leading batch of 1 over [layers, heads, L, L] is dropped.
   const five = parseAttentionFile(npyBytes(Float32Array.from([...HAND, ...HAND]), [1, 2, 1, 3, 3]), { name: "b.npy" });
   assert.deepEqual(five.weights.shape, [2, 1, 3, 3]);
+  assert.deepEqual(
+    five.warnings.filter((w) => /batch/.test(w)),
+    [],
+  );
+  // torch.stack(outputs.attentions) saved as is: [layers, 1, heads, L, L] (issue 28, bug 2: it
+  // was refused). Read as [layers, heads, L, L], with a note naming the axis dropped.
+  const stacked = parseAttentionFile(npyBytes(Float32Array.from([...HAND, ...HAND, ...HAND, ...HAND]), [2, 1, 2, 3, 3]), {
+    name: "s.npy",
+  });
+  assert.deepEqual(stacked.weights.shape, [2, 2, 3, 3]);
+  assert.deepEqual(Array.from(stacked.weights.data), [...HAND, ...HAND, ...HAND, ...HAND]);
+  assert.ok(
+    stacked.warnings.some(
+      (w) => w === "s.npy: shape [2, 1, 2, 3, 3] read as [layers, batch, heads, L, L]; its batch of 1 (the second axis) was dropped.",
+    ),
+    stacked.warnings.join(" | "),
+  );
+  // A batch of more than one is still refused, naming what is read.
+  assertBad(
+    () => parseAttentionFile(npyBytes(new Float32Array(2 * 2 * 2 * 9), [2, 2, 2, 3, 3]), { name: "b2.npy" }),
+    /shape \[2, 2, 2, 3, 3\]; expected .*a batch of 1, first or second, is dropped/,
+  );
   assertBad(() => parseAttentionFile(npyBytes(new Uint8Array(36), [3, 3], { descr: ">f4" }), { name: "big.npy" }), /'>f4'.*little-endian/);
   assertBad(
     () => parseAttentionFile(npyBytes(Float32Array.from(HAND), [3, 3]).subarray(0, 130), { name: "cut.npy" }),

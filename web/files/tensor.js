@@ -102,13 +102,24 @@ export function rowTolerance(storage, L, decimals = Infinity) {
 }
 
 /**
- * Drops leading batch dimensions of size 1 and brings [L, L] and [H, L, L] to [layers, H, L, L].
- * Any other shape is an error naming what is accepted.
+ * The axis of a 5-D shape that is a batch of one: 0 ([1, layers, H, L, L]) or 1 ([layers, 1, H,
+ * L, L], as torch.stack(outputs.attentions) saves a model's attentions); -1 for any other shape.
+ * Either way the data's order is [layers, H, L, L]'s.
+ */
+export function batchAxis(shape) {
+  if (shape.length !== 5) return -1;
+  return shape[0] === 1 ? 0 : shape[1] === 1 ? 1 : -1;
+}
+
+/**
+ * Drops a batch dimension of size 1 (batchAxis) and brings [L, L] and [H, L, L] to
+ * [layers, H, L, L]. Any other shape is an error naming what is accepted.
  */
 export function normalizeShape(file, shape) {
-  // [1, layers, H, L, L]: a batch of one. [1, H, L, L] reads the same as batch or layer.
-  const s = shape.length === 5 && shape[0] === 1 ? shape.slice(1) : [...shape];
-  const accepted = "[L, L], [heads, L, L] or [layers, heads, L, L] (a leading batch of 1 is dropped)";
+  // [1, H, L, L] reads the same as batch or layer.
+  const axis = batchAxis(shape);
+  const s = axis >= 0 ? shape.filter((_, i) => i !== axis) : [...shape];
+  const accepted = "[L, L], [heads, L, L] or [layers, heads, L, L] (a batch of 1, first or second, is dropped)";
   if (s.length < 2 || s.length > 4) throw bad(`${file}: attention of shape [${shape.join(", ")}]; expected ${accepted}`);
   while (s.length < 4) s.unshift(1);
   const [layers, heads, L, S] = s;
@@ -142,6 +153,8 @@ const names = (given, n, what, file) => {
 export function toFigureData({ file, data, shape, tokens, storage, decimals, causal, title, layerNames, headNames, format }) {
   const [layers, heads, L] = normalizeShape(file, shape);
   const warnings = [];
+  if (batchAxis(shape) === 1)
+    warnings.push(`${file}: shape [${shape.join(", ")}] read as [layers, batch, heads, L, L]; its batch of 1 (the second axis) was dropped.`);
   if (tokens === null || tokens === undefined) {
     tokens = Array.from({ length: L }, (_, i) => `#${i + 1}`);
     warnings.push(`${file} has no tokens: they are numbered #1 to #${L} (give a tokens file to see the words).`);
