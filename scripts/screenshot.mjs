@@ -5,6 +5,7 @@
 //                                                page before training, at step 2 000 and after "Skip ahead"
 import { serve } from "./serve.mjs";
 import { launchBrowser, openPage } from "../tests/support/browser.mjs";
+import { RANDOM_MODE_EXAMPLES } from "../web/examples.js";
 
 const args = process.argv.slice(2);
 const option = (name, fallback) => {
@@ -16,8 +17,8 @@ const flag = (name) => {
   return i >= 0 && args.splice(i, 1).length > 0;
 };
 
-const WORDS = "Attention lets every word look at the other words and take a weighted mix of what it finds there".split(" ");
-const PARAGRAPH = Array.from({ length: 400 }, (_, i) => WORDS[i % WORDS.length]).join(" ");
+// The page's long-paragraph preset: varied text, so that its rows differ.
+const PARAGRAPH = RANDOM_MODE_EXAMPLES.find((e) => /long paragraph/.test(e.label)).sentence;
 
 /** The README's pictures: [file, query, options]. */
 const README = [

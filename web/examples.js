@@ -12,13 +12,22 @@ export const RANDOM_MODE_EXAMPLES = [
   { label: "animals and places", sentence: "The dog and the cat ran from the house to the park by the river." },
   {
     label: "A long paragraph (about 300 tokens)",
-    sentence: Array.from(
-      { length: 6 },
-      () =>
-        "Attention lets every word in a sentence look at the other words and take a weighted mix of what it finds there. " +
-        "Each word asks a question with its query, every word answers with its key, and the better the match, the more of " +
-        "that word's value flows into the answer. A causal model may only look back, so the first word sees itself alone.",
-    ).join(" "),
+    // Varied text (no sentence twice), so that its rows differ: a repeated paragraph draws a
+    // uniform triangle.
+    sentence:
+      "Attention lets every word in a sentence look at the other words and take a weighted mix of what it finds there. " +
+      "Each word asks a question with its query, every word answers with its key, and the better the match, the more of " +
+      "that word's value flows into the answer. A causal model may only look back, so the first word sees itself alone, " +
+      "while the last one can weigh the whole line before it. Full attention, as in an encoder, lets a word in the middle " +
+      "borrow from its right as well as its left. The scores are divided by the square root of the key size before the " +
+      "softmax, which keeps them from growing with the width of the model and saturating too early. Several heads run side " +
+      "by side, each with its own projections, and their outputs are joined and projected once more. Position is added " +
+      "to each word's vector at the start, since attention by itself would treat a sentence as a bag of words. On a long " +
+      "page like this one, most rows spread their weight thinly across many earlier words; a few heads keep looking at the " +
+      "word just before, or at the full stop that ended the last sentence. Heatmaps make those habits easy to spot, lines " +
+      "show where a single word sends its attention, and the grid puts every head of every layer next to the others so " +
+      "that a reader can compare them at a glance. Random weights cannot know grammar, but they still show how the numbers " +
+      "move from the input to the output.",
   },
 ];
 

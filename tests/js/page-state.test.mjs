@@ -34,3 +34,13 @@ test("the page's limits are within the library's, and explain() takes their extr
   assert.equal(explain({ numHeads: 1, modelDim: 1, seed: 0 }).weights.shape[0], 1);
   for (const init of CHOICES.init) for (const positional of CHOICES.positional) explain({ init, positional });
 });
+
+test("the long-paragraph preset is varied text: no sentence twice, 250+ words (issue 28, bug 15)", async () => {
+  const { RANDOM_MODE_EXAMPLES } = await importWeb("examples.js");
+  const { sentence } = RANDOM_MODE_EXAMPLES.find((e) => /long paragraph/.test(e.label));
+  const sentences = sentence.split(/(?<=\.)\s+/);
+  assert.equal(new Set(sentences).size, sentences.length, "a sentence repeats");
+  const words = sentence.split(/\s+/);
+  assert.ok(words.length >= 250, `${words.length} words`);
+  assert.ok(new Set(words.map((w) => w.toLowerCase())).size >= 150, "distinct words");
+});
