@@ -57,3 +57,14 @@ test("docs/api.md's model example runs on the shipped model and prints what it s
   assert.match(out, /\[ 'Mr', '\.', ' Darcy' \]/);
   assert.equal(out.match(/\{ id: \d+, text: .+, p: 0\.\d+ \}/g)?.length, 3, "three predictions");
 });
+
+test("docs/api.md's encoder example runs on the shipped encoder and prints what it says", () => {
+  const code = jsBlocks("docs/api.md").find((block) => /fillMask/.test(block));
+  assert.ok(code, "docs/api.md has a ```js block that calls fillMask");
+  const out = run(code, "api-encoder-example");
+  assert.match(out, /\[ 'gpt2', 'bert', 'distilbert' \]/);
+  assert.match(out, /^bert false masked-token$/m);
+  assert.match(out, /^\[CLS\]\/0 Mr\/0 \.\/0  Darcy\/0 \[SEP\]\/0 He\/1  b\/1 owed\/1 \.\/1 \[SEP\]\/1$/m);
+  assert.match(out, /^8 3$/m);
+  assert.match(out, /\[ 2, 4, 7, 7 \]/);
+});
