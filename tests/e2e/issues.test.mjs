@@ -229,3 +229,41 @@ test("PCA side by side: both panels share their axes, and labels do not overlap"
   assert.deepEqual(problems, []);
   await page.close();
 });
+
+test("a view's chunk that fails to load is fetched again at the next change, with a message a reader understands (issue 28, bug 4)", async () => {
+  const session = await openPage(site.browser.context, site.server.url);
+  const { page, problems } = session;
+  // The PCA view's chunk fails twice, as a network blip would: the page's preload when idle, and
+  // the reader's switch to the view.
+  let requests = 0;
+  await page.route(/\/assets\/pca-[^/]+\.js$/, (route) => (requests++ < 2 ? route.abort("internetdisconnected") : route.continue()));
+  await page.goto(`${site.server.url}index.html?model=random&view=heatmap`);
+  await page.waitForSelector("attn-lens .frame canvas.figure");
+  await page.waitForFunction(() => document.body.dataset.firstFigureMs);
+  await page.waitForTimeout(300); // the idle preload
+  await page.check('input[name="view"][value="pca"]');
+  const message = await page.waitForFunction(
+    () => document.querySelector("#figure").shadowRoot.querySelector(".message.error")?.textContent,
+    null,
+    {
+      timeout: 20000,
+    },
+  );
+  assert.match(
+    await message.jsonValue(),
+    /^\s*The pca view could not be loaded \(a network error\); it is tried again at the next change\.\s*$/,
+  );
+  // The next change (a word typed) loads it and draws the view.
+  await page.fill("#sentence", "The cat sat on the mat today.");
+  await page.waitForFunction(() => {
+    const root = document.querySelector("#figure").shadowRoot;
+    return !root.querySelector(".message.error") && root.querySelector(".frame canvas.figure, .frame svg.figure");
+  });
+  assert.equal(requests, 3, "the chunk was asked for three times");
+  // Only the browser's own lines for the two failed fetches; no unhandled rejection.
+  assert.ok(
+    problems.every((p) => /Failed to load resource|ERR_INTERNET_DISCONNECTED/.test(p)),
+    problems.join("\n"),
+  );
+  await page.close();
+});

@@ -27,7 +27,8 @@ import { demoLink, hint, showReadout, toolbarTemplate, updateZoomButton } from "
 let texts;
 
 /** Fetches the module of every view (a page that offers every view calls this when idle). */
-export const preloadViews = () => Promise.all(VIEWS.map((v) => loadView(v.name)));
+// A view that fails to preload is loaded again when it is shown (chunks.js): no error here.
+export const preloadViews = () => Promise.all(VIEWS.map((v) => loadView(v.name).catch(() => null)));
 
 // Figures below the fold are computed when they come near the viewport (one shared observer).
 let observer;
@@ -258,6 +259,14 @@ export class AttnLensElement extends LitElement {
     // With the shipped models, mode picks which are shown (the causal model, the encoder, or both).
     const shippedMode = changed.has("mode") && this.model === "attnlens" && !this.modelSrc;
     if ((changed.has("model") || changed.has("modelSrc") || shippedMode) && this.model !== "custom") modelChanged(this, changed);
+    // A part that failed to load (chunks.js) is tried again at the next change of an attribute
+    // or property (not at the element's own updates, which would retry in a loop while offline).
+    if (this._loadFailed && [...changed.keys()].some((key) => !String(key).startsWith("_"))) {
+      if (this._error === this._loadFailed) this._error = null;
+      this._loadFailed = null;
+      if (this._modelLoadFailed) this._modelLoad = null;
+      this._modelLoadFailed = false;
+    }
     this._state = this.figureState;
     const { state } = this._state;
     if (this._modelMode && this._visible) showModel(this, state);
@@ -267,8 +276,14 @@ export class AttnLensElement extends LitElement {
     if (!loadedView(state.view))
       loadView(state.view).then(
         () => this._views++,
-        (e) => (this._error = e.message),
+        (e) => this._failedToLoad(e),
       );
+  }
+
+  /** Shows why a part of the element did not load; the next change tries again (chunks.js). */
+  _failedToLoad(error) {
+    this._error = this._loadFailed = error.message;
+    this.requestUpdate();
   }
 
   /** Runs `compute(state)`, which sets the figure and its panels; an error empties them and is shown. */
@@ -508,7 +523,7 @@ export class AttnLensElement extends LitElement {
           texts = m;
           this.requestUpdate();
         },
-        (e) => (this._error = e.message),
+        (e) => this._failedToLoad(e),
       );
   }
 

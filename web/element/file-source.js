@@ -2,9 +2,9 @@
 // the `data` property, or files a reader opened (openFiles). The parsers and the layers × heads
 // grid are loaded when a figure first shows one.
 import { loadView } from "../views/index.js";
+import { once } from "./chunks.js";
 
-let filesModules;
-const loadFiles = () => (filesModules ??= Promise.all([import("../files/index.js"), loadView("grid")]).then(([files]) => files));
+const loadFiles = once(() => Promise.all([import("../files/index.js"), loadView("grid")]).then(([files]) => files), "the file reader");
 
 /** Whether the figure shows given weights (src, data or opened files) rather than computing them. */
 export const fileMode = (element) =>

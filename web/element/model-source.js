@@ -6,11 +6,11 @@
 import { nothing } from "lit";
 import { loadLens } from "../lens.js";
 import { loadView } from "../views/index.js";
+import { once } from "./chunks.js";
 import { fileMode } from "./file-source.js";
 
-let trainedModule;
 let trained;
-const loadTrained = () => (trainedModule ??= Promise.all([import("./trained.js"), loadView("grid")]).then(([m]) => (trained = m)));
+const loadTrained = once(() => Promise.all([import("./trained.js"), loadView("grid")]).then(([m]) => (trained = m)), "the model code");
 
 const SHIPPED = ["attnlens", "attnlens-encoder"];
 
@@ -119,6 +119,11 @@ function startModel(element) {
         if (generation !== element._loadGeneration || error.name === "AbortError") return;
         element._loading = null;
         element._error = error.message;
+        // The model code or a model's files that did not arrive are fetched again at the next change.
+        if (error.code === "LOAD_FAILED") {
+          element._loadFailed = error.message;
+          element._modelLoadFailed = true;
+        }
         element.requestUpdate();
         event({ name: null, config: null, models: [], error });
         throw error;

@@ -5,11 +5,11 @@
 // works on any static host. Registered by define.js.
 import { LitElement, css, html, nothing } from "lit";
 import { hostStyles } from "./host-styles.js";
+import { once } from "./chunks.js";
 
 // The drawing (train-draw.js, with D3's scale) is a chunk fetched when a training figure starts.
 let draw = null;
-let loadingDraw = null;
-const loadDraw = () => (loadingDraw ??= import("./train-draw.js").then((m) => (draw = m)));
+const loadDraw = once(() => import("./train-draw.js").then((m) => (draw = m)), "the training charts");
 
 // Variables, not literals: a literal `new URL("./x", import.meta.url)` makes Vite inline or
 // rename the file; these are built and copied beside the bundle by scripts/build-web.mjs.

@@ -6,6 +6,7 @@
 // from a model or a file is bound as text.
 import { html, nothing } from "lit";
 import { headLabel, headScores } from "./head-labels.js";
+import { chunkError } from "./chunks.js";
 
 /** Every file name a checkpoint folder of some family may hold. */
 export const CHECKPOINT_FILES = [
@@ -54,7 +55,8 @@ async function fetchCheckpoint(base, families, { signal, onProgress, known }) {
       response = await fetch(url, { signal });
     } catch (error) {
       if (error.name === "AbortError") throw error;
-      throw bad(`${name} of the model could not be fetched from ${url.href} (${error.message})`);
+      // A network error (offline, a blip): said in words, and tried again at the next change.
+      throw chunkError(error, `${name} of the model (${url.href})`);
     }
     if (!response.ok) {
       if (optional && response.status === 404) return null;

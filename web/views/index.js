@@ -15,6 +15,7 @@
 //   prepare(m, panels, state) -> what the view derives from the whole figure (PCA's shared axes,
 //                   every step's matrices), made once per figure and head: c.model
 // width is the figures' width, 0 before it is known.
+import { once } from "../element/chunks.js";
 import { html } from "lit";
 import * as heatmap from "./heatmap.js";
 import * as lines from "./lines.js";
@@ -198,7 +199,7 @@ export const VIEWS = Object.freeze([
 export const VIEW_NAMES = Object.freeze(VIEWS.map((v) => v.name));
 
 /** describe.js, for the entries' describe(): loaded when a reader first opens a description. */
-export const loadTexts = () => import("./describe.js");
+export const loadTexts = once(() => import("./describe.js"), "the figure's description");
 
 /**
  * The entry of view `name`. A name no entry has is an error that names the views, never another
@@ -220,10 +221,14 @@ const loading = {};
 /** The module of view `name` if it has loaded, else undefined. */
 export const loadedView = (name) => modules[name];
 
-/** Loads the module of view `name` (once; every figure of the page shares it). */
+/** Loads the module of view `name` (once; every figure of the page shares it; a failed load is tried again). */
 export function loadView(name) {
-  loading[name] ??= viewNamed(name)
-    .load()
-    .then((m) => (modules[name] = m));
-  return loading[name];
+  loading[name] ??= once(
+    () =>
+      viewNamed(name)
+        .load()
+        .then((m) => (modules[name] = m)),
+    `the ${name} view`,
+  );
+  return loading[name]();
 }
