@@ -5,7 +5,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { openPage, useSite } from "../support/browser.mjs";
-import { frames, keyTo, parseReadout } from "../support/figure.mjs";
+import { frames, keyTo, parseReadout, svgOf } from "../support/figure.mjs";
 import { TOKENS, examples, npyBytes } from "../fixtures/attention/make.mjs";
 
 const site = useSite();
@@ -189,6 +189,20 @@ test("a new src replaces the one loading; data takes objects", async () => {
   await page.waitForFunction(() => document.querySelector("attn-lens").attention?.source.format === "object");
   const r = parseReadout(await keyTo(page, 0, 1, 1));
   assert.equal(r.value, 0.75);
+  // The legend's lines (wrapped to the figure's width), joined.
+  const legend = async () =>
+    [...(await svgOf(page)).matchAll(/<text[^>]*>([^<]*)<\/text>/g)]
+      .map((m) => m[1])
+      .filter((t) => /rows: queries|columns: keys|sum to 1|sums to 1/.test(t))
+      .join(" ");
+  assert.equal(await legend(), "rows: queries (who attends) · columns: keys · each row sums to 1");
+  // Rows that do not sum to 1: the legend stops saying they do (issue 28, bug 13).
+  await page.evaluate(
+    () => (document.querySelector("attn-lens").data = { tokens: ["a", "b"], weights: { data: [0.5, 0, 0.25, 0.25], shape: [2, 2] } }),
+  );
+  await page.waitForFunction(() => document.querySelector("attn-lens").attention?.rowsSumToOne === false);
+  await page.waitForTimeout(100);
+  assert.equal(await legend(), "rows: queries (who attends) · columns: keys · the file's rows do not all sum to 1");
   assert.deepEqual(problems, []);
   await page.close();
 });

@@ -291,6 +291,20 @@ test("bad weights: NaN, Infinity, negative, not square, token count, Python's Na
     () => parseAttentionFile(withValue(3, -0.25), { name: "neg.npy" }),
     /query 2, key 1\] is -0.25; attention weights are never negative/,
   );
+  // A float32 weight in its own precision, not float64's 17 digits (-0.30000001192092896; issue
+  // 28, bug 13).
+  assertBad(() => parseAttentionFile(withValue(3, -0.3), { name: "neg.npy" }), /query 2, key 1\] is -0\.3; attention/);
+  // Rows that do not sum to 1: a note, and the figure's legend no longer says that they do.
+  const half = parseAttentionFile(
+    npyBytes(
+      Float32Array.from(HAND, (w) => w / 2),
+      [3, 3],
+    ),
+    { name: "half.npy" },
+  );
+  assert.equal(half.rowsSumToOne, false);
+  assert.match(half.warnings.join(" "), /half\.npy: rows should sum to 1; the row of query 1 in layer 1, head 1 sums to 0\.5/);
+  assert.equal(parseAttentionFile(npyBytes(Float32Array.from(HAND), [3, 3]), { name: "a.npy" }).rowsSumToOne, true);
   assertBad(() => parseAttentionFile(npyBytes(new Float32Array(6), [2, 3]), { name: "rect.npy" }), /2 queries, 3 keys/);
   assertBad(
     () => parseAttentionFile(npyBytes(new Float32Array(6), [6]), { name: "flat.npy" }),

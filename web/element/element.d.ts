@@ -47,6 +47,8 @@ export interface AttnLensAttention {
   headNames?: string[];
   /** Sentences shown above the figure: rows that do not sum to 1, placeholder tokens, a guessed layout. */
   warnings: string[];
+  /** From a file: whether every row sums to 1 within the storage's rounding (the heatmap's legend says which). */
+  rowsSumToOne?: boolean;
   /** Where the weights came from: a file, an object, or (format "model") a model computing them. */
   source:
     | { file: string; format: "attnlens" | "bertviz" | "circuitsvis" | "npy" | "safetensors" | "object"; storage: string }

@@ -154,7 +154,9 @@ export function toFigureData({ file, data, shape, tokens, storage, decimals, cau
   const [layers, heads, L] = normalizeShape(file, shape);
   const warnings = [];
   if (batchAxis(shape) === 1)
-    warnings.push(`${file}: shape [${shape.join(", ")}] read as [layers, batch, heads, L, L]; its batch of 1 (the second axis) was dropped.`);
+    warnings.push(
+      `${file}: shape [${shape.join(", ")}] read as [layers, batch, heads, L, L]; its batch of 1 (the second axis) was dropped.`,
+    );
   if (tokens === null || tokens === undefined) {
     tokens = Array.from({ length: L }, (_, i) => `#${i + 1}`);
     warnings.push(`${file} has no tokens: they are numbered #1 to #${L} (give a tokens file to see the words).`);
@@ -172,7 +174,7 @@ export function toFigureData({ file, data, shape, tokens, storage, decimals, cau
       for (let j = 0; j < L; j++) {
         const w = data[row + j];
         if (!Number.isFinite(w)) throw bad(`${file}: weight ${where(m, heads, i, j)} is ${w}; weights must be finite`);
-        if (w < 0) throw bad(`${file}: weight ${where(m, heads, i, j)} is ${w}; attention weights are never negative`);
+        if (w < 0) throw bad(`${file}: weight ${where(m, heads, i, j)} is ${shortFloat(w)}; attention weights are never negative`);
         if (j > i && w !== 0) above++;
         sum += w;
       }
@@ -201,9 +203,14 @@ export function toFigureData({ file, data, shape, tokens, storage, decimals, cau
     layerNames: names(layerNames, layers, "layerNames", file),
     headNames: names(headNames, heads, "headNames", file),
     warnings,
+    // Whether every row sums to 1 within the storage's rounding (the heatmap's legend says so).
+    rowsSumToOne: worstDiff <= tolerance,
     source: { file, format, storage },
   };
 }
+
+/** A weight in 7 significant digits, float32's precision (-0.3, not -0.30000001192092896). */
+const shortFloat = (w) => String(Number(w.toPrecision(7)));
 
 /** "layer 2, head 3, row 4, column 5" (1-based) for matrix m = layer·H + head. */
 function where(m, heads, i, j) {

@@ -10,6 +10,8 @@ import { textOn } from "../theme.js";
 const TITLE_H = 26;
 const PAD = 8;
 const LEGEND_TEXT = "rows: queries (who attends) · columns: keys · each row sums to 1";
+// Weights from a file whose rows do not all sum to 1 (the note above the figure says which).
+const LEGEND_UNNORMALISED = "rows: queries (who attends) · columns: keys · the file's rows do not all sum to 1";
 const MAX_CELL = 56;
 const MAX_LABEL_W = 110;
 const SIN60 = Math.sin(Math.PI / 3);
@@ -105,7 +107,7 @@ export function layout({ data, layer, head, title, palette, scale, width, zoom =
   const grid = cell * L;
   const legendBar = Math.max(80, Math.min(grid, 240, width - left - 100));
   const viewW = Math.min(width, Math.max(left + grid + right, left + legendBar + 100));
-  const legendLines = wrapText(LEGEND_TEXT, viewW - 2 * PAD, font(10));
+  const legendLines = wrapText(data.rowsSumToOne === false ? LEGEND_UNNORMALISED : LEGEND_TEXT, viewW - 2 * PAD, font(10));
   const legendH = 54 + 13 * (legendLines.length - 1);
   const viewH = top + grid + legendH;
   const zcell = cell * Math.max(1, zoom);
