@@ -267,3 +267,26 @@ test("a view's chunk that fails to load is fetched again at the next change, wit
   );
   await page.close();
 });
+
+test("both side by side in the grid: each grid is named above its rows (issue 28, bug 8: both rows read 'layer 1')", async () => {
+  const { page, problems } = await openPage(site.browser.context, site.server.url);
+  await page.goto(`${site.server.url}index.html?model=random&mode=compare&view=grid&sentence=The+cat+sat+on+the+mat`);
+  await page.waitForFunction(() => document.querySelector("#figure").shadowRoot?.querySelectorAll(".grid").length === 2);
+  const grids = await page.evaluate(() =>
+    [...document.querySelector("#figure").shadowRoot.querySelectorAll(".grid")].map((g) => ({
+      title: g.querySelector(".grid-title")?.textContent,
+      label: g.getAttribute("aria-label"),
+      rows: [...g.querySelectorAll(".grid-label")].map((l) => l.textContent),
+    })),
+  );
+  assert.deepEqual(grids, [
+    { title: "Causal attention", label: "Causal attention", rows: ["layer 1"] },
+    { title: "Full attention", label: "Full attention", rows: ["layer 1"] },
+  ]);
+  // One grid alone needs no name.
+  await page.check('input[name="mode"][value="causal"]');
+  await page.waitForFunction(() => document.querySelector("#figure").shadowRoot.querySelectorAll(".grid").length === 1);
+  assert.equal(await page.evaluate(() => document.querySelector("#figure").shadowRoot.querySelector(".grid-title")), null);
+  assert.deepEqual(problems, []);
+  await page.close();
+});

@@ -243,6 +243,11 @@ export const attnLensStyles = css`
     gap: 4px;
     align-items: center;
   }
+  .grid-title {
+    font-weight: 600;
+    font-size: 12px;
+    padding-top: 4px;
+  }
   .grid-label {
     flex: 0 0 60px;
     overflow: hidden;

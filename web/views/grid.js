@@ -26,14 +26,15 @@ export function thumbSize(data, width, big) {
 /**
  * Buttons of every (layer, head) of `data`, a "mean" per layer when there are several heads.
  * `onPick(layer, head)`; `selected` = { layer, head } is pressed; `panel` tells the canvases of
- * several grids apart (causal and full side by side).
+ * several grids apart (causal and full side by side), and `heading` (the panel's title) names
+ * each of them above its rows, whose labels would otherwise read "layer 1" in both.
  */
-export function gridTemplate({ data, selected, width, big, onPick, label = "Layers and heads", panel = 0 }) {
+export function gridTemplate({ data, selected, width, big, onPick, label = "Layers and heads", panel = 0, heading = null }) {
   const [layers, heads] = data.weights.shape;
   const size = thumbSize(data, width, big);
   const choices = [...(heads > 1 ? ["mean"] : []), ...Array.from({ length: heads }, (_, h) => h)];
   return html`<div class="grid" part="grid" role="group" aria-label=${label} style="--thumb:${size}px">
-    ${Array.from(
+    ${heading ? html`<div class="grid-title">${heading}</div>` : ""}${Array.from(
       { length: layers },
       (_, l) =>
         html`<div class="grid-row">

@@ -141,6 +141,7 @@ export const VIEWS = Object.freeze([
           big: true,
           onPick: c.onPick,
           label: c.panels.length > 1 ? data.title : "Layers and heads",
+          heading: c.panels.length > 1 ? data.title : null,
           panel: k,
         }),
       )}`,
