@@ -117,8 +117,12 @@ export class CanvasPainter {
     this.segments([x1, y1, x2, y2], stroke, width, opacity);
   }
 
-  /** Text; anchor "start" | "middle" | "end", baseline "alphabetic" | "middle", rotate in degrees. */
-  text(str, x, y, { size = 12, weight = 400, fill, anchor = "start", baseline = "alphabetic", rotate = 0 } = {}) {
+  /**
+   * Text; anchor "start" | "middle" | "end", baseline "alphabetic" | "middle", rotate in degrees.
+   * `background` { fill, width }: a box behind the text (at least `width` long, rotated with it),
+   * so that a label drawn over another (a highlighted one) hides it.
+   */
+  text(str, x, y, { size = 12, weight = 400, fill, anchor = "start", baseline = "alphabetic", rotate = 0, background = null } = {}) {
     const c = this.c;
     const f = font(size, weight);
     if (f !== this.font) {
@@ -128,13 +132,19 @@ export class CanvasPainter {
     c.fillStyle = fill;
     c.textAlign = ANCHOR[anchor];
     c.textBaseline = baseline;
-    if (rotate) {
-      c.save();
-      c.translate(x, y);
-      c.rotate((rotate * Math.PI) / 180);
-      c.fillText(str, 0, 0);
-      c.restore();
-    } else c.fillText(str, x, y);
+    c.save();
+    c.translate(x, y);
+    if (rotate) c.rotate((rotate * Math.PI) / 180);
+    if (background) {
+      const w = Math.max(c.measureText(str).width, background.width ?? 0) + 4;
+      const x0 = anchor === "start" ? -2 : anchor === "middle" ? -w / 2 : 2 - w;
+      const y0 = baseline === "middle" ? -size * 0.7 : -size * 1.05;
+      c.fillStyle = background.fill;
+      c.fillRect(x0, y0, w, size * 1.4);
+      c.fillStyle = fill;
+    }
+    c.fillText(str, 0, 0);
+    c.restore();
   }
 
   circle(cx, cy, r, { fill, stroke, width = 1 }) {

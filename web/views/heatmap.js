@@ -280,7 +280,14 @@ export function highlight(p, lay, focus, { sx = 0, sy = 0, w = lay.viewW, h = la
     const x = left + focus.j * cell - sx;
     p.strokeRect(x - 0.5, top - 0.5, cell + 1, cell * L - sy + 1, stroke, line);
     const text = fitText(lay.data.tokens[focus.j].text, MAX_LABEL_W, f);
-    p.text(text, x + cell / 2 + lay.fontSize / 3, top - 6, { size: Math.max(11, lay.fontSize), weight: 600, fill: stroke, rotate: -60 });
+    // On a box of the background as long as the column's own label, which it is drawn over.
+    p.text(text, x + cell / 2 + lay.fontSize / 3, top - 6, {
+      size: Math.max(11, lay.fontSize),
+      weight: 600,
+      fill: stroke,
+      rotate: -60,
+      background: { fill: palette.background, width: textWidth(lay.labels[focus.j], font(lay.fontSize)) },
+    });
   }
   if (focus.i !== null && focus.j !== null && focus.i !== undefined && focus.j !== undefined) {
     p.strokeRect(left + focus.j * cell - sx - 1, top + focus.i * cell - sy - 1, cell + 2, cell + 2, palette.foreground, 2);
