@@ -192,7 +192,7 @@ TEST_CASE("GPT-2 cached forward: bad uses are named errors and leave the cache u
   CHECK(cache.reused() == 6);
 }
 
-TEST_CASE("Model::make_cache: GPT-2 reuses its prefix through the interface; an encoder has none",
+TEST_CASE("Model::make_cache: GPT-2 reuses its prefix through the interface, an encoder has none",
           "[gpt2][cache]") {
   const Gpt2Config c = small_config();
   auto model = attnlens::as_model(Gpt2Model::random(c, 12));
