@@ -238,3 +238,59 @@ test("<attn-lens-train> in a post: one script tag; a bad seed keeps the run; bad
   assert.deepEqual(problems, []);
   await page.close();
 });
+
+test("the curve at 360 px: step labels that do not touch, titled axes, and an ETA that says what it counts down to", async () => {
+  const { page, problems } = await openPage(site.browser.context, site.server.url);
+  await page.setViewportSize({ width: 360, height: 740 });
+  // Every string drawn on the curve's canvas, with its box (issue 28, bug 10: at 360 px the six
+  // step labels of an 8 000-step run overlapped).
+  await page.addInitScript(() => {
+    const fillText = CanvasRenderingContext2D.prototype.fillText;
+    window.curveTexts = [];
+    CanvasRenderingContext2D.prototype.fillText = function (text, x, y, ...rest) {
+      if (this.canvas.classList?.contains("curve")) {
+        const w = this.measureText(text).width;
+        const left = this.textAlign === "center" ? x - w / 2 : this.textAlign === "end" || this.textAlign === "right" ? x - w : x;
+        const m = this.getTransform();
+        window.curveTexts.push({ text: String(text), left, right: left + w, y, rotated: m.b !== 0 });
+      }
+      return fillText.call(this, text, x, y, ...rest);
+    };
+  });
+  await page.goto(`${site.server.url}train.html`);
+  await page.waitForFunction(() => document.body.dataset.step === "0", null, { timeout: 30000 });
+  const saved = await page.evaluate(async () => (await fetch("train-snapshot/state.json")).json());
+  await page.evaluate(() => (window.curveTexts = []));
+  await page.click("#skip");
+  await page.waitForFunction((step) => document.body.dataset.step === String(step), saved.step, { timeout: 30000 });
+  const texts = await page.evaluate(() => {
+    // The last drawing of the curve starts at its last "training step" title's drawing.
+    const all = window.curveTexts;
+    const end = all.findLastIndex((t) => t.text === "training step");
+    const start = all.slice(0, end).findLastIndex((t) => t.text === "head score") + 1;
+    return all.slice(start, all.length);
+  });
+  assert.ok(
+    texts.some((t) => t.text === "training step"),
+    JSON.stringify(texts),
+  );
+  assert.ok(texts.some((t) => t.text === "loss, nats" && t.rotated));
+  assert.ok(texts.some((t) => t.text === "head score" && t.rotated));
+  const titleY = texts.find((t) => t.text === "training step").y;
+  const steps = texts.filter((t) => !t.rotated && /^\d+$/.test(t.text) && t.y !== titleY && t.y > titleY - 30);
+  assert.ok(steps.length >= 2, `step labels: ${JSON.stringify(steps)}`);
+  assert.ok(
+    steps.some((t) => Number(t.text) >= saved.step / 2),
+    `step labels: ${steps.map((t) => t.text)}`,
+  );
+  for (let i = 1; i < steps.length; i++) {
+    assert.ok(steps[i].left >= steps[i - 1].right + 4, `labels ${steps[i - 1].text} and ${steps[i].text} touch: ${JSON.stringify(steps)}`);
+  }
+  await page.click("#start");
+  await page.waitForFunction((step) => Number(document.body.dataset.step) >= step + 25, saved.step, { timeout: 60000 });
+  await page.click("#pause");
+  const status = await page.textContent("#train-status");
+  assert.match(status, new RegExp(`about (\\d+ min )?\\d+ s to the run's last step \\(${saved.options.steps}\\) at this speed`));
+  assert.deepEqual(problems, []);
+  await page.close();
+});

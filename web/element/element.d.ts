@@ -310,6 +310,8 @@ export interface AttnLensTrainReport {
   eta: number;
   /** The vocabulary size (chance loss is ln vocab). */
   vocab: number;
+  /** The run's last step (what `eta` counts down to). */
+  totalSteps: number;
 }
 
 export interface AttnLensTrainReportDetail {

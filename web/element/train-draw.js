@@ -12,7 +12,8 @@ export { copies, formed };
 export function describe(history, r, skipped) {
   const formedAt = history.find(formed);
   const copiedAt = history.find(copies);
-  const eta = Number.isFinite(r.eta) ? `, ETA ${r.eta.toFixed(0)} s` : "";
+  const end = r.totalSteps > 0 ? ` to the run's last step (${r.totalSteps})` : " to the end of the run";
+  const eta = Number.isFinite(r.eta) && r.eta > 0 ? `, about ${formatSeconds(r.eta)}${end} at this speed` : "";
   const speed = r.tokensPerSecond > 0 ? `, ${Math.round(r.tokensPerSecond)} tokens/s${eta}` : "";
   const from =
     skipped === null
@@ -28,6 +29,12 @@ export function describe(history, r, skipped) {
   );
 }
 
+/** 457 → "7 min 37 s", 42.4 → "42 s". */
+export function formatSeconds(seconds) {
+  const s = Math.round(seconds);
+  return s < 60 ? `${s} s` : `${Math.floor(s / 60)} min ${String(s % 60).padStart(2, "0")} s`;
+}
+
 /** The loss on each copy (left axis) and the best heads' scores (right axis), per step. */
 export function drawCurve(canvas, history, color) {
   const dpr = devicePixelRatio || 1;
@@ -39,16 +46,42 @@ export function drawCurve(canvas, history, color) {
   ctx.scale(dpr, dpr);
   ctx.clearRect(0, 0, width, height);
   if (!history.length) return;
-  const margin = { left: 44, right: 44, top: 10, bottom: 28 };
+  const margin = { left: 52, right: 44, top: 10, bottom: 44 };
   const x = scaleLinear([0, Math.max(1, history.at(-1).step)], [margin.left, width - margin.right]);
   const maxLoss = Math.max(...history.map((r) => Math.max(r.first, r.second)));
   const y = scaleLinear([0, maxLoss], [height - margin.bottom, margin.top]);
   const y2 = scaleLinear([0, 1], [height - margin.bottom, margin.top]);
   ctx.font = "12px system-ui";
   ctx.fillStyle = color;
-  for (const t of x.ticks(6)) ctx.fillText(String(t), x(t) - 8, height - 8);
-  for (const t of y.ticks(4)) ctx.fillText(t.toFixed(1), 4, y(t) + 4);
+  // As many step labels as fit with a gap between them (at 360 px, six collided): D3 picks
+  // round numbers, and a label that would still touch the previous one is skipped.
+  const plotWidth = width - margin.left - margin.right;
+  const widest = ctx.measureText(String(x.domain()[1])).width;
+  let right = -Infinity;
+  ctx.textAlign = "center";
+  for (const t of x.ticks(Math.max(2, Math.min(6, Math.floor(plotWidth / (widest + 24)))))) {
+    const label = String(t);
+    const half = ctx.measureText(label).width / 2;
+    if (x(t) - half < right + 8) continue;
+    ctx.fillText(label, x(t), height - margin.bottom + 16);
+    right = x(t) + half;
+  }
+  ctx.fillText("training step", margin.left + plotWidth / 2, height - 6);
+  ctx.textAlign = "end";
+  for (const t of y.ticks(4)) ctx.fillText(t.toFixed(1), margin.left - 6, y(t) + 4);
+  ctx.textAlign = "start";
   for (const t of y2.ticks(4)) ctx.fillText(t.toFixed(1), width - margin.right + 6, y2(t) + 4);
+  // Axis titles, turned to run along the axes.
+  const title = (text, at, angle) => {
+    ctx.save();
+    ctx.translate(at, margin.top + (height - margin.top - margin.bottom) / 2);
+    ctx.rotate(angle);
+    ctx.textAlign = "center";
+    ctx.fillText(text, 0, 0);
+    ctx.restore();
+  };
+  title("loss, nats", 12, -Math.PI / 2);
+  title("head score", width - 8, Math.PI / 2);
   const line = (key, scale, stroke) => {
     ctx.strokeStyle = stroke;
     ctx.lineWidth = 2;

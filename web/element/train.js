@@ -321,11 +321,11 @@ export class AttnLensTrainElement extends LitElement {
       this.dModel = String(dModel);
       this.lr = String(lr);
       this._showSettings();
-      this.history = data.reports.map((r) => ({ ...r, vocab: data.options.vocab }));
+      this.history = data.reports.map((r) => ({ ...r, vocab: data.options.vocab, totalSteps: data.options.steps }));
       return;
     }
     if (data.type === "error") return this._fail(this._skipped === true ? `Skip ahead failed: ${data.message}` : data.message);
-    const r = { ...data.report, vocab: data.vocab };
+    const r = { ...data.report, vocab: data.vocab, totalSteps: data.steps };
     this.history.push(r);
     this._busy = false;
     // A report already on its way when Pause was pressed says "running": Pause wins.

@@ -24,6 +24,7 @@ function post(report) {
       type: "report",
       running,
       vocab: trainer.options.vocab,
+      steps: trainer.options.steps,
       report: rest,
       grid: { data: grid, shape: [layers, heads, T, T] },
       probe: trainer.probeRow,
