@@ -290,3 +290,40 @@ test("both side by side in the grid: each grid is named above its rows (issue 28
   assert.deepEqual(problems, []);
   await page.close();
 });
+
+test("every step: a frame far below the viewport never shows the previous sentence's numbers (issue 28, bug 12)", async () => {
+  const sentence = "a dog ran far away from home";
+  const { page, problems } = await open("?model=random&sentence=the+cat+sat+on+the+mat&view=steps");
+  await page.waitForSelector("attn-lens figure.pane");
+  const last = (doc) => [...doc.querySelector("attn-lens").shadowRoot.querySelectorAll(".frame")].at(-1);
+  const lastTop = await page.evaluate((f) => eval(f)(document).getBoundingClientRect().top - innerHeight, last.toString());
+  assert.ok(lastTop > 300, `the last frame is ${lastTop} px below the viewport, not far enough to be drawn later`);
+  await nextRender(page, () => page.fill("#sentence", sentence));
+  // Right after the change: the far frame is either drawn again or cleared and marked stale.
+  const after = await page.evaluate((f) => {
+    const frame = eval(f)(document);
+    const c = frame.querySelector("canvas.figure");
+    const pixels = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
+    return { stale: frame.hasAttribute("data-stale"), blank: pixels.every((v, i) => i % 4 !== 3 || v === 0) };
+  }, last.toString());
+  assert.ok(!after.stale || after.blank, "a stale frame is cleared");
+  // Painted while the page is idle, without scrolling: the same pixels as a page opened on the
+  // new sentence and scrolled to that frame.
+  await page.waitForFunction(() => !document.querySelector("attn-lens").shadowRoot.querySelector(".frame[data-stale]"), null, {
+    timeout: 10000,
+  });
+  const image = (f) => eval(f)(document).querySelector("canvas.figure").toDataURL();
+  const changed = await page.evaluate(image, last.toString());
+  const fresh = await open(`?model=random&sentence=${encodeURIComponent(sentence)}&view=steps`);
+  await fresh.page.waitForSelector("attn-lens figure.pane");
+  await fresh.page.evaluate((f) => eval(f)(document).scrollIntoView(), last.toString());
+  await fresh.page.waitForFunction(
+    (f) => !eval(f)(document).hasAttribute("data-stale") && eval(f)(document).querySelector("canvas.figure").width > 0,
+    last.toString(),
+  );
+  assert.ok(changed === (await fresh.page.evaluate(image, last.toString())), "the far frame shows the new sentence");
+  assert.deepEqual(problems, []);
+  assert.deepEqual(fresh.problems, []);
+  await page.close();
+  await fresh.page.close();
+});

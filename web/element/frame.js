@@ -10,6 +10,29 @@ import { canvasPainter } from "../paint.js";
 /** Frames within this many px of the viewport count as on screen. */
 export const NEAR = 300;
 
+// Frames far off screen that still show an older figure: painted one by one while the browser is
+// idle, so that a fast scroll or a screenshot finds them up to date (issue 28, bug 12). Until
+// then each is cleared and marked data-stale, never showing the previous sentence's numbers.
+const idleFrames = new Set();
+let idleQueued = false;
+const whenIdle = globalThis.requestIdleCallback ?? ((f) => setTimeout(() => f({ timeRemaining: () => 8 }), 16));
+
+function paintIdle(deadline) {
+  idleQueued = false;
+  for (const frame of idleFrames) {
+    if (deadline.timeRemaining() < 4) break;
+    idleFrames.delete(frame);
+    if (frame.dirty && frame.box.isConnected) frame.paint({ force: true });
+  }
+  if (idleFrames.size) queueIdle();
+}
+
+function queueIdle() {
+  if (idleQueued) return;
+  idleQueued = true;
+  whenIdle(paintIdle);
+}
+
 export class Frame {
   /**
    * @param {HTMLElement} box   .frame element: a .sticky div (canvas.figure + canvas.overlay) and a .spacer
@@ -100,15 +123,25 @@ export class Frame {
 
   /**
    * Redraws the visible part (after a scroll) and the overlay. A frame far off screen (the
-   * matrices of every step) is drawn when it comes near instead (see visibility()).
+   * matrices of every step) is cleared and drawn when the browser is idle or when it comes near,
+   * whichever is first (`force` draws it now).
    */
-  paint() {
+  paint({ force = false } = {}) {
     if (!this.lay) return;
-    if (this.onScreen === false) {
-      this.dirty = true;
+    if (this.onScreen === false && !force) {
+      if (!this.dirty) {
+        this.dirty = true;
+        for (const canvas of [this.base, this.top]) canvas.getContext("2d")?.clearRect(0, 0, canvas.width, canvas.height);
+        this.overlayDrawn = false;
+        this.box.dataset.stale = "";
+      }
+      idleFrames.add(this);
+      queueIdle();
       return;
     }
     this.dirty = false;
+    idleFrames.delete(this);
+    delete this.box.dataset.stale;
     this.module.draw(canvasPainter(this.base, this.w, this.h, { grow: true }), this.lay, this.view);
     this.paintOverlay();
   }
