@@ -82,28 +82,30 @@ await build({
   build: {
     outDir: site,
     emptyOutDir: true,
+    // The page's bundles at the site's root, beside element.js: both find attnlens*.wasm, the
+    // models and the training worker at the same URLs, so a post holding figures and an iframe of
+    // the page downloads each once (issue 28, bug 11: the page's copies were under assets/).
+    assetsDir: "",
     target: "es2022",
     // ATTNLENS_NO_MINIFY=1 keeps names readable for scripts/profile-page.mjs.
     minify: process.env.ATTNLENS_NO_MINIFY !== "1",
     rollupOptions: { input: [join(root, "web/index.html"), join(root, "web/train.html")] },
   },
 });
-// The loader finds the modules beside the bundle that contains it (web/lens.js); it fetches
-// one of the two (wasm/api.js, makeLoader).
+// The loader finds the modules beside the bundle that contains it (web/lens.js; it fetches one
+// of the two, wasm/api.js makeLoader), the training element its worker (web/element/train.js):
+// in the site, the page's bundles and element.js are side by side. The blog example loads the
+// element exactly as a post would: one script tag, no bundler.
 const modules = ["attnlens.wasm", "attnlens-relaxed.wasm", "attnlens-model.wasm", "attnlens-model-relaxed.wasm"];
-for (const module of modules) copyFileSync(join(dist, module), join(site, "assets", module));
-// The training element finds its worker the same way (web/element/train.js).
-copyFileSync(join(dist, "element-train-worker.js"), join(site, "assets", "element-train-worker.js"));
-// The blog example loads the element exactly as a post would: one script tag, no bundler.
 const elementFiles = readdirSync(dist).filter((f) => /^element(-.+)?\.js$/.test(f));
 for (const f of elementFiles) copyFileSync(join(dist, f), join(site, f));
 for (const module of modules) copyFileSync(join(dist, module), join(site, module));
 // The shipped models (trained mode: the causal model and the encoder), beside element.js in the
-// package and in the site, and beside the page's own bundle in the site's assets (the element
-// finds them next to the module that holds it); fetched only when a figure shows them.
+// package and in the site (the element finds them next to the module that holds it, and the
+// page's bundles are there too); fetched only when a figure shows them.
 const modelFiles = ["model.safetensors", "config.json", "vocab.json", "merges.txt"];
 for (const model of ["attnlens", "attnlens-encoder"]) {
-  for (const dir of [join(dist, "models", model), join(site, "models", model), join(site, "assets/models", model)]) {
+  for (const dir of [join(dist, "models", model), join(site, "models", model)]) {
     mkdirSync(dir, { recursive: true });
     for (const f of modelFiles) copyFileSync(join(root, "models", model, f), join(dir, f));
   }

@@ -110,9 +110,10 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
       options.attributes["figure-title"] ??
       options.attributes.label ??
       `Attention figure for “${options.attributes.sentence ?? "The cat sat on the mat."}”`;
+    // In <noscript>: a browser running the element never fetches the image.
     console.log(`wrote ${options.out} (${r.width} × ${r.height} CSS px). Put it inside the element as its static fallback:`);
     console.log(
-      `  <img loading="lazy" src="${basename(options.out)}" width="${Math.round(r.width)}" height="${Math.round(r.height)}" alt="${alt.replace(/"/g, "&quot;")}">`,
+      `  <noscript><img src="${basename(options.out)}" width="${Math.round(r.width)}" height="${Math.round(r.height)}" alt="${alt.replace(/"/g, "&quot;")}"></noscript>`,
     );
   } catch (error) {
     console.error(`figure: ${error.message}`);

@@ -154,7 +154,7 @@ test("npm run figure renders the same figure as the element, as SVG and PNG", as
       },
     );
     assert.match(out, /wrote .*fig\.svg/);
-    assert.match(out, /<img loading="lazy" src="fig\.svg" width="\d+" height="\d+" alt="/);
+    assert.match(out, /<noscript><img src="fig\.svg" width="\d+" height="\d+" alt="/);
     const svg = readFileSync(join(dir, "fig.svg"), "utf8");
     const { page, problems } = await openPage(site.browser.context, site.server.url);
     await page.setViewportSize({ width: 900, height: 900 });
