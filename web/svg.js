@@ -119,7 +119,7 @@ export class SvgPainter {
   image(x, y, w, h, bitmap) {
     const sx = w / bitmap.width;
     const sy = h / bitmap.height;
-    if (bitmap.width * bitmap.height <= 128 * 128) {
+    if (bitmap.width * bitmap.height <= 32 * 32) {
       const { rgba, width } = bitmap;
       for (let r = 0; r < bitmap.height; r++) {
         for (let c = 0; c < width;) {

@@ -327,3 +327,33 @@ test("every step: a frame far below the viewport never shows the previous senten
   await page.close();
   await fresh.page.close();
 });
+
+test("every step exported at d_model 128: matrices as images, labels that do not overlap, a name that says every step (issue 28, bug 5)", async () => {
+  const sentence = "The cat sat on the mat and looked at the door while the dog slept.";
+  const { page, problems } = await open(`?model=random&view=steps&dim=128&heads=8&sentence=${encodeURIComponent(sentence)}`);
+  await page.waitForSelector("attn-lens figure.pane");
+  const svg = await svgOf(page);
+  // Before: 3.0 MB (a rect per cell of every 128-wide matrix), labels 2 px apart, and the name
+  // of the heatmap ("mean of 8 heads").
+  assert.ok(svg.length < 1.2e6, `the SVG is ${(svg.length / 1e6).toFixed(2)} MB`);
+  assert.match(svg, /aria-label="Causal attention, every step, head 1"/);
+  assert.ok((svg.match(/<image /g) ?? []).length >= 8, "the 128-wide matrices are images");
+  const boxes = (await svgTextBoxes(page, svg)).filter((b) => b.text.trim() && b.w > 0);
+  // Sorted by x, each box is compared with those that start before it ends.
+  boxes.sort((a, b) => a.x - b.x);
+  const clashes = [];
+  for (let a = 0; a < boxes.length; a++) {
+    for (let b = a + 1; b < boxes.length && boxes[b].x < boxes[a].x + boxes[a].w; b++) {
+      if (overlaps(boxes[a], boxes[b], 1))
+        clashes.push(`“${boxes[a].text}” and “${boxes[b].text}” at ${boxes[a].x.toFixed(0)}, ${boxes[a].y.toFixed(0)}`);
+    }
+  }
+  assert.deepEqual(clashes.slice(0, 10), [], `${clashes.length} overlapping labels`);
+  const png = await page.evaluate(async () => {
+    const bitmap = await createImageBitmap(await document.querySelector("attn-lens").toPNG(1));
+    return { width: bitmap.width, height: bitmap.height };
+  });
+  assert.ok(png.width <= 1000, `PNG ${png.width} px wide`);
+  assert.deepEqual(problems, []);
+  await page.close();
+});

@@ -56,7 +56,8 @@ function exportScene(element) {
   return {
     width: body.width,
     height,
-    title: element.label || element.figureTitle || element._panels.map((d) => panelTitle(d, state)).join("; "),
+    // A scene names itself when the panels' titles do not say what it shows (every step).
+    title: element.label || element.figureTitle || body.title || element._panels.map((d) => panelTitle(d, state)).join("; "),
     draw(p) {
       p.rect(0, 0, body.width, height, palette.background);
       titleLines.forEach((line, k) => p.text(line, 8, 20 + 20 * k, { size: 15, weight: 600, fill: palette.foreground }));

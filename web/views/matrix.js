@@ -2,7 +2,8 @@
 // (with their values) scrolls under frozen row and column labels. Used live (a Frame) and by
 // the export, which draws the whole matrix (numbers only when they fit).
 import { cellText, fitText, font, formatValue, textWidth } from "../text.js";
-import { sampled, textOn } from "../theme.js";
+import { rgbOf, sampled, textOn } from "../theme.js";
+import { Bitmap } from "../paint.js";
 // RdBu, D3's, sampled by the build (scripts/build-web.mjs); only this view draws it.
 import { RDBU } from "virtual:attnlens-diverging";
 
@@ -15,6 +16,15 @@ export const CELL_H = 20;
 const HEAD_H = 18;
 const MAX_VIEW_ROWS = 12;
 const LABEL_FONT = font(10);
+/** Cells narrower or shorter than this (the export's large matrices) are one bitmap, a pixel per cell. */
+const BITMAP_BELOW = 6;
+/** A row label needs this many px of height; a column label this many px of width. */
+const ROW_LABEL_H = 12;
+const COL_LABEL_W = 28;
+
+/** Every how many rows / columns a label is drawn, so that labels never overlap. */
+const rowLabelEvery = (cellH) => Math.max(1, Math.ceil(ROW_LABEL_H / cellH));
+const colLabelEvery = (cellW) => (cellW >= 18 ? 1 : Math.ceil(COL_LABEL_W / cellW));
 
 /** Largest |x| over finite entries (for a symmetric diverging scale). */
 function maxAbs(data) {
@@ -112,7 +122,8 @@ export function layout({ pane, palette, scale, width, cellW = CELL_W, cellH = CE
     cellH,
     numbers: cellW >= 30 && cellH >= 14,
     rowLabels,
-    colLabels: colLabelsOf(pane.colLabels, pane.cols, cellW),
+    // A column label may use the width of the columns up to the next label.
+    colLabels: colLabelsOf(pane.colLabels, pane.cols, colLabelEvery(cellW) * cellW),
     fullW,
     fullH,
     viewW: whole ? fullW : Math.min(fullW, Math.max(120, width)),
@@ -138,27 +149,44 @@ export function draw(p, lay, { sx = 0, sy = 0, w = lay.fullW, h = lay.fullH } = 
   const r1 = Math.min(pane.rows, Math.ceil((sy + h - HEAD_H) / cellH));
   p.save();
   p.clip(labelW, HEAD_H, w - labelW, h - HEAD_H);
-  for (let r = r0; r < r1; r++) {
-    for (let c = c0; c < c1; c++) {
-      const v = pane.data[r * pane.cols + c];
-      const fill = fillOf(lay, v);
-      const x = labelW + c * cellW - sx;
-      const y = HEAD_H + r * cellH - sy;
-      p.rect(x, y, cellW - 1, cellH - 1, fill);
-      if (lay.numbers) {
-        p.text(cellText(v), x + cellW / 2, y + cellH / 2, {
-          size: 10,
-          fill: v === -Infinity || pane.kind === "mask" ? palette.muted : textOn(fill),
-          anchor: "middle",
-          baseline: "middle",
-        });
+  if (!lay.numbers && (cellW < BITMAP_BELOW || cellH < BITMAP_BELOW)) {
+    // Cells too small for a gap: one image (an SVG export embeds it as a PNG, not a rect per cell).
+    if (r1 > r0 && c1 > c0) {
+      const bitmap = new Bitmap(c1 - c0, r1 - r0);
+      const rgb = new Map();
+      for (let r = r0; r < r1; r++) {
+        for (let c = c0; c < c1; c++) {
+          const fill = fillOf(lay, pane.data[r * pane.cols + c]);
+          if (!rgb.has(fill)) rgb.set(fill, rgbOf(fill));
+          bitmap.rgba.set([...rgb.get(fill), 255], ((r - r0) * (c1 - c0) + (c - c0)) * 4);
+        }
+      }
+      p.image(labelW + c0 * cellW - sx, HEAD_H + r0 * cellH - sy, (c1 - c0) * cellW, (r1 - r0) * cellH, bitmap);
+    }
+  } else {
+    for (let r = r0; r < r1; r++) {
+      for (let c = c0; c < c1; c++) {
+        const v = pane.data[r * pane.cols + c];
+        const fill = fillOf(lay, v);
+        const x = labelW + c * cellW - sx;
+        const y = HEAD_H + r * cellH - sy;
+        p.rect(x, y, cellW - 1, cellH - 1, fill);
+        if (lay.numbers) {
+          p.text(cellText(v), x + cellW / 2, y + cellH / 2, {
+            size: 10,
+            fill: v === -Infinity || pane.kind === "mask" ? palette.muted : textOn(fill),
+            anchor: "middle",
+            baseline: "middle",
+          });
+        }
       }
     }
   }
   p.restore();
   p.save();
   p.clip(0, HEAD_H, labelW, h - HEAD_H);
-  for (let r = r0; r < r1; r++) {
+  const everyRow = rowLabelEvery(cellH);
+  for (let r = r0 - (r0 % everyRow); r < r1; r += everyRow) {
     p.text(lay.rowLabels[r], labelW - 6, HEAD_H + (r + 0.5) * cellH - sy, {
       size: 10,
       fill: palette.foreground,
@@ -169,9 +197,12 @@ export function draw(p, lay, { sx = 0, sy = 0, w = lay.fullW, h = lay.fullH } = 
   p.restore();
   p.save();
   p.clip(labelW, 0, w - labelW, HEAD_H);
-  const every = Math.max(1, Math.ceil(18 / cellW));
+  const every = colLabelEvery(cellW);
   for (let c = c0 - (c0 % every); c < c1; c += every) {
-    p.text(lay.colLabels[c], labelW + (c + 0.5) * cellW - sx, HEAD_H / 2, {
+    // A label wider than its column (narrow cells) is kept inside the matrix's edges.
+    const half = every > 1 ? textWidth(lay.colLabels[c], LABEL_FONT) / 2 : 0;
+    const x = Math.max(labelW + half, Math.min(labelW + lay.pane.cols * cellW - half, labelW + (c + 0.5) * cellW)) - sx;
+    p.text(lay.colLabels[c], x, HEAD_H / 2, {
       size: 10,
       fill: palette.muted,
       anchor: "middle",

@@ -229,7 +229,7 @@ export function stepsTemplate(model, frame) {
 const EXPORT_NUMBERS = { rows: 24, cols: 16 };
 
 /**
- * The whole every-step figure for export, `width` px wide: returns { width, height, draw(p) }.
+ * The whole every-step figure for export, `width` px wide: returns { width, height, title, draw(p) }.
  * Captions wrap at measured widths; every matrix is drawn whole.
  */
 export function stepsExport(model, palette, scale, width) {
@@ -254,8 +254,12 @@ export function stepsExport(model, palette, scale, width) {
           continue;
         }
         const small = item.rows <= EXPORT_NUMBERS.rows && item.cols <= EXPORT_NUMBERS.cols;
-        const cell = small ? null : Math.max(2, Math.min(14, Math.floor(360 / Math.max(item.rows, item.cols))));
-        const lay = matrixLayout({ pane: item, palette, scale, width, cellW: cell ?? CELL_W, cellH: cell ?? CELL_H, whole: true });
+        // A large matrix fits about 360 px on each side; a side of at most 32 tokens keeps a
+        // cell per token tall or wide enough for its label.
+        const fit = (n, tokens) => (tokens && n <= 32 ? 14 : Math.max(2, Math.min(14, Math.floor(360 / n))));
+        const cellW = small ? CELL_W : fit(item.cols, item.colLabels);
+        const cellH = small ? CELL_H : fit(item.rows, item.rowLabels);
+        const lay = matrixLayout({ pane: item, palette, scale, width, cellW, cellH, whole: true });
         const w = lay.fullW;
         const h = lay.fullH + 18;
         if (x > 8 && x + w > width) {
@@ -275,6 +279,7 @@ export function stepsExport(model, palette, scale, width) {
   return {
     width: contentWidth,
     height,
+    title: model.title,
     draw(p) {
       p.rect(0, 0, contentWidth, height, palette.background);
       p.text(model.title, 8, 20, { size: 13, weight: 600, fill: palette.foreground });
