@@ -98,6 +98,8 @@ let urlTimer;
 let link = location.href;
 /** When the input that the next figure answers arrived (event time), for the timing line. */
 let inputAt = null;
+/** The render waiting for its painted frame: { inputAt, shown }. */
+let paintedFrom = null;
 
 function fillSelect(select, values, label = String) {
   select.replaceChildren(
@@ -346,12 +348,21 @@ figure.addEventListener("attn-lens-render", (e) => {
     }
   }
   showMessage();
-  // From the reader's input (its event time) to the drawn figure, scheduling included.
-  const ms = inputAt !== null ? performance.now() - inputAt : e.detail.ms;
+  // The timing line waits for the painted frame (attn-lens-painted), counted from this input.
+  paintedFrom = { inputAt, shown: Boolean(ex) };
   inputAt = null;
-  $("#timing").textContent = ex ? `computed and drawn in ${ms.toFixed(1)} ms` : "";
+  if (!ex) $("#timing").textContent = "";
   // Time from navigation to the first figure, for the browser tests' report.
   document.body.dataset.firstFigureMs ??= performance.now().toFixed(1);
+});
+
+// From the reader's input (its event time) to the painted frame that shows the figure,
+// scheduling, drawing and painting included.
+figure.addEventListener("attn-lens-painted", (e) => {
+  if (!paintedFrom?.shown) return;
+  const ms = paintedFrom.inputAt !== null ? performance.now() - paintedFrom.inputAt : e.detail.ms;
+  paintedFrom = null;
+  $("#timing").textContent = `computed and drawn in ${ms.toFixed(1)} ms`;
 });
 
 $("#copy-link").addEventListener("click", async () => {

@@ -116,6 +116,14 @@ export interface AttnLensRenderDetail {
   error: string | null;
 }
 
+export interface AttnLensPaintedDetail {
+  /**
+   * Milliseconds from the first change to the painted frame that shows the figure (the task
+   * after the next animation frame following attn-lens-render): what a reader waits.
+   */
+  ms: number;
+}
+
 export interface AttnLensLoadDetail {
   /** The weights now shown, or null when the file could not be read. */
   data: AttnLensAttention | null;
@@ -265,6 +273,8 @@ export declare class AttnLensElement extends HTMLElement {
 export interface AttnLensEventMap extends HTMLElementEventMap {
   /** After each drawn figure (a computation, or a view, head, theme or zoom change); bubbles, composed. */
   "attn-lens-render": CustomEvent<AttnLensRenderDetail>;
+  /** After each attn-lens-render, once the frame holding the figure is painted; bubbles, composed. */
+  "attn-lens-painted": CustomEvent<AttnLensPaintedDetail>;
   /** When the reader picks a head or shows/hides one with the element's own buttons; bubbles, composed. */
   "attn-lens-change": CustomEvent<AttnLensChangeDetail>;
   /** When src, data or openFiles() has been read (or failed to); bubbles, composed. */
@@ -382,6 +392,7 @@ declare global {
   }
   interface HTMLElementEventMap {
     "attn-lens-render": CustomEvent<AttnLensRenderDetail>;
+    "attn-lens-painted": CustomEvent<AttnLensPaintedDetail>;
     "attn-lens-change": CustomEvent<AttnLensChangeDetail>;
     "attn-lens-load": CustomEvent<AttnLensLoadDetail>;
     "attn-lens-model-progress": CustomEvent<AttnLensModelProgress>;
