@@ -76,6 +76,9 @@ struct Options {
   // How the position embeddings start: "sinusoidal" (the Transformer's sines and cosines at the
   // word embeddings' scale) or "normal" (BERT's N(0, 0.02²)). See sinusoidal_positions().
   std::string position_init = "sinusoidal";
+  // How the query and key weights start: "lecun" (N(0, 1/d_model)) or "bert" (N(0, 0.02²), as
+  // every other matrix). See lecun_query_key().
+  std::string qk_init = "lecun";
   std::int64_t log_every = 25;
   std::int64_t eval_every = 250;
   std::int64_t save_every = 250;
@@ -115,12 +118,14 @@ void usage(const Options& d) {
       "  --lr X --min-lr X --warmup N --weight-decay X --grad-clip X --mask-rate X\n"
       "                     (default %g, %g, %lld, %g, %g, %g)\n"
       "  --position-init sinusoidal|normal   how the position embeddings start (default %s)\n"
+      "  --qk-init lecun|bert   query and key weights from N(0, 1/d_model) or N(0, 0.02²) "
+      "(default %s)\n"
       "  --log-every N --eval-every N --save-every N  (default %lld, %lld, %lld)\n",
       d.corpus.c_str(), d.out.c_str(), d.work.c_str(), d.vocab, d.model.layers, d.model.heads,
       d.model.d_model, d.model.intermediate, d.model.context, d.batch,
       static_cast<long long>(d.steps), static_cast<unsigned long long>(d.seed), d.threads, d.max_lr,
       d.min_lr, static_cast<long long>(d.warmup), d.weight_decay, d.grad_clip, d.mask_rate,
-      d.position_init.c_str(), static_cast<long long>(d.log_every),
+      d.position_init.c_str(), d.qk_init.c_str(), static_cast<long long>(d.log_every),
       static_cast<long long>(d.eval_every), static_cast<long long>(d.save_every));
 }
 
@@ -152,17 +157,40 @@ BertModel sinusoidal_positions(BertModel model) {
   return BertModel::from_tensors(model.config(), tensors);
 }
 
+// The query and key weights scaled from BERT's N(0, 0.02²) to N(0, 1/d_model). With 0.02 at
+// d_model 128, a score q·k/√d_head has a standard deviation near 0.05, so every head starts
+// uniform, and the gradient that would make it attend anywhere is proportional to the other
+// matrix, as small: two runs with it (normal and sinusoidal positions) had every head at
+// exactly 1/128 on its previous and next token after 6 M tokens (MODEL.md, "Why this recipe").
+BertModel lecun_query_key(BertModel model) {
+  TensorList tensors = model.to_tensors();
+  const double scale = 1.0 / std::sqrt(static_cast<double>(model.config().d_model)) / 0.02;
+  int found = 0;
+  for (auto& [name, t] : tensors) {
+    const bool query_key = name.find(".attention.self.query.weight") != std::string::npos ||
+                           name.find(".attention.self.key.weight") != std::string::npos;
+    if (!query_key) continue;
+    for (float& x : t.data)
+      x = static_cast<float>(x * scale);
+    ++found;
+  }
+  if (found != 2 * model.config().layers)
+    detail::fail(ErrorCode::BAD_ARGUMENT, "found ", found, " query and key matrices, not ",
+                 2 * model.config().layers);
+  return BertModel::from_tensors(model.config(), tensors);
+}
+
 std::string fingerprint(const Options& o, const std::vector<std::int32_t>& stream) {
   char buf[512];
   std::snprintf(buf, sizeof buf,
                 "attnlens_train_encoder v1; vocab %d; model %d/%d/%d/%d/%d; batch %d; steps %lld; "
                 "seed %llu; threads %d; lr %.9g..%.9g warmup %lld; wd %.9g; clip %.9g; mask %.9g; "
-                "positions %s; eval every %lld; stream ",
+                "positions %s; qk %s; eval every %lld; stream ",
                 o.vocab, o.model.layers, o.model.heads, o.model.d_model, o.model.intermediate,
                 o.model.context, o.batch, static_cast<long long>(o.steps),
                 static_cast<unsigned long long>(o.seed), o.threads, o.max_lr, o.min_lr,
                 static_cast<long long>(o.warmup), o.weight_decay, o.grad_clip, o.mask_rate,
-                o.position_init.c_str(), static_cast<long long>(o.eval_every));
+                o.position_init.c_str(), o.qk_init.c_str(), static_cast<long long>(o.eval_every));
   char hash[20];
   std::snprintf(hash, sizeof hash, "%016llx",
                 static_cast<unsigned long long>(
@@ -336,6 +364,8 @@ std::string model_card(const Evaluation& e, const Options& o, const train::Train
       "(started %s) |\n",
       o.position_init == "sinusoidal" ? "as the Transformer's sinusoids times 0.02·√2"
                                       : "from N(0, 0.02²)");
+  md += format("| initial weights | N(0, 0.02²) as BERT's%s |\n",
+               o.qk_init == "lecun" ? ", except the query and key matrices: N(0, 1/d_model)" : "");
   md += format(
       "| objective | masked LM: %.0f%% of each window's tokens predicted; of those 80%% "
       "shown as [MASK], 10%% as a random token, 10%% unchanged |\n",
@@ -429,9 +459,10 @@ int run(const Options& o) {
     return 0;
   }
 
-  std::unique_ptr<Model> model = as_model(
-      o.position_init == "sinusoidal" ? sinusoidal_positions(BertModel::random(config, o.seed))
-                                      : BertModel::random(config, o.seed));
+  BertModel initial = BertModel::random(config, o.seed);
+  if (o.position_init == "sinusoidal") initial = sinusoidal_positions(std::move(initial));
+  if (o.qk_init == "lecun") initial = lecun_query_key(std::move(initial));
+  std::unique_ptr<Model> model = as_model(std::move(initial));
   model->set_threads(o.threads);
   AdamWConfig adamw;
   adamw.weight_decay = o.weight_decay;
@@ -618,6 +649,11 @@ int main(int argc, char** argv) {
           detail::fail(ErrorCode::BAD_ARGUMENT, flag, " wants sinusoidal or normal, not ", v);
         }
         o.position_init = v;
+      } else if (flag == "--qk-init") {
+        if (v != "lecun" && v != "bert") {
+          detail::fail(ErrorCode::BAD_ARGUMENT, flag, " wants lecun or bert, not ", v);
+        }
+        o.qk_init = v;
       } else if (flag == "--log-every")
         o.log_every = parse_int(flag, v, 1, 100000000);
       else if (flag == "--eval-every")
