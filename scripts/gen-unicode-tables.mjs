@@ -14,6 +14,18 @@
 //   node scripts/gen-unicode-tables.mjs --check   exit 1 if a committed file differs
 import { readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+
+// An unknown flag is an error (parseArgs strict), not a silent rewrite of the tables.
+let check;
+try {
+  ({
+    values: { check },
+  } = parseArgs({ options: { check: { type: "boolean", default: false } }, strict: true, allowPositionals: false }));
+} catch (error) {
+  console.error(`gen-unicode-tables: ${error.message}\nusage: node scripts/gen-unicode-tables.mjs [--check]`);
+  process.exit(2);
+}
 
 const out = fileURLToPath(new URL("../lib/src/text/unicode_tables.cpp", import.meta.url));
 
@@ -519,7 +531,7 @@ const outputs = [
   [out, text],
   [wordpieceOut, wordpieceText],
 ];
-if (process.argv.includes("--check")) {
+if (check) {
   const body = (t) => t.split("\n").slice(1).join("\n");
   let differs = false;
   for (const [file, generated] of outputs) {

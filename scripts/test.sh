@@ -16,6 +16,9 @@ git ls-files '*.cpp' '*.hpp' | xargs clang-format --dry-run --Werror
 step "JS, HTML and CSS formatting (prettier --check)"
 node_modules/.bin/prettier --check "web/**/*.{js,css,html}" "wasm/**/*.{js,ts}" "tests/**/*.{mjs,ts,json}" "scripts/**/*.mjs" "bench/**/*.mjs"
 
+step "Unicode tables: the committed C++ tables are what this Node generates (gen-unicode-tables --check)"
+node scripts/gen-unicode-tables.mjs --check
+
 step "native Catch2 suite (ctest)"
 ctest --test-dir build/native -j"$jobs" --output-on-failure
 
