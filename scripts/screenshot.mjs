@@ -79,8 +79,18 @@ async function shoot(
   await page.close();
 }
 
-const server = await serve(new URL("../dist/site", import.meta.url).pathname);
 const readme = option("--readme");
+const width = Number(option("--width", "1280"));
+const height = Number(option("--height", "900"));
+const pagePath = option("--page", "index.html");
+const full = flag("--full");
+// What is left are the positional arguments; a flag among them was not understood.
+const unknown = args.filter((a) => a.startsWith("--"));
+if (unknown.length) {
+  console.error(`screenshot: unknown option ${unknown.join(", ")}; options: --readme DIR, --width N, --height N, --page FILE, --full`);
+  process.exit(2);
+}
+const server = await serve(new URL("../dist/site", import.meta.url).pathname);
 try {
   if (readme) {
     const only = args[0];
@@ -93,10 +103,6 @@ try {
       }
     }
   } else {
-    const width = Number(option("--width", "1280"));
-    const height = Number(option("--height", "900"));
-    const pagePath = option("--page", "index.html");
-    const full = flag("--full");
     const [out, query = ""] = args;
     const browser = await launchBrowser();
     try {

@@ -10,6 +10,12 @@ const option = (name) => {
 };
 const budget = option("--budget-gzip-kb");
 const label = option("--label") ?? "package";
+// The rest are files; a flag among them was not understood.
+const unknown = args.filter((a) => a.startsWith("--"));
+if (unknown.length) {
+  console.error(`size-report: unknown option ${unknown.join(", ")}; options: --budget-gzip-kb N, --label TEXT, then files`);
+  process.exit(2);
+}
 
 const kb = (n) => `${(n / 1024).toFixed(1).padStart(8)} KB`;
 let raw = 0;

@@ -15,6 +15,35 @@ import { loadAttnLens } from "attnlens";
 import { DEFAULTS, copies, createTrainer, formed } from "../web/train/trainer.js";
 
 const args = process.argv.slice(2);
+// An unknown flag is an error, not a run with the defaults.
+const KNOWN = new Set([
+  "--attention-norm",
+  "--attention-only",
+  "--batch",
+  "--chain-rows",
+  "--dim",
+  "--heads",
+  "--json",
+  "--layers",
+  "--length",
+  "--lr",
+  "--n-max",
+  "--n-min",
+  "--once",
+  "--probe-every",
+  "--seed",
+  "--snapshot",
+  "--steps",
+  "--stop-after",
+  "--until-formed",
+  "--vocab",
+  "--warmup",
+]);
+const unknown = args.filter((a) => a.startsWith("--") && !KNOWN.has(a));
+if (unknown.length) {
+  console.error(`train-induction: unknown option ${unknown.join(", ")}; options: ${[...KNOWN].join(" ")}`);
+  process.exit(2);
+}
 const flag = (name) => args.includes(name);
 const number = (name, fallback) => {
   const i = args.indexOf(name);
