@@ -5,10 +5,11 @@
 // model and the encoder side by side.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, statfsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openPage, useSite } from "../support/browser.mjs";
+import { typeAndTime } from "../support/figure.mjs";
 import { BERT_PRESETS, writeBertCheckpoint } from "../../scripts/bert-checkpoint.mjs";
 
 const site = useSite();
@@ -38,11 +39,13 @@ test("the page opens a BERT-Tiny-shaped folder: full attention, the grid of ever
     const { page, problems } = await openPage(site.browser.context, site.server.url);
     await page.goto(`${site.server.url}index.html?model=random&sentence=${encodeURIComponent("the man said good day")}`);
     await page.waitForFunction(() => document.querySelector("#figure").explanation?.causal);
+    const started = Date.now();
     await page.setInputFiles(
       "#open-checkpoint",
       FILES.map((f) => join(dir, f)),
     );
     const status = await shown(page);
+    const loadMs = Date.now() - started;
     assert.ok(status.ok, status.text);
     assert.match(
       status.text,
@@ -96,6 +99,16 @@ test("the page opens a BERT-Tiny-shaped folder: full attention, the grid of ever
     await page.waitForFunction(() => document.querySelector("#figure").attention?.tokens.some((t) => t.segment === 1));
     const pair = await page.evaluate(() => document.querySelector("#figure").attention.tokens.map((t) => `${t.text}/${t.segment}`));
     assert.deepEqual(pair, ["[CLS]/0", "the/0", "man/0", "said/0", "[SEP]/0", "good/1", "day/1", "[SEP]/1"]);
+    // Speed at BERT-Tiny's shapes: the edits of a 32-token sentence, to the painted frame.
+    const words =
+      "the man said that the water was long and the people could see it from the house by the river where they made a day of work";
+    const times = [];
+    for (const text of [words, words.replace("man", "day"), words]) times.push(await typeAndTime(page, text));
+    const L = await page.evaluate(() => document.querySelector("#figure").attention.tokens.length);
+    console.log(
+      `# BERT-Tiny shapes in Chromium: folder picked -> figure in ${loadMs} ms; an edit at ${L} tokens to the painted frame ` +
+        `${times.map((ms) => ms.toFixed(0)).join(", ")} ms`,
+    );
     assert.deepEqual(problems, []);
     await page.close();
   } finally {
@@ -169,4 +182,47 @@ test("the page's trained mode: the causal model and the encoder side by side, ea
   }
   assert.deepEqual(problems, []);
   await page.close();
+});
+
+test("BERT base's exact shapes (random weights, 440 MB) load and answer a 32-token edit in the page", async (t) => {
+  const free = (() => {
+    const s = statfsSync(tmpdir());
+    return s.bavail * s.bsize;
+  })();
+  if (free < 2e9) {
+    t.skip(`${tmpdir()} has ${(free / 1e9).toFixed(1)} GB free; the checkpoint needs 0.45 GB and room to spare`);
+    return;
+  }
+  const dir = mkdtempSync(join(tmpdir(), "attnlens-bert-base-"));
+  try {
+    writeBertCheckpoint(dir, BERT_PRESETS.base, 1);
+    const { page, problems } = await openPage(site.browser.context, site.server.url);
+    await page.goto(`${site.server.url}index.html?model=random&sentence=${encodeURIComponent("the man said good day")}`);
+    await page.waitForFunction(() => document.querySelector("#figure").explanation?.causal);
+    const started = Date.now();
+    await page.setInputFiles(
+      "#open-checkpoint",
+      FILES.map((f) => join(dir, f)),
+    );
+    const status = await shown(page);
+    const loadMs = Date.now() - started;
+    assert.ok(status.ok, status.text);
+    assert.match(status.text, /12 layers × 12 heads, d_model 768, a context of 512 tokens/);
+    // 30 words of the checkpoint's vocabulary, with [CLS] and [SEP]: 32 tokens.
+    const words =
+      "the man said that the water was long and the people could see it from the house by the river where they made a day of work and play";
+    const sentence = words.split(" ").slice(0, 29).join(" ") + " [MASK]";
+    const times = [];
+    for (const text of [sentence, sentence.replace("man", "day"), sentence]) times.push(await typeAndTime(page, text));
+    const shape = await page.evaluate(() => document.querySelector("#figure").attention.weights.shape);
+    assert.deepEqual(shape.slice(0, 2), [12, 12]);
+    console.log(
+      `# BERT base shapes in Chromium: folder picked -> figure in ${loadMs} ms; an edit at ${shape[2]} tokens ` +
+        `(forward, [MASK] fillers, grid of 144 heads) to the painted frame ${times.map((ms) => ms.toFixed(0)).join(", ")} ms`,
+    );
+    assert.deepEqual(problems, []);
+    await page.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

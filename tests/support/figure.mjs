@@ -128,7 +128,7 @@ export function svgTextBoxes(page, svgText) {
 export const overlaps = (a, b, slack = 0.5) =>
   a.x + slack < b.x + b.w && b.x + slack < a.x + a.w && a.y + slack < b.y + b.h && b.y + slack < a.y + a.h;
 
-/** Types `text` into the demo page's sentence box; resolves with ms from the input to the figure's next render. */
+/** Types `text` into the demo page's sentence box; resolves with ms from the input to the painted frame of the figure's next render. */
 export const typeAndTime = (page, text) =>
   page.evaluate(
     (t) =>
@@ -136,7 +136,7 @@ export const typeAndTime = (page, text) =>
         const el = document.querySelector("#figure");
         const input = document.querySelector("#sentence");
         const start = performance.now();
-        el.addEventListener("attn-lens-render", () => done(performance.now() - start), { once: true });
+        el.addEventListener("attn-lens-painted", () => done(performance.now() - start), { once: true });
         input.value = t;
         input.dispatchEvent(new Event("input", { bubbles: true }));
       }),
