@@ -532,6 +532,15 @@ const outputs = [
   [wordpieceOut, wordpieceText],
 ];
 if (check) {
+  // Tables from another Unicode version differ by design: that is not a stale file, so a Node
+  // with other Unicode data says so and checks nothing.
+  const committed = readFileSync(wordpieceOut, "utf8").match(/kWordPieceTablesVersion = "([^"]*)"/)?.[1];
+  if (committed && committed !== process.versions.unicode) {
+    console.log(
+      `unicode tables not checked: they hold Unicode ${committed} and Node ${process.versions.node} has ${process.versions.unicode}`,
+    );
+    process.exit(0);
+  }
   const body = (t) => t.split("\n").slice(1).join("\n");
   let differs = false;
   for (const [file, generated] of outputs) {

@@ -236,7 +236,7 @@ test("a view's chunk that fails to load is fetched again at the next change, wit
   // The PCA view's chunk fails twice, as a network blip would: the page's preload when idle, and
   // the reader's switch to the view.
   let requests = 0;
-  await page.route(/\/assets\/pca-[^/]+\.js$/, (route) => (requests++ < 2 ? route.abort("internetdisconnected") : route.continue()));
+  await page.route(/\/pca-[^/]+\.js$/, (route) => (requests++ < 2 ? route.abort("internetdisconnected") : route.continue()));
   await page.goto(`${site.server.url}index.html?model=random&view=heatmap`);
   await page.waitForSelector("attn-lens .frame canvas.figure");
   await page.waitForFunction(() => document.body.dataset.firstFigureMs);
@@ -344,7 +344,7 @@ test("every step exported at d_model 128: matrices as images, labels that do not
   const clashes = [];
   for (let a = 0; a < boxes.length; a++) {
     for (let b = a + 1; b < boxes.length && boxes[b].x < boxes[a].x + boxes[a].w; b++) {
-      if (overlaps(boxes[a], boxes[b], 1))
+      if (overlaps(boxes[a], boxes[b]))
         clashes.push(`“${boxes[a].text}” and “${boxes[b].text}” at ${boxes[a].x.toFixed(0)}, ${boxes[a].y.toFixed(0)}`);
     }
   }

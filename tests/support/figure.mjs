@@ -136,7 +136,13 @@ export const typeAndTime = (page, text) =>
         const el = document.querySelector("#figure");
         const input = document.querySelector("#sentence");
         const start = performance.now();
-        el.addEventListener("attn-lens-painted", () => done(performance.now() - start), { once: true });
+        // The painted frame of this input's render: a paint still pending from an earlier
+        // figure may arrive first, so the clock stops at the first paint after this render.
+        el.addEventListener(
+          "attn-lens-render",
+          () => el.addEventListener("attn-lens-painted", () => done(performance.now() - start), { once: true }),
+          { once: true },
+        );
         input.value = t;
         input.dispatchEvent(new Event("input", { bubbles: true }));
       }),

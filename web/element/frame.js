@@ -15,15 +15,33 @@ export const NEAR = 300;
 // then each is cleared and marked data-stale, never showing the previous sentence's numbers.
 const idleFrames = new Set();
 let idleQueued = false;
-const whenIdle = globalThis.requestIdleCallback ?? ((f) => setTimeout(() => f({ timeRemaining: () => 8 }), 16));
+// Without requestIdleCallback (Safari): a task with a deadline of its own, 8 ms from its start.
+const whenIdle =
+  globalThis.requestIdleCallback ??
+  ((f) =>
+    setTimeout(() => {
+      const end = performance.now() + 8;
+      f({ timeRemaining: () => end - performance.now() });
+    }, 16));
 
 function paintIdle(deadline) {
   idleQueued = false;
   for (const frame of idleFrames) {
     if (deadline.timeRemaining() < 4) break;
+    // A frame of a view not shown now (detached by the view cache) stays queued, still marked
+    // stale: it is painted when its view is back, or when it comes near.
+    if (!frame.box.isConnected) {
+      if (!frame.host.isConnected) idleFrames.delete(frame); // the element itself is gone
+      continue;
+    }
     idleFrames.delete(frame);
-    if (frame.dirty && frame.box.isConnected) frame.paint({ force: true });
+    if (frame.dirty) frame.paint({ force: true });
   }
+  if ([...idleFrames].some((frame) => frame.box.isConnected)) queueIdle();
+}
+
+/** Queues the idle painting again for frames of a view shown again (the element calls it). */
+export function paintStaleFrames() {
   if (idleFrames.size) queueIdle();
 }
 

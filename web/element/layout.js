@@ -6,7 +6,7 @@ import { headName } from "../figure-data.js";
 import { canvasPainter } from "../paint.js";
 import { weightBitmap } from "../views/heatmap.js";
 import { loadedView, tracedHead, viewNamed } from "../views/index.js";
-import { Frame } from "./frame.js";
+import { Frame, paintStaleFrames } from "./frame.js";
 
 export const PANEL_GAP = 16;
 const MIN_PANEL_WIDTH = 300;
@@ -129,6 +129,7 @@ export function drawFrames(element) {
   element._shown = shown;
   element._zoomChanged = false;
   drawThumbnails(element, state, palette, scale);
+  paintStaleFrames();
   return drew;
 }
 

@@ -21,6 +21,8 @@ const LEVELS = 32;
  * 25 700 segments and most of the time to the painted frame (issue 28).
  */
 const MIN_WEIGHT = 1 / LEVELS + 1e-6;
+/** The lines of a hovered token are drawn strongly (opacity 0.15 + weight): from this weight up. */
+const MIN_HIGHLIGHT_WEIGHT = 0.01;
 
 /**
  * @param {object} p
@@ -169,7 +171,7 @@ export function highlight(p, lay, focus, { sy = 0, w = lay.viewW, h = lay.viewH 
     const wts = headWeights(lay, hd);
     for (let o = 0; o < L; o++) {
       const v = query ? wts[k * L + o] : wts[o * L + k];
-      if (v < MIN_WEIGHT) continue;
+      if (v < MIN_HIGHLIGHT_WEIGHT) continue;
       const [a, b] = query ? [k, o] : [o, k];
       if (lay.data.causal && b > a) continue; // masked: not drawn in the figure either
       p.line(leftX + 6, y(a), rightX - 6, y(b), headColor(hd), 2.5, Math.min(1, 0.15 + v));

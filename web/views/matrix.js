@@ -198,10 +198,14 @@ export function draw(p, lay, { sx = 0, sy = 0, w = lay.fullW, h = lay.fullH } = 
   p.save();
   p.clip(labelW, 0, w - labelW, HEAD_H);
   const every = colLabelEvery(cellW);
+  let right = -Infinity;
   for (let c = c0 - (c0 % every); c < c1; c += every) {
-    // A label wider than its column (narrow cells) is kept inside the matrix's edges.
+    // A label wider than its column (narrow cells) is kept inside the matrix's edges; one that
+    // would then touch the label before it is left out.
     const half = every > 1 ? textWidth(lay.colLabels[c], LABEL_FONT) / 2 : 0;
     const x = Math.max(labelW + half, Math.min(labelW + lay.pane.cols * cellW - half, labelW + (c + 0.5) * cellW)) - sx;
+    if (every > 1 && x - half < right + 2) continue;
+    right = x + half;
     p.text(lay.colLabels[c], x, HEAD_H / 2, {
       size: 10,
       fill: palette.muted,
