@@ -112,7 +112,7 @@ void usage(const Options& d) {
       "usage: attnlens_train_encoder [options]\n"
       "  --corpus DIR --out DIR --work DIR   (default %s, %s, %s)\n"
       "  --fresh            ignore a saved state and start over\n"
-      "  --evaluate         evaluate the model in --out and rewrite its eval.json and MODEL.md\n"
+      "  --evaluate         evaluate the model in --out: print its held-out loss and heads\n"
       "  --vocab N          BPE vocabulary before the 4 special tokens (default %d)\n"
       "  --layers N --heads N --d-model N --intermediate N --context N  (default %d, %d, %d, %d, "
       "%d)\n"
