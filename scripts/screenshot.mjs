@@ -22,13 +22,21 @@ const PARAGRAPH = RANDOM_MODE_EXAMPLES.find((e) => /long paragraph/.test(e.label
 
 /** The README's pictures: [file, query, options]. */
 const README = [
-  ["demo.png", "?sentence=The+dog+and+the+cat+ran+from+the+house+to+the+park+by+the+river.&mode=compare", { width: 1280, height: 900 }],
+  // The page as it opens (the trained causal model), at the size the first-screen test checks.
+  ["demo.png", "", { width: 1280, height: 800 }],
+  // Random weights: causal and full attention side by side.
+  [
+    "random-compare.png",
+    "?model=random&sentence=The+dog+and+the+cat+ran+from+the+house+to+the+park+by+the+river.&mode=compare",
+    { width: 1280, height: 900, figureOnly: true },
+  ],
   ["long-paragraph.png", `?heads=8&sentence=${encodeURIComponent(PARAGRAPH)}`, { width: 1280, height: 1000, figureOnly: true }],
   ["phone-360.png", "", { width: 360, height: 740, mobile: true }],
   ["blog.png", "", { width: 1280, height: 900, page: "examples/blog.html", full: true }],
+  // The two trained models side by side: every head of each, labelled.
   [
-    "trained-grid.png",
-    `?model=attnlens&view=grid&layer=1&h=4&sentence=${encodeURIComponent("It is a truth universally acknowledged, that a single man in possession of a good fortune, must be in want of a wife.")}`,
+    "trained-both.png",
+    `?model=attnlens&mode=compare&view=grid&sentence=${encodeURIComponent("My dear Lizzy, I have just received your letter, and I am very glad to hear that you are well.")}`,
     { width: 1280, height: 1100, figureOnly: true },
   ],
   // The training page before training (step 0), in the phase change (trained to step 2 000 with
