@@ -10,9 +10,12 @@
 //   with one [MASK], every layer's attention:
 //     all rows    forward() with the masked-LM logits of every token (before)
 //     [MASK] row  analyze(): the logits of the [MASK] row only (after)
+//   and PyTorch's forward of the same shapes on one thread (bench/torch_bert.py), all rows and the
+//   [MASK] row, when /usr/bin/python3 has torch (PYTHON=... picks another).
 // Medians of 7 runs after one warm-up; the module Node loads (SIMD128 in Node 20, relaxed SIMD
 // in Node 22) is printed with each row.
 //   node bench/typing.mjs [--quick]
+import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -90,6 +93,30 @@ try {
   bert.dispose();
 } finally {
   rmSync(dir, { recursive: true, force: true });
+}
+
+// PyTorch, one thread, the same shapes (its own random weights: the time does not depend on them).
+const python = process.env.PYTHON ?? "/usr/bin/python3";
+const torch = spawnSync(python, [join(root, "bench/torch_bert.py"), ...(quick ? ["--quick"] : [])], { encoding: "utf8" });
+if (torch.status !== 0) {
+  rows.push({
+    model: "BERT base",
+    what: "PyTorch, 1 thread",
+    ms: NaN,
+    note: `not run: ${(torch.stderr || torch.error?.message || "failed").trim().split("\n").at(-1)}`,
+  });
+} else {
+  const out = torch.stdout
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l));
+  for (const o of out.filter((o) => o.what === "bert_forward"))
+    rows.push({
+      model: "BERT base",
+      what: `PyTorch ${out[0].version}, 1 thread: forward, logits of ${o.rows === "all rows" ? `all ${o.T} tokens` : "the [MASK] row"}`,
+      ms: o.ms,
+      note: "attention weights computed, as attnlens returns them",
+    });
 }
 
 console.log(`\nTyping on real-size models: Node ${process.versions.node}, ${lens.simd} module, median of ${runs} (ms)\n`);
