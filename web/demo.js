@@ -516,7 +516,13 @@ async function openCheckpoint(picked) {
       `${c.vocabSize} tokens in its vocabulary${ownTokenizer ? "" : " (GPT-2's tokenizer)"}; loaded in ${((performance.now() - started) / 1000).toFixed(1)} s.`;
     figure.scrollIntoView({ block: "nearest" });
   } catch (error) {
+    // The figure keeps what it showed before (openModel restores it): the random weights or the
+    // trained models again, or the checkpoint picked before this one.
     checkpointStatus.textContent = error.message;
+    if (figure.model !== "custom") {
+      document.body.classList.remove("checkpoint-mode");
+      $("#close-checkpoint").hidden = true;
+    }
   }
 }
 figure.addEventListener("attn-lens-model-progress", (e) => {

@@ -5,7 +5,7 @@
 // model and the encoder side by side.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync, rmSync, statfsSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, statfsSync, truncateSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openPage, useSite } from "../support/browser.mjs";
@@ -113,6 +113,98 @@ test("the page opens a BERT-Tiny-shaped folder: full attention, the grid of ever
     await page.close();
   } finally {
     rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("bad encoder folders: each a named error in the page, which keeps the previous figure, and in the element", async () => {
+  const good = mkdtempSync(join(tmpdir(), "attnlens-bert-good-"));
+  const bad = mkdtempSync(join(tmpdir(), "attnlens-bert-bad-"));
+  try {
+    writeBertCheckpoint(good, BERT_PRESETS.tiny, 4);
+    const { page, problems } = await openPage(site.browser.context, site.server.url);
+    await page.goto(`${site.server.url}index.html?model=random&sentence=${encodeURIComponent("the man said good day")}`);
+    await page.waitForFunction(() => document.querySelector("#figure").explanation?.causal);
+    await page.setInputFiles(
+      "#open-checkpoint",
+      FILES.map((f) => join(good, f)),
+    );
+    assert.ok((await shown(page)).ok);
+    const tokens = () =>
+      page.evaluate(() =>
+        document
+          .querySelector("#figure")
+          .attention.tokens.map((t) => t.text)
+          .join(" "),
+      );
+    const before = await tokens();
+    const vocab = readFileSync(join(good, "vocab.txt"), "utf8").split("\n");
+    const config = JSON.parse(readFileSync(join(good, "config.json"), "utf8"));
+    const cases = [
+      [
+        "a vocab.txt without [CLS]",
+        () => writeFileSync(join(bad, "vocab.txt"), vocab.filter((t) => t !== "[CLS]").join("\n")),
+        /vocab\.txt.*\[CLS\]/,
+      ],
+      [
+        "a vocab.txt with a token twice",
+        () => writeFileSync(join(bad, "vocab.txt"), [...vocab.slice(0, 200), vocab[150], ...vocab.slice(201)].join("\n")),
+        /vocab\.txt/,
+      ],
+      ["an ALBERT config", () => writeFileSync(join(bad, "config.json"), JSON.stringify({ ...config, model_type: "albert" })), /albert/],
+      [
+        "relative positions",
+        () => writeFileSync(join(bad, "config.json"), JSON.stringify({ ...config, position_embedding_type: "relative_key" })),
+        /position_embedding_type/,
+      ],
+      ["a truncated model.safetensors", () => truncateSync(join(bad, "model.safetensors"), 100000), /model\.safetensors/],
+    ];
+    for (const [what, spoil, message] of cases) {
+      writeBertCheckpoint(bad, BERT_PRESETS.tiny, 4);
+      spoil();
+      await page.setInputFiles(
+        "#open-checkpoint",
+        FILES.map((f) => join(bad, f)),
+      );
+      const status = await page.waitForFunction(
+        (source) => {
+          const text = document.querySelector("#checkpoint-status").textContent;
+          return new RegExp(source).test(text) && !/^Showing|^Loading|^Reading/.test(text) ? text : null;
+        },
+        message.source,
+        { timeout: 60000 },
+      );
+      const text = await status.jsonValue();
+      assert.match(text, message, what);
+      assert.equal(await tokens(), before, `${what}: the previous figure stays`);
+    }
+    // The element: an error state that says what was wrong.
+    await page.route("**/bad-folder/*", (route) => {
+      const name = new URL(route.request().url()).pathname.split("/").pop();
+      if (!FILES.includes(name)) return route.fulfill({ status: 404, body: "" });
+      return route.fulfill({ status: 200, body: readFileSync(join(bad, name)) });
+    });
+    await page.evaluate(() => {
+      const el = document.createElement("attn-lens");
+      el.id = "bad-encoder";
+      el.setAttribute("model-src", "bad-folder/");
+      el.setAttribute("model", "attnlens");
+      el.setAttribute("sentence", "the man said good day");
+      document.body.prepend(el);
+    });
+    const elementMessage = await page.waitForFunction(
+      () => document.querySelector("#bad-encoder").shadowRoot?.querySelector(".message.error")?.textContent,
+      null,
+      { timeout: 60000 },
+    );
+    assert.match(await elementMessage.jsonValue(), /model\.safetensors/);
+    assert.deepEqual(
+      problems.filter((p) => !/Failed to load resource/.test(p)),
+      [],
+    );
+    await page.close();
+  } finally {
+    rmSync(good, { recursive: true, force: true });
+    rmSync(bad, { recursive: true, force: true });
   }
 });
 

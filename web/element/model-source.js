@@ -51,11 +51,50 @@ function modelSources(element) {
 
 /** Shows the checkpoint `files` (openModel); resolves when it is shown. */
 export function openModel(element, files, options) {
+  // What the figure shows now, kept until the new checkpoint is in: a checkpoint that fails to
+  // load leaves the previous figure (and model) as they were; one that loads frees a checkpoint
+  // picked before it.
+  const previous = {
+    picked: element._picked,
+    progress: element._pickedProgress,
+    model: element.model,
+    opened: element._openedModels,
+    load: element._modelLoad,
+    key: element._modelKey,
+    figure: element._figure,
+    panels: element._panels,
+    computedKey: element._computedKey,
+  };
   element._picked = files;
   element._pickedProgress = options.onProgress;
   element.model = "custom";
   element._modelLoad = null;
-  return startModel(element);
+  const generation = element._loadGeneration + 1;
+  return startModel(element).then(
+    (result) => {
+      if (previous.picked && previous.opened && previous.opened !== element._openedModels)
+        for (const opened of previous.opened) opened.model.dispose();
+      return result;
+    },
+    (error) => {
+      if (generation === element._loadGeneration && error.name !== "AbortError" && previous.figure) {
+        Object.assign(element, {
+          _picked: previous.picked,
+          _pickedProgress: previous.progress,
+          model: previous.model,
+          _openedModels: previous.opened,
+          _modelLoad: previous.load,
+          _modelKey: previous.key,
+          _figure: previous.figure,
+          _panels: previous.panels,
+          _computedKey: previous.computedKey,
+          _error: null,
+        });
+        element.requestUpdate();
+      }
+      throw error;
+    },
+  );
 }
 
 /** Frees a checkpoint given to openModel() and returns to random weights. */
