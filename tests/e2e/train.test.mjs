@@ -111,6 +111,18 @@ test("training in a worker: reports, the grid, a responsive page, pause; the sam
     // copy losses are computed in JS with Math.exp/log from bit-identical logits.
     assert.deepEqual(reports, node, "Chromium and Node 22 give the same losses for seed 3");
   }
+  // Skip ahead over a run in progress asks first (issue 28): dismissed, the run stays.
+  const last = await page.evaluate(() => window.trainHistory.at(-1).step);
+  const asked = [];
+  page.once("dialog", (dialog) => {
+    asked.push(dialog.message());
+    dialog.dismiss();
+  });
+  await page.click("#skip");
+  await page.waitForTimeout(300);
+  assert.deepEqual(asked, [`Replace this run (step ${last}) with the saved run of the default settings?`]);
+  assert.equal(await page.evaluate(() => window.trainHistory.at(-1).step), last);
+  assert.doesNotMatch(await page.textContent("#train-status"), /Loading the snapshot/);
   assert.deepEqual(problems, []);
   await page.close();
 });

@@ -292,6 +292,17 @@ export class AttnLensTrainElement extends LitElement {
     this._status = "Loading the snapshot…";
   }
 
+  /**
+   * The Skip ahead button: a run trained on this page past where it started (step 0, or a
+   * snapshot's step) is only replaced once the reader says so (skipAhead() itself does not ask).
+   */
+  _onSkip() {
+    const step = this._last?.step ?? 0;
+    const from = typeof this._skipped === "number" ? this._skipped : 0;
+    if (step > from && !confirm(`Replace this run (step ${step}) with the saved run of the default settings?`)) return;
+    this.skipAhead();
+  }
+
   /** The controls show the run's settings (a rejected seed typed into the box is replaced). */
   _showSettings() {
     const input = this.renderRoot?.querySelector("#train-seed");
@@ -387,7 +398,7 @@ export class AttnLensTrainElement extends LitElement {
         <button type="button" id="start" class="accent" ?disabled=${this._running} @click=${() => this.start()}>Start</button>
         <button type="button" id="pause" ?disabled=${!this._running} @click=${() => this.pause()}>Pause</button>
         <button type="button" id="reset" @click=${() => this.reset()}>Reset</button>
-        <button type="button" id="skip" title="Load a saved run of the default settings at its last step" @click=${() => this.skipAhead()}>
+        <button type="button" id="skip" title="Load a saved run of the default settings at its last step" @click=${() => this._onSkip()}>
           Skip ahead
         </button>
         <label>Seed <input id="train-seed" type="text" inputmode="numeric" size="6" .value=${this.seed} @change=${this._onSeed} /></label>
