@@ -508,7 +508,7 @@ async function openCheckpoint(picked) {
       files.push(new File([vocab], "vocab.json"), new File([merges], "merges.txt"));
     }
     const ready = new Promise((done) => figure.addEventListener("attn-lens-model", (e) => done(e.detail), { once: true }));
-    await figure.openModel(files);
+    await figure.openModel(files, { keepOnError: true });
     const c = (await ready).config;
     const kind = c.causal ? "causal attention, next-token predictions" : "full attention, [MASK] predictions";
     checkpointStatus.textContent =

@@ -242,10 +242,12 @@ export declare class AttnLensElement extends HTMLElement {
    * tokenizer.json for an encoder; others are ignored), or an object name ->
    * bytes or text. Nothing is uploaded. `model` then reads "custom". Rejects with the
    * AttnLensError the figure shows (BAD_FILE names what was found for another architecture).
+   * With `keepOnError`, a checkpoint that cannot be loaded leaves the figure (and the model) as
+   * they were instead, and only the rejection says why (the demo page shows it beside the picker).
    */
   openModel(
     files: FileList | File[] | Record<string, Uint8Array | ArrayBuffer | string>,
-    options?: { onProgress?: (progress: AttnLensModelProgress) => void },
+    options?: { onProgress?: (progress: AttnLensModelProgress) => void; keepOnError?: boolean },
   ): Promise<void>;
   /** Frees a checkpoint given to openModel() and returns to model="random". */
   closeModel(): void;

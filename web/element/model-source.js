@@ -51,9 +51,9 @@ function modelSources(element) {
 
 /** Shows the checkpoint `files` (openModel); resolves when it is shown. */
 export function openModel(element, files, options) {
-  // What the figure shows now, kept until the new checkpoint is in: a checkpoint that fails to
-  // load leaves the previous figure (and model) as they were; one that loads frees a checkpoint
-  // picked before it.
+  // What the figure shows now, kept until the new checkpoint is in: with keepOnError, a checkpoint
+  // that fails to load leaves the previous figure (and model) as they were (else the figure shows
+  // the error); one that loads frees a checkpoint picked before it.
   const previous = {
     picked: element._picked,
     progress: element._pickedProgress,
@@ -77,7 +77,7 @@ export function openModel(element, files, options) {
       return result;
     },
     (error) => {
-      if (generation === element._loadGeneration && error.name !== "AbortError" && previous.figure) {
+      if (options.keepOnError && generation === element._loadGeneration && error.name !== "AbortError" && previous.figure) {
         Object.assign(element, {
           _picked: previous.picked,
           _pickedProgress: previous.progress,
@@ -91,6 +91,9 @@ export function openModel(element, files, options) {
           _error: null,
         });
         element.requestUpdate();
+      } else if (previous.picked && previous.opened && previous.opened !== element._openedModels) {
+        // The figure shows the error: the checkpoint picked before is not coming back.
+        for (const opened of previous.opened) opened.model.dispose();
       }
       throw error;
     },
