@@ -175,6 +175,9 @@ test("bad encoder folders: each a named error in the page, which keeps the previ
       );
       const text = await status.jsonValue();
       assert.match(text, message, what);
+      // The previous figure is back (the random weights may recompute it once the page leaves
+      // checkpoint mode): the same tokens.
+      await page.waitForFunction(() => document.querySelector("#figure").attention, null, { timeout: 20000 });
       assert.equal(await tokens(), before, `${what}: the previous figure stays`);
     }
     // The element: an error state that says what was wrong.

@@ -258,7 +258,10 @@ export class AttnLensElement extends LitElement {
     }
     // With the shipped models, mode picks which are shown (the causal model, the encoder, or both).
     const shippedMode = changed.has("mode") && this.model === "attnlens" && !this.modelSrc;
-    if ((changed.has("model") || changed.has("modelSrc") || shippedMode) && this.model !== "custom") modelChanged(this, changed);
+    // (Not when a failed openModel() put back the model it replaced: model-source.js restored it whole.)
+    if ((changed.has("model") || changed.has("modelSrc") || shippedMode) && this.model !== "custom" && !this._restored)
+      modelChanged(this, changed);
+    this._restored = false;
     // A part that failed to load (chunks.js) is tried again at the next change of an attribute
     // or property (not at the element's own updates, which would retry in a loop while offline).
     if (this._loadFailed && [...changed.keys()].some((key) => !String(key).startsWith("_"))) {

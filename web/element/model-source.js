@@ -89,6 +89,7 @@ export function openModel(element, files, options) {
           _panels: previous.panels,
           _computedKey: previous.computedKey,
           _error: null,
+          _restored: true,
         });
         element.requestUpdate();
       } else if (previous.picked && previous.opened && previous.opened !== element._openedModels) {
