@@ -161,8 +161,7 @@ void check_gradients(attnlens::Model& model, const Fixture& f, bool token_types,
 
 }  // namespace
 
-TEST_CASE("PyTorch oracle: GPT-2 (causal, tied lm_head, mask buffers in the file)",
-          "[torch][model]") {
+TEST_CASE("PyTorch oracle: GPT-2 (causal, tied lm_head, mask buffers in the file)", "[torch]") {
   const Fixture f = fixture("gpt2-tiny");
   attnlens::LoadedModel loaded = load(f);
   CHECK(loaded.model->info().family == "gpt2");
@@ -172,7 +171,7 @@ TEST_CASE("PyTorch oracle: GPT-2 (causal, tied lm_head, mask buffers in the file
 }
 
 TEST_CASE("PyTorch oracle: BERT (bert. prefix, pooler, NSP head, int64 position_ids, tied decoder)",
-          "[torch][model]") {
+          "[torch]") {
   const Fixture f = fixture("bert-tiny");
   attnlens::LoadedModel loaded = load(f);
   const attnlens::ModelInfo info = loaded.model->info();
@@ -186,7 +185,7 @@ TEST_CASE("PyTorch oracle: BERT (bert. prefix, pooler, NSP head, int64 position_
 }
 
 TEST_CASE("PyTorch oracle: BertModel without a head, no prefix, gamma/beta names, F16 weights",
-          "[torch][model]") {
+          "[torch]") {
   const Fixture f = fixture("bert-tiny-old");
   attnlens::LoadedModel loaded = load(f);
   CHECK_FALSE(loaded.model->info().has_head);
@@ -194,7 +193,7 @@ TEST_CASE("PyTorch oracle: BertModel without a head, no prefix, gamma/beta names
 }
 
 TEST_CASE("PyTorch oracle: DistilBERT (distilbert. prefix, vocab_* head, BF16 weights)",
-          "[torch][model]") {
+          "[torch]") {
   const Fixture f = fixture("distilbert-tiny");
   attnlens::LoadedModel loaded = load(f);
   CHECK(loaded.model->info().family == "distilbert");
