@@ -15,6 +15,21 @@ import { BERT_PRESETS, writeBertCheckpoint } from "../../scripts/bert-checkpoint
 const site = useSite();
 const FILES = ["model.safetensors", "config.json", "vocab.txt", "tokenizer_config.json"];
 
+/** The demo page on random weights, with the sentence the encoder tests pick folders over. */
+async function openRandomPage() {
+  const session = await openPage(site.browser.context, site.server.url);
+  await session.page.goto(`${site.server.url}index.html?model=random&sentence=${encodeURIComponent("the man said good day")}`);
+  await session.page.waitForFunction(() => document.querySelector("#figure").explanation?.causal);
+  return session;
+}
+
+/** Picks an encoder folder's files in the page's checkpoint picker. */
+const pickFolder = (page, dir) =>
+  page.setInputFiles(
+    "#open-checkpoint",
+    FILES.map((f) => join(dir, f)),
+  );
+
 /** Waits until the picker's status says the checkpoint is shown (or an error is shown). */
 const shown = (page) =>
   page
@@ -36,14 +51,9 @@ test("the page opens a BERT-Tiny-shaped folder: full attention, the grid of ever
   const dir = mkdtempSync(join(tmpdir(), "attnlens-bert-"));
   try {
     writeBertCheckpoint(dir, BERT_PRESETS.tiny, 2);
-    const { page, problems } = await openPage(site.browser.context, site.server.url);
-    await page.goto(`${site.server.url}index.html?model=random&sentence=${encodeURIComponent("the man said good day")}`);
-    await page.waitForFunction(() => document.querySelector("#figure").explanation?.causal);
+    const { page, problems } = await openRandomPage();
     const started = Date.now();
-    await page.setInputFiles(
-      "#open-checkpoint",
-      FILES.map((f) => join(dir, f)),
-    );
+    await pickFolder(page, dir);
     const status = await shown(page);
     const loadMs = Date.now() - started;
     assert.ok(status.ok, status.text);
@@ -121,13 +131,8 @@ test("bad encoder folders: each a named error in the page, which keeps the previ
   const bad = mkdtempSync(join(tmpdir(), "attnlens-bert-bad-"));
   try {
     writeBertCheckpoint(good, BERT_PRESETS.tiny, 4);
-    const { page, problems } = await openPage(site.browser.context, site.server.url);
-    await page.goto(`${site.server.url}index.html?model=random&sentence=${encodeURIComponent("the man said good day")}`);
-    await page.waitForFunction(() => document.querySelector("#figure").explanation?.causal);
-    await page.setInputFiles(
-      "#open-checkpoint",
-      FILES.map((f) => join(good, f)),
-    );
+    const { page, problems } = await openRandomPage();
+    await pickFolder(page, good);
     assert.ok((await shown(page)).ok);
     const tokens = () =>
       page.evaluate(() =>
@@ -161,10 +166,7 @@ test("bad encoder folders: each a named error in the page, which keeps the previ
     for (const [what, spoil, message] of cases) {
       writeBertCheckpoint(bad, BERT_PRESETS.tiny, 4);
       spoil();
-      await page.setInputFiles(
-        "#open-checkpoint",
-        FILES.map((f) => join(bad, f)),
-      );
+      await pickFolder(page, bad);
       const status = await page.waitForFunction(
         (source) => {
           const text = document.querySelector("#checkpoint-status").textContent;
@@ -291,14 +293,9 @@ test("BERT base's exact shapes (random weights, 440 MB) load and answer a 32-tok
   const dir = mkdtempSync(join(tmpdir(), "attnlens-bert-base-"));
   try {
     writeBertCheckpoint(dir, BERT_PRESETS.base, 1);
-    const { page, problems } = await openPage(site.browser.context, site.server.url);
-    await page.goto(`${site.server.url}index.html?model=random&sentence=${encodeURIComponent("the man said good day")}`);
-    await page.waitForFunction(() => document.querySelector("#figure").explanation?.causal);
+    const { page, problems } = await openRandomPage();
     const started = Date.now();
-    await page.setInputFiles(
-      "#open-checkpoint",
-      FILES.map((f) => join(dir, f)),
-    );
+    await pickFolder(page, dir);
     const status = await shown(page);
     const loadMs = Date.now() - started;
     assert.ok(status.ok, status.text);
