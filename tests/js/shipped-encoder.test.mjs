@@ -64,6 +64,12 @@ test("the shipped encoder: its heads on the held-out sample are the ones eval.js
   // moves by about 0.3 / √1000 ≈ 0.01 between samples (more where neighbouring positions are
   // correlated); 0.06 allows several times that. When the model was committed the largest gap was
   // 0.008 (layer 1 head 2, previous token: 0.245 here, 0.237 recorded).
+  // The record is [layers][heads], as the model: a size mismatch is a failure, not a skipped head.
+  for (const name of ["previous", "next"]) {
+    assert.equal(record.heads[name].length, layers, `eval.json's ${name} scores: ${record.heads[name].length} layers, the model ${layers}`);
+    for (const row of record.heads[name])
+      assert.equal(row.length, heads, `eval.json's ${name} scores: ${row.length} heads, the model ${heads}`);
+  }
   const worst = { gap: 0, where: "" };
   for (let m = 0; m < layers * heads; m++) {
     const [l, h] = [Math.floor(m / heads), m % heads];
@@ -72,6 +78,7 @@ test("the shipped encoder: its heads on the held-out sample are the ones eval.js
       ["next", mean(next[m]), record.heads.next[l][h]],
     ]) {
       assert.ok(Number.isFinite(measured), `layer ${l} head ${h} ${name}: ${measured}`);
+      assert.ok(Number.isFinite(recorded), `eval.json has no ${name} score for layer ${l} head ${h}: ${recorded}`);
       const gap = Math.abs(measured - recorded);
       if (gap > worst.gap)
         Object.assign(worst, { gap, where: `layer ${l} head ${h} ${name}: ${measured.toFixed(3)} here, ${recorded} recorded` });
