@@ -9,6 +9,7 @@
 import { existsSync, writeFileSync } from "node:fs";
 import { extname, basename } from "node:path";
 import { pathToFileURL } from "node:url";
+import { parseArgs } from "node:util";
 import { serve } from "./serve.mjs";
 import { launchBrowser, openPage } from "../tests/support/browser.mjs";
 
@@ -31,16 +32,14 @@ const ATTRIBUTES = [
 ];
 
 function parse(argv) {
-  const options = { width: 720, attributes: { theme: "light" } };
-  for (let k = 0; k < argv.length; k += 2) {
-    const name = argv[k].replace(/^--/, "");
-    const value = argv[k + 1];
-    if (value === undefined) throw new Error(`--${name} needs a value`);
-    if (name === "out") options.out = value;
-    else if (name === "width") options.width = Number(value);
-    else if (ATTRIBUTES.includes(name)) options.attributes[name] = value;
-    else throw new Error(`unknown option --${name}; options: --out, --width, ${ATTRIBUTES.map((a) => `--${a}`).join(", ")}`);
-  }
+  // strict: an unknown option, a missing value or a stray argument throws, naming it.
+  const { values } = parseArgs({
+    args: argv,
+    strict: true,
+    options: Object.fromEntries(["out", "width", ...ATTRIBUTES].map((name) => [name, { type: "string" }])),
+  });
+  const { out, width = "720", ...attributes } = values;
+  const options = { out, width: Number(width), attributes: { theme: "light", ...attributes } };
   if (!options.out || ![".svg", ".png"].includes(extname(options.out))) throw new Error("--out must name a .svg or .png file");
   if (!Number.isFinite(options.width) || options.width < 240) throw new Error("--width must be a number of CSS px, at least 240");
   return options;
@@ -100,8 +99,15 @@ export async function renderFigure({ attributes, width, format }) {
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  let options;
   try {
-    const options = parse(process.argv.slice(2));
+    options = parse(); // parseArgs reads the process's arguments
+  } catch (error) {
+    // A bad argument: exit 2, as every script of the repository does (scripts/cli.mjs).
+    console.error(`figure: ${error.message}`);
+    process.exit(2);
+  }
+  try {
     const format = extname(options.out).slice(1);
     const r = await renderFigure({ ...options, format });
     writeFileSync(options.out, format === "svg" ? r.text : Buffer.from(r.bytes));

@@ -7,8 +7,14 @@
 import { launchBrowser, openPage } from "../tests/support/browser.mjs";
 import { sentence } from "../tests/support/sentences.mjs";
 import { serve } from "./serve.mjs";
+import { cli, cliNumber } from "./cli.mjs";
 
-const [view = "heatmap", mode = "compare", tokens = "512", heads = "8", count = "5"] = process.argv.slice(2);
+const usage = "usage: node scripts/profile-page.mjs [view] [mode] [tokens] [heads] [edits]  (e.g. lines compare 512 8 5)";
+const [view = "heatmap", mode = "compare", ...numbers] = cli({ usage, positionals: 5 }).positionals;
+// The counts are whole numbers (the page itself names an unknown view or mode).
+const [tokens, heads, count] = ["tokens", "heads", "edits"].map((name, i) =>
+  cliNumber({ [name]: numbers[i] }, name, { fallback: [512, 8, 5][i], min: name === "tokens" ? 2 : 1, integer: true, usage, label: name }),
+);
 
 const server = await serve(new URL("../dist/site", import.meta.url).pathname);
 const browser = await launchBrowser();

@@ -6,16 +6,21 @@
 import { serve } from "./serve.mjs";
 import { launchBrowser, openPage } from "../tests/support/browser.mjs";
 import { RANDOM_MODE_EXAMPLES } from "../web/examples.js";
+import { cli, cliError, cliNumber } from "./cli.mjs";
 
-const args = process.argv.slice(2);
-const option = (name, fallback) => {
-  const i = args.indexOf(name);
-  return i >= 0 ? args.splice(i, 2)[1] : fallback;
-};
-const flag = (name) => {
-  const i = args.indexOf(name);
-  return i >= 0 && args.splice(i, 1).length > 0;
-};
+const usage = `usage: node scripts/screenshot.mjs OUT.png [QUERY] [--width N] [--height N] [--page FILE] [--full]
+       node scripts/screenshot.mjs --readme DIR [NAME]`;
+const { values, positionals: args } = cli({
+  usage,
+  positionals: 2,
+  options: {
+    readme: { type: "string" },
+    width: { type: "string" },
+    height: { type: "string" },
+    page: { type: "string" },
+    full: { type: "boolean" },
+  },
+});
 
 // The page's long-paragraph preset: varied text, so that its rows differ.
 const PARAGRAPH = RANDOM_MODE_EXAMPLES.find((e) => /long paragraph/.test(e.label)).sentence;
@@ -87,17 +92,13 @@ async function shoot(
   await page.close();
 }
 
-const readme = option("--readme");
-const width = Number(option("--width", "1280"));
-const height = Number(option("--height", "900"));
-const pagePath = option("--page", "index.html");
-const full = flag("--full");
-// What is left are the positional arguments; a flag among them was not understood.
-const unknown = args.filter((a) => a.startsWith("--"));
-if (unknown.length) {
-  console.error(`screenshot: unknown option ${unknown.join(", ")}; options: --readme DIR, --width N, --height N, --page FILE, --full`);
-  process.exit(2);
-}
+const readme = values.readme;
+const width = cliNumber(values, "width", { fallback: 1280, min: 200, integer: true, usage });
+const height = cliNumber(values, "height", { fallback: 900, min: 200, integer: true, usage });
+const pagePath = values.page ?? "index.html";
+const full = values.full ?? false;
+if (!readme && !args[0]) cliError("name the output file (OUT.png) or use --readme DIR", usage);
+if (readme && args.length > 1) cliError(`--readme takes one picture's name at most, not ${args.join(" ")}`, usage);
 const server = await serve(new URL("../dist/site", import.meta.url).pathname);
 try {
   if (readme) {

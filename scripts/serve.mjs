@@ -6,6 +6,7 @@ import { createReadStream } from "node:fs";
 import { stat } from "node:fs/promises";
 import { extname, join, normalize, resolve, sep } from "node:path";
 import { pathToFileURL } from "node:url";
+import { cli, cliNumber } from "./cli.mjs";
 
 const TYPES = {
   ".html": "text/html; charset=utf-8",
@@ -73,10 +74,10 @@ export function serve(root, { port = 0 } = {}) {
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const args = process.argv.slice(2);
-  const i = args.indexOf("--port");
-  const port = i >= 0 ? Number(args.splice(i, 2)[1]) : 0;
-  const dir = args[0] ?? ".";
+  const usage = "usage: node scripts/serve.mjs [DIR] [--port N]";
+  const { values, positionals } = cli({ usage, positionals: 1, options: { port: { type: "string" } } });
+  const port = cliNumber(values, "port", { fallback: 0, min: 0, max: 65535, integer: true, usage });
+  const dir = positionals[0] ?? ".";
   let server;
   try {
     server = await serve(dir, { port });

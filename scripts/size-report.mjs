@@ -2,20 +2,17 @@
 //   node scripts/size-report.mjs FILE... [--budget-gzip-kb N --label NAME]
 import { readFileSync } from "node:fs";
 import { gzipSync } from "node:zlib";
+import { cli, cliError, cliNumber } from "./cli.mjs";
 
-const args = process.argv.slice(2);
-const option = (name) => {
-  const i = args.indexOf(name);
-  return i >= 0 ? args.splice(i, 2)[1] : undefined;
-};
-const budget = option("--budget-gzip-kb");
-const label = option("--label") ?? "package";
-// The rest are files; a flag among them was not understood.
-const unknown = args.filter((a) => a.startsWith("--"));
-if (unknown.length) {
-  console.error(`size-report: unknown option ${unknown.join(", ")}; options: --budget-gzip-kb N, --label TEXT, then files`);
-  process.exit(2);
-}
+const usage = "usage: node scripts/size-report.mjs FILE... [--budget-gzip-kb N] [--label NAME]";
+const { values, positionals: args } = cli({
+  usage,
+  positionals: true,
+  options: { "budget-gzip-kb": { type: "string" }, label: { type: "string" } },
+});
+const budget = cliNumber(values, "budget-gzip-kb", { min: 0, usage });
+const label = values.label ?? "package";
+if (args.length === 0) cliError("name at least one file", usage);
 
 const kb = (n) => `${(n / 1024).toFixed(1).padStart(8)} KB`;
 let raw = 0;

@@ -12,6 +12,7 @@
 import { loadAttnLens } from "attnlens";
 import { copyLosses, generator, headScores, repeatedBatch } from "../web/train/task.js";
 import { modelConfig } from "../web/train/trainer.js";
+import { cli, cliError } from "./cli.mjs";
 // Spelled out rather than taken from trainer.js's DEFAULTS, so that RECIPE.md's runs stay
 // reproducible when the page's defaults change (today the model and batch fields are the same).
 const D = {
@@ -33,7 +34,20 @@ const D = {
   every: 50,
   limitSec: 170,
 };
-const o = { ...D, ...JSON.parse(process.argv[2] || "{}") };
+const usage = `usage: node scripts/train-experiment.mjs ['{"steps":3000,...}']  (options as JSON; names: ${[...Object.keys(D), "periodic", "mlpOff", "markovRows", "skip", "noAttentionNorm", "save", "freqScale", "chainP"].join(", ")})`;
+const [json = "{}"] = cli({ usage, positionals: 1 }).positionals;
+let given;
+try {
+  given = JSON.parse(json);
+} catch (error) {
+  cliError(`the options are not JSON: ${error.message}`, usage);
+}
+if (given === null || typeof given !== "object" || Array.isArray(given)) cliError("the options must be a JSON object", usage);
+// An unknown name is an error, not a run with the defaults.
+const KNOWN = new Set([...Object.keys(D), "periodic", "mlpOff", "markovRows", "skip", "noAttentionNorm", "save", "freqScale", "chainP"]);
+const unknown = Object.keys(given).filter((name) => !KNOWN.has(name));
+if (unknown.length) cliError(`unknown option ${unknown.join(", ")}`, usage);
+const o = { ...D, ...given };
 const lens = await loadAttnLens();
 let model = await lens.createModel({ config: modelConfig({ ...o, attentionNorm: !o.noAttentionNorm }), seed: o.seed });
 if (o.posInit !== "none" || o.mlpOff) {

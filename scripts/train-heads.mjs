@@ -7,8 +7,10 @@
 import { readFileSync } from "node:fs";
 import { loadAttnLens } from "attnlens";
 import { generator, repeatedBatch } from "../web/train/task.js";
-const dir = process.argv[2];
-if (!dir) throw new Error("usage: node scripts/train-heads.mjs SNAPSHOT_DIR (e.g. web/train/snapshot)");
+import { cli, cliError } from "./cli.mjs";
+const usage = "usage: node scripts/train-heads.mjs SNAPSHOT_DIR (e.g. web/train/snapshot)";
+const [dir] = cli({ usage, positionals: 1 }).positionals;
+if (!dir) cliError("name the snapshot directory", usage);
 const lens = await loadAttnLens();
 const model = await lens.loadModel({
   files: {

@@ -13,44 +13,43 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { loadAttnLens } from "attnlens";
 import { DEFAULTS, copies, createTrainer, formed } from "../web/train/trainer.js";
+import { cli, cliNumber } from "./cli.mjs";
 
-const args = process.argv.slice(2);
-// An unknown flag is an error, not a run with the defaults.
-const KNOWN = new Set([
-  "--attention-norm",
-  "--attention-only",
-  "--batch",
-  "--chain-rows",
-  "--dim",
-  "--heads",
-  "--json",
-  "--layers",
-  "--length",
-  "--lr",
-  "--n-max",
-  "--n-min",
-  "--once",
-  "--probe-every",
-  "--seed",
-  "--snapshot",
-  "--steps",
-  "--stop-after",
-  "--until-formed",
-  "--vocab",
-  "--warmup",
-]);
-const unknown = args.filter((a) => a.startsWith("--") && !KNOWN.has(a));
-if (unknown.length) {
-  console.error(`train-induction: unknown option ${unknown.join(", ")}; options: ${[...KNOWN].join(" ")}`);
-  process.exit(2);
-}
-const flag = (name) => args.includes(name);
-const number = (name, fallback) => {
-  const i = args.indexOf(name);
-  const value = i >= 0 ? Number(args[i + 1]) : fallback;
-  if (!Number.isFinite(value)) throw new Error(`${name} must be a number; got "${args[i + 1]}"`);
-  return value;
-};
+const usage = `usage: node scripts/train-induction.mjs [--layers N] [--heads N] [--dim N] [--vocab N] [--length N]
+  [--n-min N] [--n-max N] [--batch N] [--lr X] [--warmup N] [--steps N] [--seed N] [--probe-every N]
+  [--chain-rows N] [--attention-only] [--attention-norm] [--once] [--until-formed] [--stop-after N]
+  [--json] [--snapshot DIR]`;
+// strict: an unknown flag is an error, not a run with the defaults.
+const { values } = cli({
+  usage,
+  options: {
+    layers: { type: "string" },
+    heads: { type: "string" },
+    dim: { type: "string" },
+    vocab: { type: "string" },
+    length: { type: "string" },
+    "n-min": { type: "string" },
+    "n-max": { type: "string" },
+    batch: { type: "string" },
+    lr: { type: "string" },
+    warmup: { type: "string" },
+    steps: { type: "string" },
+    seed: { type: "string" },
+    "probe-every": { type: "string" },
+    "chain-rows": { type: "string" },
+    "stop-after": { type: "string" },
+    "attention-norm": { type: "boolean" },
+    "attention-only": { type: "boolean" },
+    json: { type: "boolean" },
+    once: { type: "boolean" },
+    "until-formed": { type: "boolean" },
+    snapshot: { type: "string" },
+  },
+});
+const flag = (name) => values[name.slice(2)] === true;
+// Sizes and counts are at least 1; the learning rate, warm-up, seed and chain rows may be 0.
+const MAY_BE_ZERO = new Set(["--lr", "--warmup", "--seed", "--chain-rows"]);
+const number = (name, fallback) => cliNumber(values, name.slice(2), { fallback, min: MAY_BE_ZERO.has(name) ? 0 : 1, usage });
 const options = {
   layers: number("--layers", DEFAULTS.layers),
   heads: number("--heads", DEFAULTS.heads),
@@ -99,7 +98,7 @@ if (!formedAt) console.log(`no induction head within ${trainer.steps} steps (${t
 // --json: the probe reports' losses, for comparing runs bit for bit (tests/e2e/train.test.mjs).
 if (flag("--json")) console.log(JSON.stringify(trainer.history.map(({ step, loss, first, second }) => ({ step, loss, first, second }))));
 // --snapshot DIR: the files that resume this run (the page's "Skip ahead" loads web/train/snapshot).
-const snapshotDir = args.includes("--snapshot") ? args[args.indexOf("--snapshot") + 1] : null;
+const snapshotDir = values.snapshot ?? null;
 if (snapshotDir) {
   mkdirSync(snapshotDir, { recursive: true });
   for (const [name, contents] of Object.entries(trainer.snapshot())) writeFileSync(join(snapshotDir, name), contents);
