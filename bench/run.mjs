@@ -8,13 +8,18 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node
 import { gzipSync } from "node:zlib";
 import { join } from "node:path";
 import { randomInputs, reference, worstDifference } from "./shared.mjs";
+import { cli, cliNumber, cliWholeList } from "../scripts/cli.mjs";
 
 const here = new URL(".", import.meta.url).pathname;
 const root = join(here, "..");
-const quick = process.argv.includes("--quick");
-const ROUNDS = Number(process.argv.find((a) => a.startsWith("--rounds="))?.slice(9) ?? (quick ? 1 : 2));
-const sizesArg = process.argv.find((a) => a.startsWith("--sizes="));
-const SIZES = sizesArg ? sizesArg.slice(8).split(",").map(Number) : [64, 256, 1024];
+const usage = "usage: node bench/run.mjs [--quick] [--rounds=N] [--sizes=64,256,1024]";
+const { values } = cli({
+  usage,
+  options: { quick: { type: "boolean" }, rounds: { type: "string" }, sizes: { type: "string" } },
+});
+const quick = values.quick ?? false;
+const ROUNDS = cliNumber(values, "rounds", { fallback: quick ? 1 : 2, min: 1, integer: true, usage });
+const SIZES = cliWholeList(values, "sizes", [64, 256, 1024], usage);
 const H = 8;
 const D = 64;
 const TOLERANCE = 1e-4;

@@ -12,6 +12,7 @@ embeddings), written with torch.nn so that autograd does the backward pass, and 
   /usr/bin/python3 bench/torch_gpt2.py [--quick]
 """
 
+import argparse
 import json
 import math
 import sys
@@ -24,7 +25,9 @@ from torch import nn
 torch.set_num_threads(1)
 torch.set_num_interop_threads(1)
 torch.manual_seed(1)
-QUICK = "--quick" in sys.argv
+_parser = argparse.ArgumentParser(description=__doc__ and __doc__.splitlines()[0])
+_parser.add_argument("--quick", action="store_true", help="fewer repetitions")
+QUICK = _parser.parse_args().quick  # an unknown flag is an error (exit 2), not a full run
 
 
 class Block(nn.Module):

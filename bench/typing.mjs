@@ -21,9 +21,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { BERT_PRESETS, writeBertCheckpoint } from "../scripts/bert-checkpoint.mjs";
+import { cli } from "../scripts/cli.mjs";
 
 const root = new URL("..", import.meta.url).pathname;
-const quick = process.argv.includes("--quick");
+const quick = cli({ usage: "usage: node bench/typing.mjs [--quick]", options: { quick: { type: "boolean" } } }).values.quick ?? false;
 const runs = quick ? 3 : 7;
 const { loadAttnLens } = await import(pathToFileURL(join(root, "dist/attnlens.node.js")).href);
 const lens = await loadAttnLens();

@@ -17,7 +17,18 @@ import torch, torch.nn as nn, torch.nn.functional as F
 o = dict(layers=2, heads=4, d=32, V=64, L=32, nMin=4, nMax=16, batch=64, lr=3e-3, warmup=100,
          steps=12000, stop=3000, seed=1, chain=16, chainP=0.9, periodic=1, tied=1, every=250,
          mlp=1, wd=0.1, ln=1, pos="learned", wdemb=1, embstd=0.02, lnf=1, ln2=1)
-o.update(json.loads(sys.argv[1]) if len(sys.argv) > 1 else {})
+if len(sys.argv) > 2:
+    sys.exit(f"train-torch.py: one argument (the options as JSON) expected, got {len(sys.argv) - 1}")
+try:
+    given = json.loads(sys.argv[1]) if len(sys.argv) > 1 else {}
+except json.JSONDecodeError as e:
+    sys.exit(f"train-torch.py: the options are not JSON: {e}")
+if not isinstance(given, dict):
+    sys.exit("train-torch.py: the options must be a JSON object")
+unknown = sorted(set(given) - set(o))
+if unknown:  # an unknown name is an error, not a run with the defaults
+    sys.exit(f"train-torch.py: unknown option {', '.join(unknown)}; options: {', '.join(o)}")
+o.update(given)
 torch.manual_seed(o["seed"])
 torch.set_num_threads(1)
 g = torch.Generator().manual_seed(o["seed"])

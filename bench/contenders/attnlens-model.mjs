@@ -4,10 +4,14 @@
 //   node bench/contenders/attnlens-model.mjs [--dist=DIR] [--quick]
 import { pathToFileURL } from "node:url";
 import { join } from "node:path";
+import { cli } from "../../scripts/cli.mjs";
 
-const arg = (name) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
-const quick = process.argv.includes("--quick");
-const dist = arg("dist") ?? join(new URL(".", import.meta.url).pathname, "../../dist");
+const { values } = cli({
+  usage: "usage: node bench/contenders/attnlens-model.mjs [--dist=DIR] [--quick]",
+  options: { dist: { type: "string" }, quick: { type: "boolean" } },
+});
+const quick = values.quick ?? false;
+const dist = values.dist ?? join(new URL(".", import.meta.url).pathname, "../../dist");
 const { loadAttnLens } = await import(pathToFileURL(join(dist, "attnlens.node.js")).href);
 const lens = await loadAttnLens();
 
