@@ -98,6 +98,8 @@ let urlTimer;
 let link = location.href;
 /** When the input that the next figure answers arrived (event time), for the timing line. */
 let inputAt = null;
+/** The training card's thumbnail, once drawn: redraw(state) follows the theme and colour map. */
+const trainCard = {};
 /** The render waiting for its painted frame: { inputAt, shown }. */
 let paintedFrom = null;
 
@@ -205,6 +207,7 @@ function apply() {
     if (figure.getAttribute(key) !== value) figure.setAttribute(key, value);
   }
   document.documentElement.dataset.theme = state.theme;
+  trainCard.redraw?.(state);
   // The address bar and the link follow a moment later: building a URL for a long text and
   // replaceState cost milliseconds the figure needs.
   clearTimeout(urlTimer);
@@ -471,6 +474,27 @@ apply();
 showMessage();
 // The page offers every view: fetch the ones loaded on demand once the first figure is up.
 figure.addEventListener("attn-lens-render", () => (window.requestIdleCallback ?? setTimeout)(preloadViews), { once: true });
+
+// ---- the training page's card: its thumbnail is made once the card comes near the screen -------
+figure.addEventListener(
+  "attn-lens-painted",
+  () => {
+    const card = $("#train-card");
+    const observer = new IntersectionObserver(
+      async (entries) => {
+        if (!entries.some((e) => e.isIntersecting)) return;
+        observer.disconnect();
+        const { drawThumbnail, fillTrainCard } = await import("./train-card.js");
+        const base = new URL("./train-snapshot/", location.href);
+        const thumb = await fillTrainCard(card, loadLens, { base, theme: state.theme, colormap: state.colormap });
+        if (thumb) trainCard.redraw = (s) => drawThumbnail(card.querySelector("canvas"), thumb, s);
+      },
+      { rootMargin: "200px" },
+    );
+    observer.observe(card);
+  },
+  { once: true },
+);
 
 // ---- a checkpoint from disk (GPT-2, BERT, DistilBERT); nothing leaves the browser ---------------
 

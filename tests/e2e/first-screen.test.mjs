@@ -50,3 +50,72 @@ for (const { width, height, mobile } of [
     }
   });
 }
+
+test("the training card below the figure draws the saved run's induction head once scrolled to", async () => {
+  const { page, problems } = await openPage(site.browser.context, site.server.url);
+  await page.setViewportSize({ width: 1280, height: 800 });
+  const requests = [];
+  page.on("request", (r) => requests.push(new URL(r.url()).pathname));
+  await page.goto(`${site.server.url}index.html`);
+  await page.waitForFunction(() => document.querySelector("#figure").attention?.tokens.length > 10, null, { timeout: 60000 });
+  // Below the figure, so the first screen is the figure's; nothing fetched for it yet.
+  const before = await page.evaluate(() => ({
+    top: document.querySelector("#train-card").getBoundingClientRect().top,
+    figureTop: document.querySelector("#figure").getBoundingClientRect().top,
+    ready: document.querySelector("#train-card").dataset.ready ?? null,
+  }));
+  assert.ok(before.top > before.figureTop, "the card comes after the figure");
+  assert.equal(before.ready, null, "the thumbnail waits until the card is near the screen");
+  assert.ok(!requests.some((p) => p.includes("train-snapshot/")), `fetched early: ${requests.filter((p) => p.includes("train-snapshot"))}`);
+  await page.locator("#train-card").scrollIntoViewIfNeeded();
+  await page.waitForFunction(() => document.querySelector("#train-card").dataset.ready, null, { timeout: 60000 });
+  const card = await page.evaluate(() => {
+    const c = document.querySelector("#train-card");
+    const canvas = c.querySelector("canvas");
+    const ctx = canvas.getContext("2d");
+    const { data } = ctx.getImageData(0, 0, canvas.width, canvas.height);
+    const colours = new Set();
+    for (let i = 0; i < data.length; i += 4 * 97) colours.add(`${data[i]},${data[i + 1]},${data[i + 2]}`);
+    return {
+      ready: c.dataset.ready,
+      caption: c.querySelector(".train-card-caption").textContent,
+      label: canvas.getAttribute("aria-label"),
+      link: c.querySelector("a").getAttribute("href"),
+      colours: colours.size,
+      width: canvas.getBoundingClientRect().width,
+    };
+  });
+  assert.equal(card.ready, "true", card.caption);
+  assert.match(card.caption, /^Layer \d, head \d of the saved run \(step [\d,]+\)\./);
+  assert.match(card.caption, /Induction score 0\.\d\d; it formed at step 3,000/);
+  assert.match(card.label, /induction head/);
+  assert.equal(card.link, "./train.html");
+  assert.equal(card.width, 160);
+  assert.ok(card.colours > 8, `the thumbnail has ${card.colours} colours: not drawn`);
+  // One fetch of each snapshot file.
+  for (const f of ["model.safetensors", "config.json", "state.json"])
+    assert.equal(requests.filter((p) => p.endsWith(`train-snapshot/${f}`)).length, 1, f);
+  // The page's theme switch redraws it (dark background in the top-right, causal, corner).
+  const corner = () =>
+    page.evaluate(() => {
+      const canvas = document.querySelector("#train-card canvas");
+      return [
+        ...canvas
+          .getContext("2d")
+          .getImageData(canvas.width - 2, 1, 1, 1)
+          .data.slice(0, 3),
+      ];
+    });
+  const light = await corner();
+  await page.selectOption("#theme", "dark");
+  await page.waitForFunction((l) => {
+    const canvas = document.querySelector("#train-card canvas");
+    const d = canvas.getContext("2d").getImageData(canvas.width - 2, 1, 1, 1).data;
+    return d[0] !== l[0] || d[1] !== l[1] || d[2] !== l[2];
+  }, light);
+  const dark = await corner();
+  assert.ok(dark[0] + dark[1] + dark[2] < light[0] + light[1] + light[2], `dark ${dark} vs light ${light}`);
+  await page.locator("#train-card").screenshot({ path: `${artefacts}train-card.png` });
+  assert.deepEqual(problems, []);
+  await page.close();
+});
