@@ -14,7 +14,7 @@
 //   [MASK] row, when /usr/bin/python3 has torch (PYTHON=... picks another).
 // Medians of 7 runs after one warm-up; the module Node loads (SIMD128 in Node 20, relaxed SIMD
 // in Node 22) is printed with each row.
-//   node bench/typing.mjs [--quick]
+//   node bench/typing.mjs [--quick] [--before=DIR]   DIR: an older dist/, its GPT-2 rows timed beside this build's
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -24,10 +24,16 @@ import { BERT_PRESETS, writeBertCheckpoint } from "../scripts/bert-checkpoint.mj
 import { cli } from "../scripts/cli.mjs";
 
 const root = new URL("..", import.meta.url).pathname;
-const quick = cli({ usage: "usage: node bench/typing.mjs [--quick]", options: { quick: { type: "boolean" } } }).values.quick ?? false;
+const { values } = cli({
+  usage: "usage: node bench/typing.mjs [--quick] [--before=DIR]   DIR: an older dist/ to time beside this one, row by row",
+  options: { quick: { type: "boolean" }, before: { type: "string" } },
+});
+const quick = values.quick ?? false;
 const runs = quick ? 3 : 7;
-const { loadAttnLens } = await import(pathToFileURL(join(root, "dist/attnlens.node.js")).href);
-const lens = await loadAttnLens();
+const loadFrom = async (dist) => (await import(pathToFileURL(join(dist, "attnlens.node.js")).href)).loadAttnLens();
+const lens = await loadFrom(join(root, "dist"));
+// --before=DIR: the same GPT-2 rows on an older build, each measured right after this build's.
+const builds = [["", lens], ...(values.before ? [[" (before)", await loadFrom(values.before)]] : [])];
 
 function ids(n, vocab, seed) {
   let x = seed;
@@ -53,24 +59,33 @@ const rows = [];
 const row = (model, what, ms, note = "") => rows.push({ model, what, ms, note });
 
 // GPT-2 small: full, then each edit with a cache primed on the 32-token sentence.
-const gpt2 = await lens.createModel({ config: { layers: 12, heads: 12, dModel: 768, context: 1024, vocabSize: 50257 }, seed: 1 });
+const gpt2Config = { layers: 12, heads: 12, dModel: 768, context: 1024, vocabSize: 50257 };
+const models = [];
+for (const [label, l] of builds) models.push([label, await l.createModel({ config: gpt2Config, seed: 1 })]);
 const sentence = ids(32, 50257, 3);
 const o = { attention: true };
-const full = median(() => gpt2.forward(sentence, o));
-row("GPT-2 small", "full forward, 32 tokens (every keystroke before)", full);
-const cache = gpt2.createCache();
-const prime = () => gpt2.forward(sentence, { ...o, cache });
+const fulls = new Map();
+for (const [label, gpt2] of models) {
+  const ms = median(() => gpt2.forward(sentence, o));
+  fulls.set(label, ms);
+  row(`GPT-2 small${label}`, "full forward, 32 tokens (every keystroke before)", ms);
+}
 const edits = [
   ["append one token (33)", [...sentence, 7]],
   ["delete the last token (31)", sentence.slice(0, 31)],
   ["edit the first token (32, nothing to reuse)", [(sentence[0] + 1) % 50257, ...sentence.slice(1)]],
 ];
-for (const [what, next] of edits) {
-  const ms = median(() => gpt2.forward(next, { ...o, cache }), prime);
-  row("GPT-2 small", `cached: ${what}`, ms, `reused ${cache.reused} of ${next.length}; ${(full / ms).toFixed(1)}x`);
-}
-cache.dispose();
-gpt2.dispose();
+for (const [what, next] of edits)
+  for (const [label, gpt2] of models) {
+    const cache = gpt2.createCache();
+    const ms = median(
+      () => gpt2.forward(next, { ...o, cache }),
+      () => gpt2.forward(sentence, { ...o, cache }),
+    );
+    row(`GPT-2 small${label}`, `cached: ${what}`, ms, `reused ${cache.reused} of ${next.length}; ${(fulls.get(label) / ms).toFixed(1)}x`);
+    cache.dispose();
+  }
+for (const [, gpt2] of models) gpt2.dispose();
 
 // BERT base: logits everywhere vs at the [MASK] row only.
 const dir = mkdtempSync(join(tmpdir(), "attnlens-bench-bert-"));

@@ -588,37 +588,56 @@ void mean_of_slices(const float* data, int slices, std::int64_t n, float* out) {
 namespace {
 
 // C[R x N] (+)= A[R x K] · B for a few rows (a cached forward's new tokens), B (K, N) read once
-// in place: packing it would cost as much as the product. Strips of 2W columns, each summed over
-// every k in registers (R x 2 accumulators).
+// in place: packing it would cost as much as the product. B is streamed row by row, four rows at
+// a time, into C's rows (which stay in L1: 4N floats at most): every cache line of B is read whole
+// and in order, which the hardware prefetches. Strips of columns summed over every k in registers
+// walked B down its columns instead, one partial cache line per row: 3x slower on GPT-2 small's
+// matrices in V8 (bench/typing.mjs; docs/performance.md). Each C element still sums its k terms
+// in order 0..K-1, as the strip kernel did, so the results are the same bits.
 template <int R>
 void few_rows_kn(float* c, const float* a, const float* b, std::int64_t N, std::int64_t K,
                  bool accumulate) {
-  std::int64_t n = 0;
-  for (; n + 2 * W <= N; n += 2 * W) {
-    vf acc[R][2];
+  if (!accumulate) std::fill(c, c + R * N, 0.0f);
+  const std::int64_t NW = N / W * W;
+  std::int64_t k = 0;
+  for (; k + 4 <= K; k += 4) {
+    const float* b0 = b + k * N;
+    const float* b1 = b0 + N;
+    const float* b2 = b1 + N;
+    const float* b3 = b2 + N;
+    vf x[R][4];
     for (int r = 0; r < R; ++r) {
-      acc[r][0] = accumulate ? load(c + r * N + n) : vf{};
-      acc[r][1] = accumulate ? load(c + r * N + n + W) : vf{};
+      for (int j = 0; j < 4; ++j)
+        x[r][j] = splat(a[r * K + k + j]);
     }
-    for (std::int64_t k = 0; k < K; ++k) {
-      const vf b0 = load(b + k * N + n), b1 = load(b + k * N + n + W);
+    for (std::int64_t n = 0; n < NW; n += W) {
+      const vf v0 = load(b0 + n), v1 = load(b1 + n), v2 = load(b2 + n), v3 = load(b3 + n);
       for (int r = 0; r < R; ++r) {
-        const vf x = splat(a[r * K + k]);
-        acc[r][0] = madd(x, b0, acc[r][0]);
-        acc[r][1] = madd(x, b1, acc[r][1]);
+        vf acc = load(c + r * N + n);
+        acc = madd(x[r][0], v0, acc);
+        acc = madd(x[r][1], v1, acc);
+        acc = madd(x[r][2], v2, acc);
+        acc = madd(x[r][3], v3, acc);
+        store(c + r * N + n, acc);
       }
     }
-    for (int r = 0; r < R; ++r) {
-      store(c + r * N + n, acc[r][0]);
-      store(c + r * N + n + W, acc[r][1]);
+    for (std::int64_t n = NW; n < N; ++n) {
+      for (int r = 0; r < R; ++r) {
+        float sum = c[r * N + n];
+        for (int j = 0; j < 4; ++j)
+          sum += a[r * K + k + j] * b[(k + j) * N + n];
+        c[r * N + n] = sum;
+      }
     }
   }
-  for (; n < N; ++n) {
+  for (; k < K; ++k) {
+    const float* bk = b + k * N;
     for (int r = 0; r < R; ++r) {
-      float sum = accumulate ? c[r * N + n] : 0.0f;
-      for (std::int64_t k = 0; k < K; ++k)
-        sum += a[r * K + k] * b[k * N + n];
-      c[r * N + n] = sum;
+      const vf x = splat(a[r * K + k]);
+      for (std::int64_t n = 0; n < NW; n += W)
+        store(c + r * N + n, madd(x, load(bk + n), load(c + r * N + n)));
+      for (std::int64_t n = NW; n < N; ++n)
+        c[r * N + n] += a[r * K + k] * bk[n];
     }
   }
 }
