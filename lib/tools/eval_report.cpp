@@ -3,6 +3,7 @@
 #include "io/json.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdarg>
 
 namespace attnlens::eval {
@@ -187,9 +188,36 @@ std::string eval_json(const Evaluation& e, const TrainRecord& r) {
   return out;
 }
 
-// The model card's targets (issue 12).
+// The model card's targets (issue 26, the retraining; issue 12 asked for 0.5 nats and 0.4).
 constexpr double kPreviousTokenTarget = 0.6;
-constexpr double kInductionTarget = 0.4;
+constexpr double kInductionTarget = 0.5;
+constexpr double kBigramMargin = 0.6;
+
+// The phase change in a training curve: the first point where the best induction head scores at
+// least kInductionTarget and the second copy of a random segment costs at least a nat less than
+// the first, and the last point before it where the head scored under 0.1 (no circuit yet).
+namespace {
+
+struct PhaseChange {
+  const train::CurvePoint* before = nullptr;
+  const train::CurvePoint* formed = nullptr;
+};
+
+PhaseChange phase_change(const std::vector<train::CurvePoint>& curve) {
+  PhaseChange pc;
+  for (const train::CurvePoint& p : curve) {
+    const bool copies = p.first_copy_loss >= 0.0 && p.second_copy_loss < p.first_copy_loss - 1.0;
+    if (p.induction >= kInductionTarget && copies) {
+      pc.formed = &p;
+      return pc;
+    }
+    if (p.induction < 0.1) pc.before = &p;
+  }
+  pc.before = nullptr;
+  return pc;
+}
+
+}  // namespace
 
 std::string model_card(const Evaluation& e, const TrainRecord& r) {
   const BestHead prev = best_head(e.previous_token);
@@ -213,7 +241,7 @@ std::string model_card(const Evaluation& e, const TrainRecord& r) {
           ind.score >= kInductionTarget
               ? "Layer %d, head %d is an induction head (score %.3f)."
               : "No induction head formed in this run (the best, layer %d, head %d, scores %.3f; "
-                "target 0.4): see the training curve below.",
+                "target 0.5): see the training curve below.",
           ind.layer, ind.head, ind.score)
           .c_str());
 
@@ -298,15 +326,17 @@ std::string model_card(const Evaluation& e, const TrainRecord& r) {
       static_cast<long long>(r.warmup_steps), r.max_lr, r.min_lr, r.span_rows, r.random_rows,
       r.min_repeat, r.max_repeat, static_cast<unsigned long long>(r.seed), r.threads,
       r.seconds / 60.0, r.machine.c_str(), r.build.c_str());
-  md +=
+  md += format(
       "Why the repeats: induction heads form after about 10^5.7 * sqrt(B * C) tokens of natural "
-      "text (Aoyama, Wilcox & Schneider 2025), about 23 M tokens at B = 16, C = 128, most of "
-      "the run. A few rows per batch in which something repeats make the circuit pay off from "
+      "text (Aoyama, Wilcox & Schneider 2025), about %.0f M tokens at B = %d, C = %d. A few rows "
+      "per batch in which something repeats make the circuit pay off from "
       "the start. The lengths and offsets vary, so that a fixed distance back (a positional "
       "head) cannot solve them; only finding the earlier occurrence and copying what followed "
       "it does. The rest of every batch is natural text. The training-batch losses in the "
       "curve include these rows (the first copy of a random segment costs ln(vocab) per "
-      "token), so they sit above the held-out loss.\n\n";
+      "token), so they sit above the held-out loss.\n\n",
+      std::pow(10.0, 5.7) * std::sqrt(static_cast<double>(r.batch) * r.length) / 1e6, r.batch,
+      r.length);
 
   md += format(
       "## Results\n\n"
@@ -326,13 +356,14 @@ std::string model_card(const Evaluation& e, const TrainRecord& r) {
                  lr->bigram - lr->model);
   }
   md += format(
-      "\nTargets (issue 12): held-out loss at least 0.5 nats below the bigram: **%.3f** "
-      "below (%s); a previous-token head >= 0.6: **%.3f** (layer %d, head %d; %s); an induction "
-      "head >= 0.4: **%.3f** (layer %d, head %d; %s).\n\n",
-      e.heldout.bigram - e.heldout.model,
-      e.heldout.bigram - e.heldout.model >= 0.5 ? "met" : "not met", prev.score, prev.layer,
-      prev.head, prev.score >= kPreviousTokenTarget ? "met" : "not met", ind.score, ind.layer,
-      ind.head, ind.score >= kInductionTarget ? "met" : "not met");
+      "\nTargets (issue 26): held-out loss at least %.1f nats below the bigram: **%.3f** "
+      "below (%s); a previous-token head >= %.1f: **%.3f** (layer %d, head %d; %s); an "
+      "induction head >= %.1f: **%.3f** (layer %d, head %d; %s).\n\n",
+      kBigramMargin, e.heldout.bigram - e.heldout.model,
+      e.heldout.bigram - e.heldout.model >= kBigramMargin ? "met" : "not met", kPreviousTokenTarget,
+      prev.score, prev.layer, prev.head, prev.score >= kPreviousTokenTarget ? "met" : "not met",
+      kInductionTarget, ind.score, ind.layer, ind.head,
+      ind.score >= kInductionTarget ? "met" : "not met");
 
   md +=
       "### Previous-token score\n\nMean attention weight from position i to i - 1 over "
@@ -353,19 +384,43 @@ std::string model_card(const Evaluation& e, const TrainRecord& r) {
           : "it does not copy (no induction circuit).");
   md += head_table(e.induction.scores, true) + "\n";
 
-  md +=
-      "## Training curve\n\nHeld-out loss on 64 fixed held-out windows, and the best head's "
-      "scores on smaller probes (16 windows, 16 random sequences), as the trainer measured "
-      "them. All points are in `eval.json`.\n\n"
-      "| step | tokens | train batch loss | held-out loss | best previous-token | best "
-      "induction | first-copy loss | second-copy loss |\n| ---: | ---: | ---: | ---: | ---: | ---: "
-      "| ---: "
-      "| ---: |\n";
   const std::size_t n = r.curve.size();
   const std::size_t stride = std::max<std::size_t>(1, n / 16);
+  md += format(
+      "## Training curve\n\nHeld-out loss on 64 fixed held-out windows, and the best head's "
+      "scores on smaller probes (16 windows, 16 random sequences), as the trainer measured "
+      "them. Every point where the induction score moved by 0.03 or the second copy's loss by "
+      "0.25 is listed (the phase change at full resolution), and every %zu-th point elsewhere; "
+      "all points are in `eval.json`.\n\n",
+      stride);
+  const PhaseChange pc = phase_change(r.curve);
+  if (pc.formed != nullptr && pc.before != nullptr) {
+    const train::CurvePoint& a = *pc.before;
+    const train::CurvePoint& b = *pc.formed;
+    md += format(
+        "**The phase change:** at step %lld (%.1f M tokens, learning rate %.2g) the best "
+        "induction head scored %.3f and the second copy of a random segment cost %.2f nats per "
+        "token against %.2f for the first; at step %lld (%.1f M tokens) it scored %.3f and the "
+        "second copy cost %.2f against %.2f: the circuit formed within %lld steps (%.1f M "
+        "tokens), %.0f%% of the way through the run.\n\n",
+        static_cast<long long>(a.step), static_cast<double>(a.tokens) / 1e6, a.lr, a.induction,
+        a.second_copy_loss, a.first_copy_loss, static_cast<long long>(b.step),
+        static_cast<double>(b.tokens) / 1e6, b.induction, b.second_copy_loss, b.first_copy_loss,
+        static_cast<long long>(b.step - a.step), static_cast<double>(b.tokens - a.tokens) / 1e6,
+        100.0 * static_cast<double>(b.step) / static_cast<double>(r.steps));
+  } else if (pc.formed == nullptr) {
+    md += "**No phase change:** the induction score never reached the target in this run.\n\n";
+  }
+  md +=
+      "| step | tokens | train batch loss | held-out loss | best previous-token | best "
+      "induction | first-copy loss | second-copy loss |\n| ---: | ---: | ---: | ---: | ---: | ---: "
+      "| ---: | ---: |\n";
   for (std::size_t i = 0; i < n; ++i) {
-    if (i % stride != 0 && i + 1 != n && i > 8) continue;
     const train::CurvePoint& p = r.curve[i];
+    const bool moved =
+        i > 0 && (std::abs(p.induction - r.curve[i - 1].induction) >= 0.03 ||
+                  std::abs(p.second_copy_loss - r.curve[i - 1].second_copy_loss) >= 0.25);
+    if (i % stride != 0 && i + 1 != n && i > 8 && !moved) continue;
     const std::string first =
         p.first_copy_loss < 0.0 ? std::string("-") : format("%.2f", p.first_copy_loss);
     md += format("| %lld | %.2f M | %.3f | %.3f | %.3f | %.3f | %s | %.2f |\n",
