@@ -1,0 +1,91 @@
+// The model card (MODEL.md, written at the end of `npm run train`): the phase change it states
+// is the one in the curve — the last point with no circuit yet (induction < 0.1) before the first
+// that meets the target (>= 0.5) and copies (second copy a nat below the first) — and the curve
+// table lists the points of the change itself, however many points the run has.
+#include "eval_report.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <string>
+
+namespace {
+
+attnlens::train::CurvePoint point(std::int64_t step, double induction, double second) {
+  attnlens::train::CurvePoint p;
+  p.step = step;
+  p.tokens = step * 2048;
+  p.train_loss = 5.0;
+  p.lr = 1e-3;
+  p.heldout_loss = 4.0;
+  p.previous_token = 0.5;
+  p.induction = induction;
+  p.first_copy_loss = 8.3;
+  p.second_copy_loss = second;
+  return p;
+}
+
+attnlens::eval::Evaluation evaluation() {
+  attnlens::eval::Evaluation e;
+  e.length = 128;
+  e.heldout = {1000, 3.7, 6.5, 4.5};
+  e.train = e.heldout;
+  e.sample = e.heldout;
+  e.previous_token = {{0.1, 0.7}, {0.2, 0.3}};
+  e.sample_previous_token = e.previous_token;
+  e.induction.scores = {{0.01, 0.02}, {0.8, 0.1}};
+  e.induction.first_copy_loss = 8.3;
+  e.induction.second_copy_loss = 1.2;
+  return e;
+}
+
+attnlens::eval::TrainRecord record(const std::vector<attnlens::train::CurvePoint>& curve) {
+  attnlens::eval::TrainRecord r;
+  r.config = attnlens::Gpt2Config{2, 2, 8, 128, 64};
+  r.steps = curve.back().step;
+  r.batch = 16;
+  r.length = 128;
+  r.tokens_seen = r.steps * 2048;
+  r.train_tokens = 1000000;
+  r.curve = curve;
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("the model card states the curve's phase change and lists its points", "[model]") {
+  // 200 points, every 250 steps; the head forms between steps 30 000 and 30 750.
+  std::vector<attnlens::train::CurvePoint> curve;
+  for (std::int64_t step = 0; step <= 50000; step += 250) {
+    const double induction = step < 30250    ? 0.02
+                             : step == 30250 ? 0.15
+                             : step == 30500 ? 0.45
+                                             : 0.8;
+    const double second = step < 30250 ? 8.3 : step == 30250 ? 7.6 : step == 30500 ? 3.0 : 1.0;
+    curve.push_back(point(step, induction, second));
+  }
+  const std::string card = attnlens::eval::model_card(evaluation(), record(curve));
+  INFO(card);
+  // 30 000 is the last point under 0.1; 30 500 scores 0.45 (under the target); 30 750 forms.
+  CHECK(card.find("**The phase change:** at step 30000 (61.4 M tokens") != std::string::npos);
+  CHECK(card.find("at step 30750 (63.0 M tokens) it scored 0.800 and the second copy cost 1.00 "
+                  "against 8.30: the circuit formed within 750 steps") != std::string::npos);
+  // The rows of the change, though the table shows every 12th point elsewhere.
+  for (const char* row : {"| 30250 | 61.95 M |", "| 30500 | 62.46 M |", "| 30750 | 62.98 M |"})
+    CHECK(card.find(row) != std::string::npos);
+  CHECK(card.find("| 29750 | 60.93 M |") == std::string::npos);  // unchanged, between strides
+  CHECK(card.find("Targets (issue 26)") != std::string::npos);
+  CHECK(card.find("Layer 1, head 0 is an induction head (score 0.800)") != std::string::npos);
+}
+
+TEST_CASE("a card without a phase change says so", "[model]") {
+  std::vector<attnlens::train::CurvePoint> curve;
+  for (std::int64_t step = 0; step <= 5000; step += 250)
+    curve.push_back(point(step, 0.02, 8.3));
+  auto e = evaluation();
+  e.induction.scores = {{0.01, 0.02}, {0.03, 0.1}};
+  const std::string card = attnlens::eval::model_card(e, record(curve));
+  INFO(card);
+  CHECK(card.find("**No phase change:**") != std::string::npos);
+  CHECK(card.find("No induction head formed in this run (the best, layer 1, head 1, scores 0.100; "
+                  "target 0.5)") != std::string::npos);
+}
