@@ -60,14 +60,6 @@ export function cliNumber(values, name, { fallback, min = -Infinity, max = Infin
   return n;
 }
 
-/** values[name] checked against `choices` (or `fallback` when absent). */
-export function cliChoice(values, name, choices, { fallback, usage } = {}) {
-  const text = values[name];
-  if (text === undefined) return fallback;
-  if (!choices.includes(text)) cliError(`--${name} ${JSON.stringify(text)}: expected one of ${choices.join(", ")}`, usage);
-  return text;
-}
-
 /** values[name] as comma-separated whole numbers ≥ 1 (e.g. --sizes=64,256), or `fallback` when absent. */
 export function cliWholeList(values, name, fallback, usage) {
   const text = values[name];
