@@ -9,7 +9,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { parseArgs } from "node:util";
+import { cli, cliError, cliNumber } from "./cli.mjs";
 import { writeRandomSafetensors } from "./gpt2-checkpoint.mjs";
 
 export const BERT_PRESETS = Object.freeze({
@@ -129,34 +129,15 @@ export function writeBertCheckpoint(dir, config, seed = 1) {
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const usage = "usage: node scripts/bert-checkpoint.mjs DIR [--preset tiny | base] [--seed S]";
-  let parsed;
-  try {
-    parsed = parseArgs({
-      allowPositionals: true,
-      strict: true,
-      options: {
-        preset: { type: "string", default: "tiny" },
-        seed: { type: "string", default: "1" },
-        help: { type: "boolean", short: "h" },
-      },
-    });
-  } catch (error) {
-    console.error(`${error.message}\n${usage}`);
-    process.exit(2);
-  }
-  const { values, positionals } = parsed;
-  if (values.help) {
-    console.log(usage);
-    process.exit(0);
-  }
+  const { values, positionals } = cli({
+    usage,
+    positionals: true,
+    options: { preset: { type: "string", default: "tiny" }, seed: { type: "string" } },
+  });
   const config = BERT_PRESETS[values.preset];
-  const seed = Number(values.seed);
-  if (!config || positionals.length !== 1 || !Number.isInteger(seed)) {
-    console.error(
-      `bert-checkpoint: ${!config ? `--preset must be "tiny" or "base"; got "${values.preset}"` : positionals.length !== 1 ? "give one output folder" : `--seed must be an integer; got "${values.seed}"`}\n${usage}`,
-    );
-    process.exit(2);
-  }
+  if (!config) cliError(`--preset must be "tiny" or "base"; got "${values.preset}"`, usage);
+  if (positionals.length !== 1) cliError(`give one output folder; got ${positionals.length ? positionals.join(", ") : "none"}`, usage);
+  const seed = cliNumber(values, "seed", { fallback: 1, integer: true, usage });
   const bytes = writeBertCheckpoint(positionals[0], config, seed);
   console.log(
     `wrote ${positionals[0]}/ (model.safetensors ${(bytes / 1e6).toFixed(1)} MB, config.json, vocab.txt, tokenizer_config.json): ${JSON.stringify(config)}`,

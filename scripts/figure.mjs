@@ -31,14 +31,25 @@ const ATTRIBUTES = [
   "label",
 ];
 
+const USAGE = `usage: npm run figure -- --sentence TEXT --out FILE.svg|FILE.png [--width N] [${ATTRIBUTES.filter((a) => a !== "sentence")
+  .map((a) => `--${a} VALUE`)
+  .join("] [")}]`;
+
 function parse(argv) {
   // strict: an unknown option, a missing value or a stray argument throws, naming it.
   const { values } = parseArgs({
     args: argv,
     strict: true,
-    options: Object.fromEntries(["out", "width", ...ATTRIBUTES].map((name) => [name, { type: "string" }])),
+    options: {
+      ...Object.fromEntries(["out", "width", ...ATTRIBUTES].map((name) => [name, { type: "string" }])),
+      help: { type: "boolean", short: "h" },
+    },
   });
-  const { out, width = "720", ...attributes } = values;
+  if (values.help) {
+    console.log(USAGE);
+    process.exit(0);
+  }
+  const { out, width = "720", help, ...attributes } = values;
   const options = { out, width: Number(width), attributes: { theme: "light", ...attributes } };
   if (!options.out || ![".svg", ".png"].includes(extname(options.out))) throw new Error("--out must name a .svg or .png file");
   if (!Number.isFinite(options.width) || options.width < 240) throw new Error("--width must be a number of CSS px, at least 240");
@@ -104,7 +115,7 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
     options = parse(); // parseArgs reads the process's arguments
   } catch (error) {
     // A bad argument: exit 2, as every script of the repository does (scripts/cli.mjs).
-    console.error(`figure: ${error.message}`);
+    console.error(`figure: ${error.message}\n${USAGE}`);
     process.exit(2);
   }
   try {

@@ -14,18 +14,13 @@
 //   node scripts/gen-unicode-tables.mjs --check   exit 1 if a committed file differs
 import { readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { parseArgs } from "node:util";
+import { cli } from "./cli.mjs";
 
 // An unknown flag is an error (parseArgs strict), not a silent rewrite of the tables.
-let check;
-try {
-  ({
-    values: { check },
-  } = parseArgs({ options: { check: { type: "boolean", default: false } }, strict: true, allowPositionals: false }));
-} catch (error) {
-  console.error(`gen-unicode-tables: ${error.message}\nusage: node scripts/gen-unicode-tables.mjs [--check]`);
-  process.exit(2);
-}
+const { check = false } = cli({
+  usage: "usage: node scripts/gen-unicode-tables.mjs [--check]",
+  options: { check: { type: "boolean" } },
+}).values;
 
 const out = fileURLToPath(new URL("../lib/src/text/unicode_tables.cpp", import.meta.url));
 

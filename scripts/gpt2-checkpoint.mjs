@@ -7,7 +7,7 @@
 import { closeSync, mkdirSync, openSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { parseArgs } from "node:util";
+import { cli, cliError, cliNumber } from "./cli.mjs";
 
 /** GPT-2 small's exact sizes. */
 export const GPT2_SMALL = Object.freeze({ layers: 12, heads: 12, dModel: 768, context: 1024, vocabSize: 50257 });
@@ -123,49 +123,15 @@ export function writeGpt2Checkpoint(dir, config, seed = 1) {
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const usage =
     "usage: node scripts/gpt2-checkpoint.mjs DIR [--preset gpt2 | --layers N --heads N --dim N --context N --vocab N] [--seed S]";
-  let parsed;
-  try {
-    parsed = parseArgs({
-      allowPositionals: true,
-      strict: true,
-      options: {
-        preset: { type: "string" },
-        layers: { type: "string" },
-        heads: { type: "string" },
-        dim: { type: "string" },
-        context: { type: "string" },
-        vocab: { type: "string" },
-        seed: { type: "string", default: "1" },
-        help: { type: "boolean", short: "h" },
-      },
-    });
-  } catch (error) {
-    console.error(`${error.message}\n${usage}`);
-    process.exit(2);
-  }
-  const { values, positionals } = parsed;
-  if (values.help) {
-    console.log(usage);
-    process.exit(0);
-  }
-  if (positionals.length !== 1) {
-    console.error(`gpt2-checkpoint: give one output folder; got ${positionals.length ? positionals.join(", ") : "none"}\n${usage}`);
-    process.exit(2);
-  }
-  if (values.preset !== undefined && values.preset !== "gpt2") {
-    console.error(`gpt2-checkpoint: --preset must be "gpt2"; got "${values.preset}"`);
-    process.exit(2);
-  }
+  const { values, positionals } = cli({
+    usage,
+    positionals: true,
+    options: Object.fromEntries(["preset", "layers", "heads", "dim", "context", "vocab", "seed"].map((n) => [n, { type: "string" }])),
+  });
+  if (positionals.length !== 1) cliError(`give one output folder; got ${positionals.length ? positionals.join(", ") : "none"}`, usage);
+  if (values.preset !== undefined && values.preset !== "gpt2") cliError(`--preset must be "gpt2"; got "${values.preset}"`, usage);
   const base = values.preset === "gpt2" ? GPT2_SMALL : { layers: 2, heads: 4, dModel: 64, context: 128, vocabSize: 50257 };
-  const number = (name, fallback) => {
-    if (values[name] === undefined) return fallback;
-    const n = Number(values[name]);
-    if (!Number.isInteger(n) || n < 1) {
-      console.error(`gpt2-checkpoint: --${name} must be a positive integer; got "${values[name]}"`);
-      process.exit(2);
-    }
-    return n;
-  };
+  const number = (name, fallback) => cliNumber(values, name, { fallback, min: 1, integer: true, usage });
   const config = {
     layers: number("layers", base.layers),
     heads: number("heads", base.heads),

@@ -4,7 +4,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 const root = new URL("../../", import.meta.url).pathname;
@@ -35,6 +36,21 @@ for (const file of CLIS)
     const r = spawnSync(process.execPath, [join(root, file), "--no-such-flag"], { encoding: "utf8", timeout: 60000 });
     assert.equal(r.status, 2, `exit ${r.status} (signal ${r.signal}); stderr: ${r.stderr}`);
     assert.match(r.stderr, /--no-such-flag/);
+  });
+
+// --help prints the usage and does nothing else: gpt2-checkpoint.mjs once wrote a 13 MB
+// checkpoint into a folder named "--help" (issue 28, bug 14).
+for (const file of CLIS)
+  test(`${file} --help prints its usage, exits 0 and writes nothing`, () => {
+    const cwd = mkdtempSync(join(tmpdir(), "attnlens-help-"));
+    try {
+      const r = spawnSync(process.execPath, [join(root, file), "--help"], { encoding: "utf8", cwd, timeout: 60000 });
+      assert.equal(r.status, 0, `exit ${r.status}; stderr: ${r.stderr}`);
+      assert.match(r.stdout, /^usage: /);
+      assert.deepEqual(readdirSync(cwd), []);
+    } finally {
+      rmSync(cwd, { recursive: true, force: true });
+    }
   });
 
 test("scripts/cli.mjs: numbers and lists are checked, naming the flag", () => {
