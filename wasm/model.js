@@ -201,10 +201,11 @@ export function createModelApi(core) {
     // The k likeliest tokens of each row of logits [R, V], with softmax probabilities. A model
     // may have more embedding rows than its tokenizer has tokens (padded vocabularies): such an
     // id has no text.
-    const topTokens = ({ data, shape }, k) => {
+    // The k likeliest tokens of each row of logits from row `from` on.
+    const topTokens = ({ data, shape }, k, from = 0) => {
       const V = shape.at(-1);
       const out = [];
-      for (let r = 0; r < data.length / V; r++) {
+      for (let r = from; r < data.length / V; r++) {
         const row = data.subarray(r * V, (r + 1) * V);
         const ids = topIds(row, k);
         const texts = tokenizer.tokenText(ids.map((v) => (v < info.tokenizer.size ? v : 0)));
@@ -213,17 +214,21 @@ export function createModelApi(core) {
       }
       return out;
     };
-    // The native handle of options.cache (0 for none), after the checks only JS can make.
-    const cacheHandle = (cache) => {
-      if (cache === undefined || cache === null) return 0;
+    // The state of options.cache (null for none), after the checks only JS can make.
+    const cacheState = (cache) => {
+      if (cache === undefined || cache === null) return null;
       const c = caches.get(cache);
       if (!c) fail("BAD_ARGUMENT", `options.cache must be a cache made by model.createCache(); got ${describe(cache)}`);
       if (c.owner !== model) fail("BAD_ARGUMENT", "options.cache belongs to another model; each model makes its own with createCache()");
       if (c.disposed) fail("BAD_ARGUMENT", "options.cache was disposed (cache.dispose()); make another with createCache()");
-      return c.handle;
+      return c;
     };
     const run = (ids, o, rows = null) => {
-      const handleOfCache = cacheHandle(o.cache);
+      const state = cacheState(o.cache);
+      const handleOfCache = state ? state.handle : 0;
+      // The predictions analyze() kept with the cache describe the rows of its last run: any
+      // other run with the cache replaces those rows (predictionsFor keeps them afresh).
+      if (state) state.predictions = null;
       const t = toIds("ids", ids);
       const types = perToken("tokenTypes", o.tokenTypes, t);
       const mask = perToken("attentionMask", o.attentionMask, t);
@@ -241,8 +246,14 @@ export function createModelApi(core) {
     };
     // The predictions a figure shows: for a next-token model, after every token; for a
     // masked-token model, at each [MASK] only (logits of those rows alone).
+    // With a cache, a next-token model's rows before the first changed token have the same
+    // logits as in the cache's last run (the cache kept them: cache.reused), so their
+    // predictions, kept with the cache by the last analyze(), are reused instead of ranking
+    // those rows' whole vocabulary again (and their softmax): an append ranks one row.
     const predictionsFor = (list, k, attention, cache) => {
       const masked = config.prediction === "masked-token";
+      const state = masked ? null : cacheState(cache);
+      const kept = state?.predictions?.k === k ? state.predictions.rows : [];
       const rows = masked ? list.tokens.flatMap((t, i) => (t.id === info.tokenizer.maskId ? [i] : [])) : null;
       const ids = list.ids.subarray(0, list.tokens.length);
       const types = list.types.subarray(0, list.tokens.length);
@@ -252,7 +263,15 @@ export function createModelApi(core) {
         { attention, cache, logits: wantLogits, tokenTypes: config.typeVocabSize > 0 ? types : undefined },
         wantLogits ? rows : null,
       );
-      const top = wantLogits ? topTokens(r.logits, k) : [];
+      let top = [];
+      if (wantLogits) {
+        const reused = state && state.handle ? core._cacheInfo(state.handle).reused : 0;
+        const keep = Math.min(reused, kept.length);
+        // Copies of the kept objects: a caller may change what it was given.
+        const fresh = topTokens(r.logits, k, keep);
+        top = [...kept.slice(0, keep).map((row) => row.map((p) => ({ ...p }))), ...fresh];
+        if (state) state.predictions = { k, rows: top.map((row) => row.map((p) => ({ ...p }))) };
+      }
       const predictions = masked ? list.tokens.map(() => null) : top;
       if (masked && wantLogits) rows.forEach((row, i) => (predictions[row] = top[i]));
       return { predictions, attention: r.attention ?? null };

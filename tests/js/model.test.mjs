@@ -226,6 +226,52 @@ test("analyze with a cache on the shipped model: each keystroke's figure equals 
   model.dispose();
 });
 
+test("analyze with a cache reuses its kept rows' predictions only while they describe the sentence", async () => {
+  const read = (name) =>
+    readFileSync(new URL(`../../models/attnlens/${name}`, import.meta.url), name.endsWith(".safetensors") ? undefined : "utf8");
+  const model = await lens.loadModel({
+    files: Object.fromEntries(["model.safetensors", "config.json", "vocab.json", "merges.txt"].map((n) => [n, read(n)])),
+  });
+  const cache = model.createCache();
+  // Each cached figure against the uncached one: the same tokens ranked with the same
+  // probabilities (within 2e-4, as above). Predictions left from another sentence, another k or
+  // the weights before a training step would differ wholesale.
+  const check = (text, k, what) => {
+    const cached = model.analyze(text, { attention: true, cache, k });
+    const plain = model.analyze(text, { attention: true, k });
+    assert.equal(cached.predictions.length, plain.predictions.length, what);
+    cached.predictions.forEach((top, i) => {
+      assert.equal(top.length, k, `${what}: k after token ${i}`);
+      assertClose(
+        top.map((p) => p.p),
+        plain.predictions[i].map((p) => p.p),
+        2e-4,
+        `${what}: the likeliest after token ${i}`,
+      );
+    });
+    return cached;
+  };
+  const text = "It is a truth universally acknowledged, that a single man in possession of a good fortune";
+  check(text.slice(0, 30), 5, "first");
+  const appended = check(text.slice(0, 34), 5, "appended");
+  assert.ok(cache.reused > 0, "the append kept a prefix");
+  // The caller's objects are its own: changing them changes nothing kept.
+  appended.predictions[0][0].p = -1;
+  appended.predictions[0][0].text = "changed";
+  const again = check(text.slice(0, 36), 5, "after the caller changed its copy");
+  assert.notEqual(again.predictions[0][0].text, "changed");
+  // forward() with the cache on another sentence: the kept predictions are not reused for it.
+  model.forward(model.encode("Mr. Darcy said nothing at all"), { cache });
+  check("Mr. Darcy said nothing at all, and Elizabeth", 5, "after forward() on another sentence");
+  check("Mr. Darcy said nothing at all, and Elizabeth smiled", 3, "another k");
+  check("Mr. Darcy said nothing at all, and Elizabeth smiled at", 3, "the same k again");
+  // A training step changes every row: nothing kept before it is reused.
+  model.trainStep([[...model.encode("The weather was fine and the roads were dry.")]], { lr: 3e-2 });
+  check("Mr. Darcy said nothing at all, and Elizabeth smiled at him", 3, "after a training step");
+  cache.dispose();
+  model.dispose();
+});
+
 test("100 forward calls (and errors) leave the model module's heap where it was", async () => {
   const model = await lens.createModel({ config, seed: 15 });
   const ids = randomIds(16, 64, 16);
