@@ -293,6 +293,8 @@ export interface Model extends Omit<Tokenizer, "dispose"> {
    * One forward pass over `text`'s first `maxTokens` tokens (default and at most the context):
    * the tokens, the k (default 5, at most 256) likeliest next tokens at each, and with `attention: true` the
    * attention [layers, heads, L, L] (else null). `totalTokens` counts all of the text's tokens.
+   * With `cache` (a next-token model), the rows the cache kept are not computed again, nor are
+   * their predictions ranked again when the cache's last use was analyze() with the same k.
    */
   analyze(text: TextInput, options?: { k?: number; attention?: boolean; maxTokens?: number; cache?: ModelCache }): Analysis;
   /** Mean cross-entropy (nats per counted target) of the family's objective (next token; or the
