@@ -484,10 +484,26 @@ figure.addEventListener(
       async (entries) => {
         if (!entries.some((e) => e.isIntersecting)) return;
         observer.disconnect();
-        const { drawThumbnail, fillTrainCard } = await import("./train-card.js");
+        let drawThumbnail, fillTrainCard;
+        try {
+          ({ drawThumbnail, fillTrainCard } = await import("./train-card.js"));
+        } catch {
+          // Offline or a failed fetch: the card keeps its text and link.
+          card.querySelector("canvas").hidden = true;
+          card.querySelector(".train-card-caption").textContent =
+            "The thumbnail could not be loaded; the training page shows the run itself.";
+          return;
+        }
         const base = new URL("./train-snapshot/", location.href);
         const thumb = await fillTrainCard(card, loadLens, { base, theme: state.theme, colormap: state.colormap });
-        if (thumb) trainCard.redraw = (s) => drawThumbnail(card.querySelector("canvas"), thumb, s);
+        if (!thumb) return;
+        // Drawn again only when the theme or the colour map changes, not on every keystroke.
+        let drawn = `${state.theme}/${state.colormap}`;
+        trainCard.redraw = (s) => {
+          if (`${s.theme}/${s.colormap}` === drawn) return;
+          drawn = `${s.theme}/${s.colormap}`;
+          drawThumbnail(card.querySelector("canvas"), thumb, s);
+        };
       },
       { rootMargin: "200px" },
     );
