@@ -208,7 +208,11 @@ test("analyze with a cache on the shipped model: each keystroke's figure equals 
       cached.tokens.map((t) => t.id),
       plain.tokens.map((t) => t.id),
     );
-    assertClose(cached.attention.data, plain.attention.data, 1e-6, `"${typed}": attention`, plain.attention.shape);
+    // The new rows come through products of other row counts than the full forward's (the
+    // few-rows kernel), so q and k differ in the last bits: relative width · 2^-24 (128 · 6e-8 ≈
+    // 8e-6) of scores that this model's sharp heads put at up to ~10 (1/√32-scaled), so a score
+    // moves by ≤ 1e-4 and its weight w by ≤ w(1 − w) · 1e-4 ≤ 2.5e-5.
+    assertClose(cached.attention.data, plain.attention.data, 2.5e-5, `"${typed}": attention`, plain.attention.shape);
     // The k-th likeliest probability, rank by rank: sorted values move no more than the values
     // (logits within 1e-4, as above, move a probability by under 2e-4), even where two are tied.
     cached.predictions.forEach((top, i) =>
