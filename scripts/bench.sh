@@ -3,8 +3,8 @@
 # installs the peers (bench/package.json), then prints the comparison tables: attention in Node
 # (bench/run.mjs) and in Chromium (bench/browser.mjs), the model against PyTorch (bench/training.mjs),
 # explain() at the page's sizes (bench/explain.mjs), the lines view's pair finder
-# (bench/line-pairs.mjs), a keystroke on real-size models with and without the prefix cache
-# (bench/typing.mjs), and the training page in Chromium until its
+# (bench/line-pairs.mjs), an edit of the demo page to its painted frame (bench/painted.mjs), a
+# keystroke on real-size models with and without the prefix cache (bench/typing.mjs), and the training page in Chromium until its
 # induction head forms (bench/train-browser.mjs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -50,6 +50,9 @@ step "explain() at the page's sizes, in Node 22 (the relaxed-SIMD module Chromiu
 "$(node22_path)" bench/explain.mjs "$@"
 step "the lines view's pair finder at 512 tokens, before and after (Node 22)"
 "$(node22_path)" bench/line-pairs.mjs
+
+step "the demo page in Chromium: an edit to the painted frame, lines and heatmap at 64 and 512 tokens"
+node bench/painted.mjs "$@"
 
 step "the training page in Chromium: time until the induction head forms (default settings)"
 node bench/train-browser.mjs

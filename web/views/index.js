@@ -91,7 +91,7 @@ export const VIEWS = Object.freeze([
     name: "lines",
     label: "Lines",
     title: "lines",
-    hint: (act) => `${act} a word to see its lines; arrow keys work too`,
+    hint: (act) => `${act} a word to see its lines (one per weight above 1/16); arrow keys work too`,
     load: async () => lines,
     needsTrace: false,
     randomOnly: false,

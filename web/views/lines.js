@@ -16,11 +16,15 @@ const LEVELS = 32;
 /**
  * Lines lighter than this are not drawn. A line's opacity is its weight's level (its weight
  * rounded up to 1/LEVELS) minus a half, over LEVELS, and the lines of one level are one path, so
- * overlapping ones do not add up: the first level (weight ≤ 1/32) is drawn at 1.6% opacity,
- * invisible on either theme. At 64 tokens, 8 heads, both side by side, it held about 60% of the
- * 25 700 segments and most of the time to the painted frame (issue 28).
+ * overlapping ones do not add up. The first two levels (weight ≤ 1/16) would be drawn at 1.6% and
+ * 4.7% opacity: a haze, not a line a reader follows. Without a GPU (headless Chromium, software
+ * raster) the browser rasterises the strokes when it paints the frame, ~4 µs per 300 px line
+ * here, whatever the path's opacity, so the haze cost most of the wait: at 64 tokens, 8 heads,
+ * both masks side by side, the second level alone held 5 500 of the 8 550 lines drawn, and
+ * dropping it took the painted frame from 61 to 44 ms (docs/performance.md, "The lines view's
+ * painted frame"). The hint under the figure says which weights get a line.
  */
-const MIN_WEIGHT = 1 / LEVELS + 1e-6;
+const MIN_WEIGHT = 2 / LEVELS + 1e-6;
 /** The lines of a hovered token are drawn strongly (opacity 0.15 + weight): from this weight up. */
 const MIN_HIGHLIGHT_WEIGHT = 0.01;
 
