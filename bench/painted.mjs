@@ -2,21 +2,32 @@
 // the figure (tests/support/painted.mjs, the probe the e2e speed report uses), for the lines view
 // and, beside it, the heatmap, at the page's two targets: 64 tokens (16 ms) and 512 tokens (50 ms).
 // Each scenario edits the last word of a sentence of n tokens; random weights, 8 heads.
-//   node bench/painted.mjs [--quick] [--before=DIR]
+// Then a GPT-2-small-shaped checkpoint (random weights, scripts/gpt2-checkpoint.mjs's
+// GPT2_SMALL, 500 MB) picked in the page: the time to its first figure, and a keystroke on a
+// 32-token sentence (append a token, delete it, change the first word), each to the painted
+// frame with the predictions and the grid of 144 heads: issue 27's page targets.
+//   node bench/painted.mjs [--quick] [--before=DIR] [--no-checkpoint]
 //   DIR: an older built site (a copy of dist/site made before a change), whose page is edited
 //   turn about with this build's, the same edits in the same browser, so both columns share the
 //   machine's load.
 import { join } from "node:path";
-import { existsSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
 import { serve } from "../scripts/serve.mjs";
 import { cli, cliError } from "../scripts/cli.mjs";
 import { launchBrowser, openPage } from "../tests/support/browser.mjs";
 import { sentence } from "../tests/support/sentences.mjs";
 import { EDIT, installProbe, measure, median } from "../tests/support/painted.mjs";
+import { typeAndTime } from "../tests/support/figure.mjs";
+import { GPT2_SMALL, writeGpt2Checkpoint } from "../scripts/gpt2-checkpoint.mjs";
 
 const root = new URL("..", import.meta.url).pathname;
-const usage = "usage: node bench/painted.mjs [--quick] [--before=DIR]   DIR: an older built site (a copy of dist/site)";
-const { values } = cli({ usage, options: { quick: { type: "boolean" }, before: { type: "string" } } });
+const usage = "usage: node bench/painted.mjs [--quick] [--before=DIR] [--no-checkpoint]   DIR: an older built site (a copy of dist/site)";
+const { values } = cli({
+  usage,
+  options: { quick: { type: "boolean" }, before: { type: "string" }, "no-checkpoint": { type: "boolean" } },
+});
 const edits = values.quick ? 5 : 11;
 const sites = [["this build", join(root, "dist/site")]];
 if (values.before) sites.push(["before", values.before]);
@@ -36,6 +47,7 @@ const TARGET = { 64: 16, 512: 50 };
 const servers = await Promise.all(sites.map(([, dir]) => serve(dir)));
 const browser = await launchBrowser();
 const rows = [];
+const checkpoint = [];
 try {
   for (const [view, mode, n] of SCENARIOS) {
     const base = sentence(n - 1);
@@ -66,9 +78,60 @@ try {
     rows.push({ view, mode, n, cells: pages.map((p) => ({ ms: median(p.times), explain: median(p.explain) })) });
     console.error(`  ${view}, ${mode}, ${n} tokens: ${pages.map((p) => `${median(p.times).toFixed(1)} ms`).join(" / ")}`);
   }
+  if (!values["no-checkpoint"]) await checkpointRows();
 } finally {
   await browser.close();
   await Promise.all(servers.map((s) => s.close()));
+}
+
+/** GPT-2 small's shapes picked in each site's page, then keystrokes turn about (see the top). */
+async function checkpointRows() {
+  const dir = mkdtempSync(join(tmpdir(), "attnlens-bench-gpt2-"));
+  try {
+    writeGpt2Checkpoint(dir, GPT2_SMALL, 1);
+    const encoder = createRequire(import.meta.url)("gpt-3-encoder");
+    const words =
+      "the quick brown fox jumps over the lazy dog while the cat sleeps on the warm mat by the door of the old house in the small town";
+    const sentence = encoder.decode(encoder.encode(words).slice(0, 32));
+    const start = sentence.replace(/^the/, "a");
+    const pages = [];
+    for (const server of servers) {
+      const { page, problems } = await openPage(browser.context, server.url);
+      await page.goto(`${server.url}index.html?sentence=${encodeURIComponent(sentence)}`);
+      await page.waitForFunction(() => document.querySelector("#figure").explanation?.causal);
+      const t0 = performance.now();
+      await page.setInputFiles("#open-checkpoint", [join(dir, "model.safetensors"), join(dir, "config.json")]);
+      await page.waitForFunction(
+        () =>
+          /^Showing your checkpoint/.test(document.querySelector("#checkpoint-status").textContent) &&
+          document.querySelector("#figure").attention?.predictions,
+        null,
+        { timeout: 300000, polling: 50 },
+      );
+      pages.push({ page, problems, load: performance.now() - t0, append: [], delete: [], start: [] });
+    }
+    for (let k = 0; k < Math.ceil(edits / 2); k++)
+      for (const p of pages) {
+        await p.page.bringToFront();
+        p.append.push(await typeAndTime(p.page, `${sentence}.`));
+        p.delete.push(await typeAndTime(p.page, sentence));
+        p.start.push(await typeAndTime(p.page, start));
+        await typeAndTime(p.page, sentence);
+      }
+    for (const p of pages) {
+      if (p.problems.length) throw new Error(`the page reported: ${p.problems.join("; ")}`);
+      await p.page.close();
+    }
+    const row = (name, target, pick) => ({ name, target, cells: pages.map((p) => ({ ms: pick(p), explain: NaN })) });
+    checkpoint.push(
+      row("picked -> first figure", 5000, (p) => p.load),
+      row("append a token", 50, (p) => median(p.append)),
+      row("delete it", 50, (p) => median(p.delete)),
+      row("change the first word", 200, (p) => median(p.start)),
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 console.log(`\nEdit to painted frame, headless Chromium, medians of ${edits} edits (explain(): the library's share)`);
@@ -77,4 +140,12 @@ console.log(`${"view, mask".padEnd(20)}${"tokens".padStart(7)}${"target".padStar
 for (const r of rows) {
   const cells = r.cells.map((c) => c.ms.toFixed(1).padStart(18) + c.explain.toFixed(1).padStart(9)).join("");
   console.log(`${`${r.view}, ${r.mode}`.padEnd(20)}${String(r.n).padStart(7)}${String(TARGET[r.n]).padStart(8)}${cells}`);
+}
+if (checkpoint.length) {
+  console.log(
+    `\nGPT-2 small's shapes picked in the page (random weights, 32 tokens), to the painted frame; medians of ${Math.ceil(edits / 2)}`,
+  );
+  console.log(`${"keystroke".padEnd(27)}${"target".padStart(8)}${sites.map(([name]) => `${name} (ms)`.padStart(18)).join("")}`);
+  for (const r of checkpoint)
+    console.log(`${r.name.padEnd(27)}${String(r.target).padStart(8)}${r.cells.map((c) => c.ms.toFixed(0).padStart(18)).join("")}`);
 }

@@ -32,6 +32,21 @@ export class Bitmap {
   }
 }
 
+/** Canvases within this many px of the viewport count as on screen (painted now, not when idle). */
+export const NEAR = 300;
+
+/**
+ * Runs `callback({ timeRemaining })` when the browser is idle. Without requestIdleCallback
+ * (Safari): a task with a deadline of its own, 8 ms from its start.
+ */
+export const whenIdle =
+  globalThis.requestIdleCallback ??
+  ((f) =>
+    setTimeout(() => {
+      const end = performance.now() + 8;
+      f({ timeRemaining: () => end - performance.now() });
+    }, 16));
+
 const ANCHOR = { start: "left", middle: "center", end: "right" };
 
 /** Paints on a CanvasRenderingContext2D. */

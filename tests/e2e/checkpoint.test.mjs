@@ -91,6 +91,66 @@ test("the page's picker: a GPT-2-shaped checkpoint without a tokenizer is shown 
   }
 });
 
+test("a 12-layer grid paints the thumbnails near the screen with the figure and the rest when idle", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "attnlens-ckpt-"));
+  try {
+    writeGpt2Checkpoint(dir, { layers: 12, heads: 4, dModel: 32, context: 64, vocabSize: 50257 }, 5);
+    const { page, problems } = await openDemo();
+    await page.setInputFiles("#open-checkpoint", [join(dir, "model.safetensors"), join(dir, "config.json")]);
+    const status = await statusAfterLoad(page);
+    assert.ok(status.ok, status.text);
+    await page.evaluate(() => document.querySelector("#figure").scrollIntoView({ block: "start" }));
+    // An edit: at its render event (the figure drawn, in the same task), each grid canvas says
+    // what it was painted for; the ones far below the screen still hold the previous sentence's.
+    const at = await page.evaluate(
+      () =>
+        new Promise((done) => {
+          const el = document.querySelector("#figure");
+          el.addEventListener(
+            "attn-lens-render",
+            () =>
+              done(
+                [...el.shadowRoot.querySelectorAll(".grid canvas")].map((c) => ({
+                  drawn: c.drawnFor,
+                  top: c.getBoundingClientRect().top,
+                })),
+              ),
+            { once: true },
+          );
+          const input = document.querySelector("#sentence");
+          input.value = `${input.value} again`;
+          input.dispatchEvent(new Event("input", { bubbles: true }));
+        }),
+    );
+    assert.equal(at.length, 12 * 5);
+    const fresh = at[0].drawn;
+    const viewport = await page.evaluate(() => innerHeight);
+    const near = at.filter((c) => c.top < viewport + 300);
+    const far = at.filter((c) => c.top >= viewport + 300);
+    assert.ok(near.length >= 5 && far.length >= 5, `${near.length} thumbnails near the screen, ${far.length} far: the test needs both`);
+    assert.deepEqual(
+      near.filter((c) => c.drawn !== fresh),
+      [],
+      "every thumbnail near the screen is painted with the figure",
+    );
+    assert.deepEqual(
+      far.filter((c) => c.drawn === fresh),
+      [],
+      "no thumbnail far below is painted in the keystroke's task",
+    );
+    // Then, while the page is idle, all of them.
+    await page.waitForFunction(
+      (key) => [...document.querySelector("#figure").shadowRoot.querySelectorAll(".grid canvas")].every((c) => c.drawnFor === key),
+      fresh,
+      { timeout: 10000 },
+    );
+    assert.deepEqual(problems, []);
+    await page.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test("GPT-2 small's exact shapes (random weights, 500 MB) load and run a 32-token sentence in the page", async (t) => {
   const free = (() => {
     const s = statfsSync(tmpdir());

@@ -12,7 +12,7 @@ import { cache } from "lit/directives/cache.js";
 import { COMPUTE_KEYS, DEFAULTS, normalizeState, parseHeadList } from "../state.js";
 import { headColor, paletteFor } from "../theme.js";
 import { VIEWS, loadTexts, loadView, loadedView, viewNamed } from "../views/index.js";
-import { NEAR } from "./frame.js";
+import { NEAR } from "../paint.js";
 import { estimateHeight } from "./estimate.js";
 import { hostStyles } from "./host-styles.js";
 import { attnLensStyles } from "./styles.js";

@@ -5,24 +5,13 @@
 // A view module exports layout(), draw(p, lay, view), hit(lay, x, y, view), highlight(p, lay,
 // focus, view), readout(lay, focus), move(lay, focus, key) and reveal(lay, focus, view), where
 // view = { sx, sy, w, h } is the scroll offset and the visible size in CSS px.
-import { canvasPainter } from "../paint.js";
-
-/** Frames within this many px of the viewport count as on screen. */
-export const NEAR = 300;
+import { NEAR, canvasPainter, whenIdle } from "../paint.js";
 
 // Frames far off screen that still show an older figure: painted one by one while the browser is
 // idle, so that a fast scroll or a screenshot finds them up to date (issue 28, bug 12). Until
 // then each is cleared and marked data-stale, never showing the previous sentence's numbers.
 const idleFrames = new Set();
 let idleQueued = false;
-// Without requestIdleCallback (Safari): a task with a deadline of its own, 8 ms from its start.
-const whenIdle =
-  globalThis.requestIdleCallback ??
-  ((f) =>
-    setTimeout(() => {
-      const end = performance.now() + 8;
-      f({ timeRemaining: () => end - performance.now() });
-    }, 16));
 
 function paintIdle(deadline) {
   idleQueued = false;

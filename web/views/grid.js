@@ -5,7 +5,7 @@
 // pay for it. Thumbnails are canvases painted from the heatmap's cached bitmaps.
 import { html } from "lit";
 import { headName } from "../figure-data.js";
-import { canvasPainter } from "../paint.js";
+import { NEAR, canvasPainter, whenIdle } from "../paint.js";
 import { font, fitText } from "../text.js";
 import { weightBitmap } from "./heatmap.js";
 
@@ -58,18 +58,76 @@ export function gridTemplate({ data, selected, width, big, onPick, label = "Laye
   </div>`;
 }
 
-/** Paints the canvases of grid `panel` under `root` (only those not painted for `key` yet). */
+// Thumbnails far from the screen are painted while the browser is idle, or as they come near,
+// whichever is first: a keystroke on a 12-layer model paints the rows a reader sees, not all 156
+// canvases (issue 27: each painted canvas also costs its raster and upload in the frame; an edit
+// of GPT-2 small's 32 tokens to the painted frame went from 70–80 to 36–50 ms with 3 of its 12
+// rows painted). A canvas waiting here keeps its previous thumbnail, off screen, until then.
+const waiting = new Map(); // canvas -> its paint()
+let observer = null;
+let idleQueued = false;
+
+function paintNow(canvas) {
+  const paint = waiting.get(canvas);
+  if (!paint) return;
+  waiting.delete(canvas);
+  observer.unobserve(canvas);
+  // A canvas taken out of the page (a new grid, a view put away) is painted when it is shown again.
+  if (canvas.isConnected) paint();
+}
+
+function paintIdle(deadline) {
+  idleQueued = false;
+  for (const canvas of waiting.keys()) {
+    if (deadline.timeRemaining() < 2) break;
+    paintNow(canvas);
+  }
+  if (waiting.size) queueIdle();
+}
+
+function queueIdle() {
+  if (idleQueued) return;
+  idleQueued = true;
+  whenIdle(paintIdle);
+}
+
+function paintLater(canvas, paint) {
+  observer ??= new IntersectionObserver((entries) => entries.forEach((e) => e.isIntersecting && paintNow(e.target)), {
+    rootMargin: `${NEAR}px 0px`,
+  });
+  waiting.set(canvas, paint);
+  observer.observe(canvas);
+  queueIdle();
+}
+
+/**
+ * Paints the canvases of grid `panel` under `root` not painted for `key` yet: those on screen or
+ * within NEAR px of it now, the others when the browser is idle or when they come near.
+ */
 export function paintGrid(root, data, scale, palette, key, panel = 0) {
+  const todo = [];
+  // Every position is read before any canvas is sized (a size written between two reads would
+  // make each read lay the page out again).
   for (const canvas of root.querySelectorAll(`.grid canvas[data-panel="${panel}"]`)) {
     const size = canvas.parentElement.closest(".grid").style.getPropertyValue("--thumb");
     const side = parseFloat(size) || 40;
     const drawn = `${key}/${side}`;
     if (canvas.drawnFor === drawn) continue;
-    canvas.drawnFor = drawn;
-    const layer = Number(canvas.dataset.layer);
-    const head = canvas.dataset.head === "mean" ? "mean" : Number(canvas.dataset.head);
-    const p = canvasPainter(canvas, side, side, { scale: 2 });
-    p.image(0, 0, side, side, weightBitmap(data, layer, head, scale, palette, THUMBNAIL_CELLS));
+    const r = canvas.getBoundingClientRect();
+    todo.push({ canvas, side, drawn, near: r.height > 0 && r.bottom > -NEAR && r.top < innerHeight + NEAR });
+  }
+  for (const { canvas, side, drawn, near } of todo) {
+    const paint = () => {
+      canvas.drawnFor = drawn;
+      const layer = Number(canvas.dataset.layer);
+      const head = canvas.dataset.head === "mean" ? "mean" : Number(canvas.dataset.head);
+      const p = canvasPainter(canvas, side, side, { scale: 2 });
+      p.image(0, 0, side, side, weightBitmap(data, layer, head, scale, palette, THUMBNAIL_CELLS));
+    };
+    if (near) {
+      if (waiting.delete(canvas)) observer.unobserve(canvas);
+      paint();
+    } else paintLater(canvas, paint);
   }
 }
 
