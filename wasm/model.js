@@ -201,11 +201,10 @@ export function createModelApi(core) {
     // The k likeliest tokens of each row of logits [R, V], with softmax probabilities. A model
     // may have more embedding rows than its tokenizer has tokens (padded vocabularies): such an
     // id has no text.
-    // The k likeliest tokens of each row of logits from row `from` on.
-    const topTokens = ({ data, shape }, k, from = 0) => {
+    const topTokens = ({ data, shape }, k) => {
       const V = shape.at(-1);
       const out = [];
-      for (let r = from; r < data.length / V; r++) {
+      for (let r = 0; r < data.length / V; r++) {
         const row = data.subarray(r * V, (r + 1) * V);
         const ids = topIds(row, k);
         const texts = tokenizer.tokenText(ids.map((v) => (v < info.tokenizer.size ? v : 0)));
@@ -247,30 +246,42 @@ export function createModelApi(core) {
     // The predictions a figure shows: for a next-token model, after every token; for a
     // masked-token model, at each [MASK] only (logits of those rows alone).
     // With a cache, a next-token model's rows before the first changed token have the same
-    // logits as in the cache's last run (the cache kept them: cache.reused), so their
-    // predictions, kept with the cache by the last analyze(), are reused instead of ranking
-    // those rows' whole vocabulary again (and their softmax): an append ranks one row.
+    // logits as in the cache's last run, so their predictions, kept with the cache by the last
+    // analyze() (with the ids they were made for), are reused: the forward returns the logits of
+    // the other rows only, and an append ranks one row (GPT-2 small: one row of 50 257 logits
+    // leaves the wasm heap instead of 33).
     const predictionsFor = (list, k, attention, cache) => {
       const masked = config.prediction === "masked-token";
       const state = masked ? null : cacheState(cache);
-      const kept = state?.predictions?.k === k ? state.predictions.rows : [];
-      const rows = masked ? list.tokens.flatMap((t, i) => (t.id === info.tokenizer.maskId ? [i] : [])) : null;
+      // (A family with nothing to reuse has no native cache: its runs compute every row.)
+      const last = state?.handle && state.predictions?.k === k ? state.predictions : null;
       const ids = list.ids.subarray(0, list.tokens.length);
       const types = list.types.subarray(0, list.tokens.length);
+      // The rows the last run shares with this one (before the first changed token), short of the
+      // last row: no logit rows asked means every row.
+      let from = 0;
+      if (last) while (from < Math.min(ids.length - 1, last.rows.length) && last.ids[from] === ids[from]) from++;
+      const rows = masked
+        ? list.tokens.flatMap((t, i) => (t.id === info.tokenizer.maskId ? [i] : []))
+        : from > 0
+          ? Array.from({ length: ids.length - from }, (_, i) => from + i)
+          : null;
       const wantLogits = config.hasHead && (!masked || rows.length > 0);
-      const r = run(
-        ids,
-        { attention, cache, logits: wantLogits, tokenTypes: config.typeVocabSize > 0 ? types : undefined },
-        wantLogits ? rows : null,
-      );
+      const options = { attention, cache, logits: wantLogits, tokenTypes: config.typeVocabSize > 0 ? types : undefined };
+      const r = run(ids, options, wantLogits ? rows : null);
       let top = [];
       if (wantLogits) {
-        const reused = state && state.handle ? core._cacheInfo(state.handle).reused : 0;
-        const keep = Math.min(reused, kept.length);
+        let fresh = topTokens(r.logits, k);
+        // The cache kept fewer rows than the ids share (the model changed since its last run, or
+        // it ran without attention): the rows before `from` are ranked again, from a second run
+        // that reuses every row this one computed.
+        if (from > 0 && core._cacheInfo(state.handle).reused < from) {
+          fresh = topTokens(run(ids, { ...options, attention: false }).logits, k);
+          from = 0;
+        }
         // Copies of the kept objects: a caller may change what it was given.
-        const fresh = topTokens(r.logits, k, keep);
-        top = [...kept.slice(0, keep).map((row) => row.map((p) => ({ ...p }))), ...fresh];
-        if (state) state.predictions = { k, rows: top.map((row) => row.map((p) => ({ ...p }))) };
+        top = [...(from > 0 ? last.rows.slice(0, from).map((row) => row.map((p) => ({ ...p }))) : []), ...fresh];
+        if (state) state.predictions = { k, ids: Int32Array.from(ids), rows: top.map((row) => row.map((p) => ({ ...p }))) };
       }
       const predictions = masked ? list.tokens.map(() => null) : top;
       if (masked && wantLogits) rows.forEach((row, i) => (predictions[row] = top[i]));

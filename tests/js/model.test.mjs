@@ -265,6 +265,12 @@ test("analyze with a cache reuses its kept rows' predictions only while they des
   appended.predictions[0][0].text = "changed";
   const again = check(text.slice(0, 36), 5, "after the caller changed its copy");
   assert.notEqual(again.predictions[0][0].text, "changed");
+  // An edit in the middle (rows from the changed word on are new), a deletion at the end (every
+  // row kept), and a run without attention before one with it.
+  check("It is a lie universally acknowledged, that a single man in", 5, "an edit in the middle");
+  check("It is a lie universally acknowledged, that a single", 5, "a deletion at the end");
+  model.analyze("It is a lie universally acknowledged, that a single man", { cache, k: 5 });
+  check("It is a lie universally acknowledged, that a single man in", 5, "with attention after a run without");
   // forward() with the cache on another sentence: the kept predictions are not reused for it.
   model.forward(model.encode("Mr. Darcy said nothing at all"), { cache });
   check("Mr. Darcy said nothing at all, and Elizabeth", 5, "after forward() on another sentence");
