@@ -108,7 +108,11 @@ async function checkpointRows() {
         null,
         { timeout: 300000, polling: 50 },
       );
-      pages.push({ page, problems, load: performance.now() - t0, append: [], delete: [], start: [] });
+      const load = performance.now() - t0;
+      // A large model's induction probe may follow its first figure (web/element/trained.js): the
+      // keystrokes are timed after it.
+      await page.waitForFunction(() => document.querySelector("#figure").attention?.scores?.induction, null, { timeout: 60000 });
+      pages.push({ page, problems, load, append: [], delete: [], start: [] });
     }
     for (let k = 0; k < Math.ceil(edits / 2); k++)
       for (const p of pages) {

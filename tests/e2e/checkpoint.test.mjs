@@ -91,6 +91,41 @@ test("the page's picker: a GPT-2-shaped checkpoint without a tokenizer is shown 
   }
 });
 
+test("a large checkpoint's first figure comes before its induction probe; the head labels follow", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "attnlens-ckpt-"));
+  try {
+    // 6.9 M parameters: over the 5 M up to which the probe runs as the model opens.
+    writeGpt2Checkpoint(dir, { layers: 2, heads: 4, dModel: 128, context: 128, vocabSize: 50257 }, 7);
+    const { page, problems } = await openDemo();
+    // Every figure the element renders from now: whether it had the probe's scores.
+    await page.evaluate(() => {
+      window.__renders = [];
+      const el = document.querySelector("#figure");
+      el.addEventListener("attn-lens-render", () => {
+        const a = el.attention;
+        if (a?.source?.format === "model") window.__renders.push({ induction: a.scores.induction, notes: a.headNotes.flat() });
+      });
+    });
+    await page.setInputFiles("#open-checkpoint", [join(dir, "model.safetensors"), join(dir, "config.json")]);
+    const status = await statusAfterLoad(page);
+    assert.ok(status.ok, status.text);
+    await page.waitForFunction(() => window.__renders.some((r) => r.induction), null, { timeout: 30000 });
+    const renders = await page.evaluate(() => window.__renders);
+    assert.equal(renders[0].induction, null, "the first figure is shown before the probe");
+    const probed = renders.find((r) => r.induction);
+    assert.equal(probed.induction.length, 2);
+    for (const row of probed.induction) {
+      assert.equal(row.length, 4);
+      for (const v of row) assert.ok(v >= 0 && v <= 1, `induction score ${v}`);
+    }
+    assert.equal(probed.notes.length, 8);
+    assert.deepEqual(problems, []);
+    await page.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test("a 12-layer grid paints the thumbnails near the screen with the figure and the rest when idle", async () => {
   const dir = mkdtempSync(join(tmpdir(), "attnlens-ckpt-"));
   try {

@@ -151,6 +151,7 @@ function startModel(element) {
         element._loading = null;
         element._computedKey = null;
         element.requestUpdate();
+        if (opened.some((o) => o.probeLater)) probeAfterFirstFigure(element, opened);
         event({
           name: opened[0].name,
           config: opened[0].model.config,
@@ -173,6 +174,28 @@ function startModel(element) {
       },
     );
   return element._modelLoad;
+}
+
+/**
+ * A large causal model's induction probe (trained.js), in a task after its first figure is
+ * painted; then the figure is made again (from the cache: no row is computed again) with the
+ * head labels that name induction heads.
+ */
+function probeAfterFirstFigure(element, opened) {
+  element.addEventListener(
+    "attn-lens-painted",
+    () =>
+      setTimeout(() => {
+        // Another model shown since: this one may be freed.
+        if (element._openedModels !== opened) return;
+        let probed = false;
+        for (const o of opened) probed = trained.probeInduction(o) || probed;
+        if (!probed) return;
+        element._computedKey = null;
+        element.requestUpdate();
+      }),
+    { once: true },
+  );
 }
 
 /** A new `model`, `model-src` or (for the shipped models) `mode` (not openModel's "custom") drops the models shown. */
