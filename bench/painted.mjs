@@ -94,11 +94,8 @@ async function checkpointRows() {
       "the quick brown fox jumps over the lazy dog while the cat sleeps on the warm mat by the door of the old house in the small town";
     const sentence = encoder.decode(encoder.encode(words).slice(0, 32));
     const start = sentence.replace(/^the/, "a");
-    const pages = [];
-    for (const server of servers) {
-      const { page, problems } = await openPage(browser.context, server.url);
-      await page.goto(`${server.url}index.html?sentence=${encodeURIComponent(sentence)}`);
-      await page.waitForFunction(() => document.querySelector("#figure").explanation?.causal);
+    // Picks the checkpoint's files; resolves with ms to its first figure (status line and predictions).
+    const pickCheckpoint = async (page) => {
       const t0 = performance.now();
       await page.setInputFiles("#open-checkpoint", [join(dir, "model.safetensors"), join(dir, "config.json")]);
       await page.waitForFunction(
@@ -108,7 +105,14 @@ async function checkpointRows() {
         null,
         { timeout: 300000, polling: 50 },
       );
-      const load = performance.now() - t0;
+      return performance.now() - t0;
+    };
+    const pages = [];
+    for (const server of servers) {
+      const { page, problems } = await openPage(browser.context, server.url);
+      await page.goto(`${server.url}index.html?sentence=${encodeURIComponent(sentence)}`);
+      await page.waitForFunction(() => document.querySelector("#figure").explanation?.causal);
+      const load = await pickCheckpoint(page);
       // A large model's induction probe may follow its first figure (web/element/trained.js): the
       // keystrokes are timed after it.
       await page.waitForFunction(() => document.querySelector("#figure").attention?.scores?.induction, null, { timeout: 60000 });
@@ -122,6 +126,14 @@ async function checkpointRows() {
         p.start.push(await typeAndTime(p.page, start));
         await typeAndTime(p.page, sentence);
       }
+    // Closed, then the same files picked again.
+    for (const p of pages) {
+      await p.page.bringToFront();
+      await p.page.click("#close-checkpoint");
+      await p.page.waitForFunction(() => document.querySelector("#figure").model === "random");
+      await p.page.evaluate(() => (document.querySelector("#checkpoint-status").textContent = ""));
+      p.again = await pickCheckpoint(p.page);
+    }
     for (const p of pages) {
       if (p.problems.length) throw new Error(`the page reported: ${p.problems.join("; ")}`);
       await p.page.close();
@@ -129,6 +141,7 @@ async function checkpointRows() {
     const row = (name, target, pick) => ({ name, target, cells: pages.map((p) => ({ ms: pick(p), explain: NaN })) });
     checkpoint.push(
       row("picked -> first figure", 5000, (p) => p.load),
+      row("closed, picked again", 1000, (p) => p.again),
       row("append a token", 50, (p) => median(p.append)),
       row("delete it", 50, (p) => median(p.delete)),
       row("change the first word", 200, (p) => median(p.start)),

@@ -545,7 +545,8 @@ async function openCheckpoint(picked) {
           }),
         ),
       );
-      files.push(new File([vocab], "vocab.json"), new File([merges], "merges.txt"));
+      // A fixed time: the same folder picked again is the same files (the element reuses its model).
+      files.push(new File([vocab], "vocab.json", { lastModified: 0 }), new File([merges], "merges.txt", { lastModified: 0 }));
     }
     const ready = new Promise((done) => figure.addEventListener("attn-lens-model", (e) => done(e.detail), { once: true }));
     await figure.openModel(files, { keepOnError: true });

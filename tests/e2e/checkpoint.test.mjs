@@ -91,6 +91,51 @@ test("the page's picker: a GPT-2-shaped checkpoint without a tokenizer is shown 
   }
 });
 
+test("the same checkpoint picked again is shown without loading it again; other files load", async () => {
+  const dirs = [mkdtempSync(join(tmpdir(), "attnlens-ckpt-")), mkdtempSync(join(tmpdir(), "attnlens-ckpt-"))];
+  try {
+    const config = { layers: 2, heads: 3, dModel: 48, context: 64, vocabSize: 50257 };
+    writeGpt2Checkpoint(dirs[0], config, 3);
+    writeGpt2Checkpoint(dirs[1], config, 4);
+    const { page, problems } = await openDemo();
+    await page.evaluate(() => {
+      window.__progress = 0;
+      document.querySelector("#figure").addEventListener("attn-lens-model-progress", () => window.__progress++);
+    });
+    // Picks a folder's files; resolves with the progress events it caused and the attention shown.
+    const pick = async (dir) => {
+      await page.evaluate(() => {
+        window.__progress = 0;
+        document.querySelector("#checkpoint-status").textContent = "";
+      });
+      await page.setInputFiles("#open-checkpoint", [join(dir, "model.safetensors"), join(dir, "config.json")]);
+      const status = await statusAfterLoad(page);
+      assert.ok(status.ok, status.text);
+      return page.evaluate(() => ({ progress: window.__progress, weights: [...document.querySelector("#figure").attention.weights.data] }));
+    };
+    const first = await pick(dirs[0]);
+    assert.ok(first.progress > 0, "the first pick reads the files");
+    await page.click("#close-checkpoint");
+    await page.waitForFunction(() => document.querySelector("#figure").model === "random");
+    const again = await pick(dirs[0]);
+    assert.equal(again.progress, 0, "picked again after closing: nothing read");
+    assert.deepEqual(again.weights, first.weights);
+    const shownAgain = await pick(dirs[0]);
+    assert.equal(shownAgain.progress, 0, "picked again while shown: nothing read");
+    const other = await pick(dirs[1]);
+    assert.ok(other.progress > 0, "other files are read");
+    assert.notDeepEqual(other.weights, first.weights);
+    // Back to the first: it was put away when the second was shown, so it is shown at once.
+    const back = await pick(dirs[0]);
+    assert.equal(back.progress, 0);
+    assert.deepEqual(back.weights, first.weights);
+    assert.deepEqual(problems, []);
+    await page.close();
+  } finally {
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test("a large checkpoint's first figure comes before its induction probe; the head labels follow", async () => {
   const dir = mkdtempSync(join(tmpdir(), "attnlens-ckpt-"));
   try {

@@ -51,6 +51,12 @@ function modelSources(element) {
 
 /** Shows the checkpoint `files` (openModel); resolves when it is shown. */
 export function openModel(element, files, options) {
+  // The files shown now, picked again: nothing to load.
+  if (element._picked && element._openedModels && trained?.sameFiles(element._picked, files)) {
+    element._pickedProgress = options.onProgress;
+    modelEvent(element, element._openedModels);
+    return Promise.resolve();
+  }
   // What the figure shows now, kept until the new checkpoint is in: with keepOnError, a checkpoint
   // that fails to load leaves the previous figure (and model) as they were (else the figure shows
   // the error); one that loads frees a checkpoint picked before it.
@@ -73,7 +79,7 @@ export function openModel(element, files, options) {
   return startModel(element).then(
     (result) => {
       if (previous.picked && previous.opened && previous.opened !== element._openedModels)
-        for (const opened of previous.opened) opened.model.dispose();
+        for (const opened of previous.opened) if (!element._openedModels?.includes(opened)) trained.release(opened);
       return result;
     },
     (error) => {
@@ -93,23 +99,31 @@ export function openModel(element, files, options) {
         });
         element.requestUpdate();
       } else if (previous.picked && previous.opened && previous.opened !== element._openedModels) {
-        // The figure shows the error: the checkpoint picked before is not coming back.
-        for (const opened of previous.opened) opened.model.dispose();
+        // The figure shows the error: the checkpoint picked before is put away.
+        for (const opened of previous.opened) trained.release(opened);
       }
       throw error;
     },
   );
 }
 
-/** Frees a checkpoint given to openModel() and returns to random weights. */
+/** Puts away a checkpoint given to openModel() (trained.js keeps it for a second open) and returns to random weights. */
 export function closeModel(element) {
-  if (element._picked) for (const opened of element._openedModels ?? []) opened.model.dispose();
+  if (element._picked) for (const opened of element._openedModels ?? []) trained.release(opened);
   element._picked = null;
   element._openedModels = null;
   element._modelLoad = null;
   element.model = "random";
   element._figure = null;
   element._computedKey = null;
+}
+
+/** Says which models are shown (attn-lens-model): `opened` as trained.openModel() gave them, or none and the error. */
+function modelEvent(element, opened, error = null) {
+  const detail = opened.length
+    ? { name: opened[0].name, config: opened[0].model.config, models: opened.map((o) => ({ name: o.name, config: o.model.config })), error }
+    : { name: null, config: null, models: [], error };
+  element.dispatchEvent(new CustomEvent("attn-lens-model", { bubbles: true, composed: true, detail }));
 }
 
 /** Loads the models of `model`/`model-src`/`mode` (each once per page); a newer choice cancels an older one. */
@@ -131,7 +145,6 @@ function startModel(element) {
     (element._pickedProgress && element.model === "custom" ? element._pickedProgress : null)?.(progress);
     element.dispatchEvent(new CustomEvent("attn-lens-model-progress", { bubbles: true, composed: true, detail: progress }));
   };
-  const event = (detail) => element.dispatchEvent(new CustomEvent("attn-lens-model", { bubbles: true, composed: true, detail }));
   element._modelLoad = Promise.all([loadTrained(), element._lens ?? loadLens()])
     .then(([, lens]) => {
       element._lens = lens;
@@ -152,12 +165,7 @@ function startModel(element) {
         element._computedKey = null;
         element.requestUpdate();
         if (opened.some((o) => o.probeLater)) probeAfterFirstFigure(element, opened);
-        event({
-          name: opened[0].name,
-          config: opened[0].model.config,
-          models: opened.map((o) => ({ name: o.name, config: o.model.config })),
-          error: null,
-        });
+        modelEvent(element, opened);
       },
       (error) => {
         if (generation !== element._loadGeneration || error.name === "AbortError") return;
@@ -169,7 +177,7 @@ function startModel(element) {
           element._modelLoadFailed = true;
         }
         element.requestUpdate();
-        event({ name: null, config: null, models: [], error });
+        modelEvent(element, [], error);
         throw error;
       },
     );
