@@ -244,12 +244,18 @@ export declare class AttnLensElement extends HTMLElement {
    * AttnLensError the figure shows (BAD_FILE names what was found for another architecture).
    * With `keepOnError`, a checkpoint that cannot be loaded leaves the figure (and the model) as
    * they were instead, and only the rejection says why (the demo page shows it beside the picker).
+   * The same files (names, sizes and times) picked again while shown, or after closeModel() or
+   * another checkpoint put them away, are shown without loading them again (the last one put
+   * away is kept; picking other files frees it).
    */
   openModel(
     files: FileList | File[] | Record<string, Uint8Array | ArrayBuffer | string>,
     options?: { onProgress?: (progress: AttnLensModelProgress) => void; keepOnError?: boolean },
   ): Promise<void>;
-  /** Frees a checkpoint given to openModel() and returns to model="random". */
+  /**
+   * Puts away a checkpoint given to openModel() (kept for a second openModel() of the same files,
+   * freed when other files are picked) and returns to model="random".
+   */
   closeModel(): void;
   /** The current figure as a standalone SVG document. Throws before the first figure. */
   toSVG(): string;
