@@ -142,7 +142,9 @@ try {
       .join(", ")}`,
   );
   const worst = Math.max(...rows.map((r) => r.diff));
-  console.log(`Largest difference from the float64 reference: ${worst.toExponential(2)} (✗ above ${TOLERANCE})`);
+  console.log(
+    `Largest difference from the float64 reference: ${worst.toExponential(2)} (${worst <= TOLERANCE ? "within" : "✗ above"} the tolerance ${TOLERANCE})`,
+  );
 } finally {
   await browser.close();
   await server.close();
