@@ -32,6 +32,44 @@ export function fileBytes(label, value, what = "the file's bytes (a Uint8Array o
   return typed.view;
 }
 
+export const FILE_BYTES_OR_BLOB = "the file's bytes (a Uint8Array or an ArrayBuffer) or a Blob (a File)";
+
+/** A Blob or File (by its methods: one from another window is not an instance of this one's Blob). */
+export const isBlob = (value) =>
+  value !== null &&
+  typeof value === "object" &&
+  typeof value.arrayBuffer === "function" &&
+  typeof value.slice === "function" &&
+  Number.isSafeInteger(value.size);
+
+/** Bytes [at, end) of a file's bytes, named if the caller's buffer was detached or shrunk meanwhile. */
+export function bytesChunk(bytes, at, end, label) {
+  try {
+    return new Uint8Array(bytes.buffer, bytes.byteOffset + at, end - at);
+  } catch {
+    fail(
+      "BAD_ARGUMENT",
+      `${label}'s ArrayBuffer was detached or shrunk while it was being read; keep it unchanged until loadModel resolves`,
+    );
+  }
+}
+
+/** Bytes [at, end) of a Blob, named if the file cannot be read or changed meanwhile. */
+export async function blobChunk(blob, at, end, label) {
+  let chunk;
+  try {
+    chunk = new Uint8Array(await blob.slice(at, end).arrayBuffer());
+  } catch (error) {
+    fail(
+      "BAD_FILE",
+      `${label}: bytes ${at} to ${end} of the file could not be read (${error?.message ?? error}); was it changed or removed while loading?`,
+    );
+  }
+  if (chunk.length !== end - at)
+    fail("BAD_FILE", `${label}: the file changed while it was read (${chunk.length} bytes at ${at} where ${end - at} were expected)`);
+  return chunk;
+}
+
 /** Checks a text argument: a string without lone surrogates, within the tokenizer's limit. */
 export function checkText(name, text, limits) {
   if (typeof text !== "string") fail("BAD_ARGUMENT", `${name} must be a string; got ${describe(text)}`);

@@ -15,8 +15,11 @@ export type FileText = string | Uint8Array | ArrayBuffer;
  * A tokenizer's files are given whole or not at all.
  */
 export interface CheckpointFiles {
-  /** The weights (required): F32, F16 or BF16. */
-  "model.safetensors": Uint8Array | ArrayBuffer;
+  /**
+   * The weights (required): F32, F16 or BF16. A Blob (a File a reader picked) is read in chunks
+   * straight into the wasm heap, with no copy of the whole file in JS.
+   */
+  "model.safetensors": Uint8Array | ArrayBuffer | Blob;
   /** The model's config (required). */
   "config.json": FileText;
   "vocab.json"?: FileText;

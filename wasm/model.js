@@ -7,7 +7,22 @@
 // As in api.js, this file checks what only JS can see (JS types, typed-array kinds, option
 // names, nested-array shapes); every other rule is the library's.
 import { AttnLensError, checkOptions, describe, fail, typedOptions, unwrap } from "./boundary.js";
-import { NOT_A_START, checkText, decoder, encoder, fileBytes, fileText, probabilities, toIds, topIds, utf16AtByte } from "./model-input.js";
+import {
+  FILE_BYTES_OR_BLOB,
+  NOT_A_START,
+  blobChunk,
+  bytesChunk,
+  checkText,
+  decoder,
+  encoder,
+  fileBytes,
+  fileText,
+  isBlob,
+  probabilities,
+  toIds,
+  topIds,
+  utf16AtByte,
+} from "./model-input.js";
 
 // model.safetensors is copied into the wasm heap in chunks of this many bytes, with a progress
 // report and a turn of the event loop after each (a page stays responsive while 500 MB load).
@@ -489,7 +504,10 @@ export function createModelApi(core) {
     // Each file is read from `files` once (a getter runs once), into plain views or strings.
     const given = Object.fromEntries(names.map((name) => [name, files[name]]).filter(([, v]) => v !== undefined));
     const label = (name) => `files["${name}"]`;
-    const weights = fileBytes(label("model.safetensors"), given["model.safetensors"]);
+    // A Blob (a File a reader picked) is read chunk by chunk straight into the heap: no copy of
+    // the whole file in JS (500 MB for GPT-2 small), and reading overlaps copying.
+    const blob = isBlob(given["model.safetensors"]) ? given["model.safetensors"] : null;
+    const weights = blob ? null : fileBytes(label("model.safetensors"), given["model.safetensors"], FILE_BYTES_OR_BLOB);
     // Text files are copied now: the caller's buffers may change while the weights load.
     const texts = {};
     for (const name of Object.keys(given)) {
@@ -499,7 +517,7 @@ export function createModelApi(core) {
     }
     checkFolder(Object.keys(given), unwrap(core._familyOf(texts["config.json"])));
 
-    const totalBytes = weights.length;
+    const totalBytes = blob ? blob.size : weights.length;
     const progress = (phase, bytes) => o.onProgress?.({ phase, bytes, totalBytes });
     // This load's own staging buffer in the wasm heap (loads in flight never share one).
     const stage = core._stageFile(totalBytes);
@@ -508,19 +526,13 @@ export function createModelApi(core) {
     try {
       for (let at = 0; at < totalBytes; at += CHUNK_BYTES) {
         const end = Math.min(at + CHUNK_BYTES, totalBytes);
-        let chunk;
-        try {
-          chunk = new Uint8Array(weights.buffer, weights.byteOffset + at, end - at);
-        } catch {
-          fail(
-            "BAD_ARGUMENT",
-            `${label("model.safetensors")}'s ArrayBuffer was detached or shrunk while it was being read; keep it unchanged until loadModel resolves`,
-          );
-        }
+        const chunk = blob
+          ? await blobChunk(blob, at, end, label("model.safetensors"))
+          : bytesChunk(weights, at, end, label("model.safetensors"));
         // The heap may have been replaced by growth while we awaited: take its view afresh.
         core.HEAPU8.set(chunk, stage.address + at);
         progress("copy", end);
-        if (end < totalBytes) await new Promise((resolve) => setTimeout(resolve, 0));
+        if (!blob && end < totalBytes) await new Promise((resolve) => setTimeout(resolve, 0));
       }
       progress("parse", totalBytes);
       // _loadModel frees the staged copy whatever happens.

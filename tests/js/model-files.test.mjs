@@ -160,3 +160,64 @@ test("failed loads leave the model module's heap where it was", async () => {
   for (let i = 0; i < 20; i++) await lens.loadModel({ files: bad }).catch(() => {});
   assert.equal((await lens.modelMemory()).usedBytes, before.usedBytes);
 });
+
+// A File a reader picked is read chunk by chunk (16 MiB) straight into the heap: a checkpoint
+// over one chunk (19 MB: 50 257 × 96 embeddings), given as bytes and as a Blob, is the same model.
+test("model.safetensors as a Blob (a picked File) loads chunk by chunk into the same model", async () => {
+  const made = await lens.createModel({ config: { layers: 1, heads: 2, dModel: 96, context: 32, vocabSize: 50257 }, seed: 3 });
+  const saved = made.save();
+  made.dispose();
+  const bytes = saved["model.safetensors"];
+  assert.ok(bytes.length > 16 << 20, `${bytes.length} bytes: the test needs more than one chunk`);
+  const reports = [];
+  const fromBlob = await lens.loadModel({
+    files: { ...saved, "model.safetensors": new Blob([bytes]) },
+    onProgress: (p) => reports.push(p),
+  });
+  const fromBytes = await lens.loadModel({ files: saved });
+  const copies = reports.filter((p) => p.phase === "copy").map((p) => p.bytes);
+  assert.deepEqual(copies, [16 << 20, bytes.length], "a report per chunk read, to the whole file");
+  assert.deepEqual(reports.at(-1), { phase: "done", bytes: bytes.length, totalBytes: bytes.length });
+  const ids = [5, 17, 50256, 0, 1234];
+  const a = fromBlob.forward(ids).logits;
+  const b = fromBytes.forward(ids).logits;
+  assert.deepEqual(a.shape, b.shape);
+  assert.equal(a.data.length, b.data.length);
+  assert.ok(
+    a.data.every((x, i) => Object.is(x, b.data[i])),
+    "the same logits, bit for bit",
+  );
+  fromBlob.dispose();
+  fromBytes.dispose();
+  // A truncated file is the parser's error, as for bytes.
+  await rejectsWith(
+    { ...good, "model.safetensors": new Blob([good["model.safetensors"].subarray(0, 100)]) },
+    "BAD_FILE",
+    /^model\.safetensors/,
+  );
+});
+
+test("a Blob that cannot be read, or changes while it is read, is a named BAD_FILE error, and frees its staging", async () => {
+  const size = good["model.safetensors"].length;
+  // Blob-like objects (loadModel knows a Blob by its methods, as a File from another window).
+  const failing = { size, slice: () => ({ arrayBuffer: async () => Promise.reject(new Error("the file is gone")) }), arrayBuffer() {} };
+  const shrunk = { size, slice: () => ({ arrayBuffer: async () => new ArrayBuffer(10) }), arrayBuffer() {} };
+  await lens.loadModel({ files: { ...good, "model.safetensors": failing } }).catch(() => {});
+  const before = await lens.modelMemory();
+  await rejectsWith(
+    { ...good, "model.safetensors": failing },
+    "BAD_FILE",
+    /files\["model\.safetensors"\]: bytes 0 to \d+ of the file could not be read \(the file is gone\)/,
+  );
+  await rejectsWith(
+    { ...good, "model.safetensors": shrunk },
+    "BAD_FILE",
+    /the file changed while it was read \(10 bytes at 0 where \d+ were expected\)/,
+  );
+  assert.equal((await lens.modelMemory()).usedBytes, before.usedBytes);
+  await rejectsWith(
+    { ...good, "model.safetensors": 5 },
+    "BAD_ARGUMENT",
+    /must be the file's bytes \(a Uint8Array or an ArrayBuffer\) or a Blob/,
+  );
+});

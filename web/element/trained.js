@@ -115,7 +115,8 @@ async function readPicked(files, families) {
   for (const file of list) {
     const name = String(file?.name ?? "");
     if (!CHECKPOINT_FILES.includes(name)) continue;
-    out[name] = name === "model.safetensors" ? new Uint8Array(await file.arrayBuffer()) : await file.text();
+    // The weights stay a File: loadModel reads them in chunks straight into the wasm heap.
+    out[name] = name === "model.safetensors" ? file : await file.text();
   }
   const names = list.map((f) => String(f?.name ?? "")).filter(Boolean);
   if (!out["model.safetensors"]) {
