@@ -505,7 +505,7 @@ export function createModelApi(core) {
     const given = Object.fromEntries(names.map((name) => [name, files[name]]).filter(([, v]) => v !== undefined));
     const label = (name) => `files["${name}"]`;
     // A Blob (a File a reader picked) is read chunk by chunk straight into the heap: no copy of
-    // the whole file in JS (500 MB for GPT-2 small), and reading overlaps copying.
+    // the whole file in JS (500 MB for GPT-2 small), and the progress reports count the reading.
     const blob = isBlob(given["model.safetensors"]) ? given["model.safetensors"] : null;
     const weights = blob ? null : fileBytes(label("model.safetensors"), given["model.safetensors"], FILE_BYTES_OR_BLOB);
     // Text files are copied now: the caller's buffers may change while the weights load.
