@@ -19,7 +19,7 @@ import { cli, cliError } from "../scripts/cli.mjs";
 import { launchBrowser, openPage } from "../tests/support/browser.mjs";
 import { sentence } from "../tests/support/sentences.mjs";
 import { EDIT, installProbe, measure, median } from "../tests/support/painted.mjs";
-import { typeAndTime } from "../tests/support/figure.mjs";
+import { pickCheckpoint, typeAndTime } from "../tests/support/figure.mjs";
 import { GPT2_SMALL, writeGpt2Checkpoint } from "../scripts/gpt2-checkpoint.mjs";
 
 const root = new URL("..", import.meta.url).pathname;
@@ -95,16 +95,10 @@ async function checkpointRows() {
     const sentence = encoder.decode(encoder.encode(words).slice(0, 32));
     const start = sentence.replace(/^the/, "a");
     // Picks the checkpoint's files; resolves with ms to its first figure (status line and predictions).
-    const pickCheckpoint = async (page) => {
+    const timedPick = async (page) => {
       const t0 = performance.now();
-      await page.setInputFiles("#open-checkpoint", [join(dir, "model.safetensors"), join(dir, "config.json")]);
-      await page.waitForFunction(
-        () =>
-          /^Showing your checkpoint/.test(document.querySelector("#checkpoint-status").textContent) &&
-          document.querySelector("#figure").attention?.predictions,
-        null,
-        { timeout: 300000, polling: 50 },
-      );
+      const status = await pickCheckpoint(page, dir, { timeout: 300000, polling: 50 });
+      if (!status.ok) throw new Error(`the page did not show the checkpoint: ${status.text}`);
       return performance.now() - t0;
     };
     const pages = [];
@@ -112,7 +106,7 @@ async function checkpointRows() {
       const { page, problems } = await openPage(browser.context, server.url);
       await page.goto(`${server.url}index.html?sentence=${encodeURIComponent(sentence)}`);
       await page.waitForFunction(() => document.querySelector("#figure").explanation?.causal);
-      const load = await pickCheckpoint(page);
+      const load = await timedPick(page);
       // A large model's induction probe may follow its first figure (web/element/trained.js): the
       // keystrokes are timed after it.
       await page.waitForFunction(() => document.querySelector("#figure").attention?.scores?.induction, null, { timeout: 60000 });
@@ -132,7 +126,7 @@ async function checkpointRows() {
       await p.page.click("#close-checkpoint");
       await p.page.waitForFunction(() => document.querySelector("#figure").model === "random");
       await p.page.evaluate(() => (document.querySelector("#checkpoint-status").textContent = ""));
-      p.again = await pickCheckpoint(p.page);
+      p.again = await timedPick(p.page);
     }
     for (const p of pages) {
       if (p.problems.length) throw new Error(`the page reported: ${p.problems.join("; ")}`);

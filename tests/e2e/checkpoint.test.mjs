@@ -9,7 +9,7 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openPage, useSite } from "../support/browser.mjs";
-import { typeAndTime } from "../support/figure.mjs";
+import { pickCheckpoint, typeAndTime } from "../support/figure.mjs";
 import { GPT2_SMALL, writeGpt2Checkpoint } from "../../scripts/gpt2-checkpoint.mjs";
 
 const site = useSite();
@@ -23,30 +23,13 @@ async function openDemo(sentence = SENTENCE) {
   return session;
 }
 
-/** Waits until the status line says the checkpoint is shown (or reports an error). */
-const statusAfterLoad = (page, timeout = 60000) =>
-  page
-    .waitForFunction(
-      () => {
-        const text = document.querySelector("#checkpoint-status").textContent;
-        const figure = document.querySelector("#figure");
-        if (/^Showing your checkpoint/.test(text) && figure.attention?.predictions) return { text, ok: true };
-        if (figure.shadowRoot.querySelector(".message.error")) return { text, ok: false };
-        return null;
-      },
-      null,
-      { timeout, polling: 100 },
-    )
-    .then((h) => h.jsonValue());
-
 test("the page's picker: a GPT-2-shaped checkpoint without a tokenizer is shown with GPT-2's; RoBERTa is named", async () => {
   const dir = mkdtempSync(join(tmpdir(), "attnlens-ckpt-"));
   try {
     const config = { layers: 2, heads: 3, dModel: 48, context: 64, vocabSize: 50257 };
     writeGpt2Checkpoint(dir, config, 3);
     const { page, problems } = await openDemo();
-    await page.setInputFiles("#open-checkpoint", [join(dir, "model.safetensors"), join(dir, "config.json")]);
-    const status = await statusAfterLoad(page);
+    const status = await pickCheckpoint(page, dir);
     assert.ok(status.ok, status.text);
     assert.match(status.text, /2 layers × 3 heads, d_model 48, a context of 64 tokens, 50257 tokens .*\(GPT-2's tokenizer\)/);
     const shown = await page.evaluate(() => {
@@ -108,8 +91,7 @@ test("the same checkpoint picked again is shown without loading it again; other 
         window.__progress = 0;
         document.querySelector("#checkpoint-status").textContent = "";
       });
-      await page.setInputFiles("#open-checkpoint", [join(dir, "model.safetensors"), join(dir, "config.json")]);
-      const status = await statusAfterLoad(page);
+      const status = await pickCheckpoint(page, dir);
       assert.ok(status.ok, status.text);
       return page.evaluate(() => ({ progress: window.__progress, weights: [...document.querySelector("#figure").attention.weights.data] }));
     };
@@ -151,8 +133,7 @@ test("a large checkpoint's first figure comes before its induction probe; the he
         if (a?.source?.format === "model") window.__renders.push({ induction: a.scores.induction, notes: a.headNotes.flat() });
       });
     });
-    await page.setInputFiles("#open-checkpoint", [join(dir, "model.safetensors"), join(dir, "config.json")]);
-    const status = await statusAfterLoad(page);
+    const status = await pickCheckpoint(page, dir);
     assert.ok(status.ok, status.text);
     await page.waitForFunction(() => window.__renders.some((r) => r.induction), null, { timeout: 30000 });
     const renders = await page.evaluate(() => window.__renders);
@@ -176,8 +157,7 @@ test("a 12-layer grid paints the thumbnails near the screen with the figure and 
   try {
     writeGpt2Checkpoint(dir, { layers: 12, heads: 4, dModel: 32, context: 64, vocabSize: 50257 }, 5);
     const { page, problems } = await openDemo();
-    await page.setInputFiles("#open-checkpoint", [join(dir, "model.safetensors"), join(dir, "config.json")]);
-    const status = await statusAfterLoad(page);
+    const status = await pickCheckpoint(page, dir);
     assert.ok(status.ok, status.text);
     await page.evaluate(() => document.querySelector("#figure").scrollIntoView({ block: "start" }));
     // An edit: at its render event (the figure drawn, in the same task), each grid canvas says
@@ -245,8 +225,7 @@ test("GPT-2 small's exact shapes (random weights, 500 MB) load and run a 32-toke
     const bytes = writeGpt2Checkpoint(dir, GPT2_SMALL, 1);
     const { page, problems } = await openDemo("It was the best of times.");
     const started = Date.now();
-    await page.setInputFiles("#open-checkpoint", [join(dir, "model.safetensors"), join(dir, "config.json")]);
-    const status = await statusAfterLoad(page, 300000);
+    const status = await pickCheckpoint(page, dir, { timeout: 300000 });
     const loadMs = Date.now() - started;
     assert.ok(status.ok, status.text);
     assert.match(status.text, /12 layers × 12 heads, d_model 768, a context of 1024 tokens/);

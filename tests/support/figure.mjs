@@ -148,3 +148,24 @@ export const typeAndTime = (page, text) =>
       }),
     text,
   );
+
+/**
+ * Picks a checkpoint folder's model.safetensors and config.json in the demo page's picker and
+ * resolves with { text, ok } once the status line says it is shown with its predictions (ok), or
+ * the figure shows an error (not ok, the status line's text).
+ */
+export async function pickCheckpoint(page, dir, { timeout = 60000, polling = 100 } = {}) {
+  await page.setInputFiles("#open-checkpoint", [`${dir}/model.safetensors`, `${dir}/config.json`]);
+  const shown = await page.waitForFunction(
+    () => {
+      const text = document.querySelector("#checkpoint-status").textContent;
+      const figure = document.querySelector("#figure");
+      if (/^Showing your checkpoint/.test(text) && figure.attention?.predictions) return { text, ok: true };
+      if (figure.shadowRoot.querySelector(".message.error")) return { text, ok: false };
+      return null;
+    },
+    null,
+    { timeout, polling },
+  );
+  return shown.jsonValue();
+}
