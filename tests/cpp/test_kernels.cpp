@@ -189,20 +189,26 @@ TEST_CASE("packed product: every transpose, accumulate and alpha against float64
   // The product detail::matmul runs in WebAssembly, tested natively too: sizes around the
   // tile (kRows rows, 2W-column panels, 4-deep steps) and below it, K = 1, and the K = 0 rule.
   std::mt19937 gen(11);
-  for (const auto& [M, N, K] :
-       std::vector<std::array<std::int64_t, 3>>{{1, 1, 1},
-                                                {3, 5, 7},
-                                                {6, 8, 4},
-                                                {13, 17, 19},
-                                                {37, 9, 130},
-                                                {64, 33, 1},
-                                                {5, 70, 0},
-                                                // At most 4 rows (not transposed, alpha 1): the
-                                                // few-rows path, with its strips and tails.
-                                                {1, 70, 37},
-                                                {2, 33, 8},
-                                                {4, 67, 130},
-                                                {4, 4, 3}}) {
+  for (const auto& [M, N, K] : std::vector<std::array<std::int64_t, 3>>{
+           {1, 1, 1},
+           {3, 5, 7},
+           {6, 8, 4},
+           {13, 17, 19},
+           {37, 9, 130},
+           {64, 33, 1},
+           // Nine panels: two groups of four packed row by row, then one of a 6-column panel.
+           {7, 70, 33},
+           {5, 70, 0},
+           // At most 4 rows (not transposed, alpha 1): the
+           // few-rows path, with its strips and tails.
+           {1, 70, 37},
+           {2, 33, 8},
+           {4, 67, 130},
+           {4, 4, 3},
+           // Over a panel block of rows with a small B: B
+           // packed once and swept by each row group.
+           {250, 21, 13},
+       }) {
     for (int variant = 0; variant < 8; ++variant) {
       const bool ta = variant & 1, tb = variant & 2, acc = variant & 4;
       const float alpha = variant == 3 ? 0.125f : variant == 6 ? -1.5f : 1.0f;
@@ -232,6 +238,46 @@ TEST_CASE("packed product: every transpose, accumulate and alpha against float64
                 << tb << ", accumulate " << acc << ", alpha " << alpha);
       attnlens::detail::packed_matmul(c.data(), a.data(), b.data(), M, N, K, ta, tb, acc, alpha);
       CHECK(testing::close(c, expected, bound, {M, N}));
+    }
+  }
+}
+
+TEST_CASE("packed product: the same bits by either schedule, whatever the rows", "[kernels]") {
+  // Up to a block of rows, or with a B over the large-operand size (K·N > 2^20), the product goes
+  // panel by panel per block of rows; more rows by a small B sweep a packed B once per row group.
+  // Each output sums its K terms in the same order either way, so a product of many rows equals,
+  // bit for bit, the same rows multiplied in slices of 50 (each within one block, and none of at
+  // most four rows, which the few-rows path sums in another order).
+  std::mt19937 gen(12);
+  // 296 rows by a small B: 49 row groups of 6 and a tail of 2 (the swept schedule), slices of 50
+  // and a last one of 46. 230 rows by a large B: blocks of rows, the last one short (14-row tiles
+  // of AVX-512 make 224-row blocks), against slices of 50 and 30.
+  for (const auto& [M, N, K] :
+       std::vector<std::array<std::int64_t, 3>>{{296, 45, 37}, {230, 2049, 513}}) {
+    for (int variant = 0; variant < 8; ++variant) {
+      const bool ta = variant & 1, tb = variant & 2, acc = variant & 4;
+      const float alpha = variant == 3 ? 0.125f : 1.0f;
+      const auto a = ref::random_vector(static_cast<std::size_t>(M * K), gen, -2, 2);
+      const auto b = ref::random_vector(static_cast<std::size_t>(K * N), gen, -2, 2);
+      const auto c0 = ref::random_vector(static_cast<std::size_t>(M * N), gen, -2, 2);
+      auto whole = c0;
+      attnlens::detail::packed_matmul(whole.data(), a.data(), b.data(), M, N, K, ta, tb, acc,
+                                      alpha);
+      auto sliced = c0;
+      for (std::int64_t m0 = 0; m0 < M; m0 += 50) {
+        // op(a)'s rows m0 .. m0 + n - 1: a slice of a's rows, or of its columns when transposed.
+        const std::int64_t n = std::min<std::int64_t>(50, M - m0);
+        std::vector<float> rows(static_cast<std::size_t>(n * K));
+        for (std::int64_t m = 0; m < n; ++m) {
+          for (std::int64_t k = 0; k < K; ++k)
+            rows[m * K + k] = ta ? a[k * M + m0 + m] : a[(m0 + m) * K + k];
+        }
+        attnlens::detail::packed_matmul(sliced.data() + m0 * N, rows.data(), b.data(), n, N, K,
+                                        false, tb, acc, alpha);
+      }
+      INFO("M " << M << ", N " << N << ", K " << K << ", transpose_a " << ta << ", transpose_b "
+                << tb << ", accumulate " << acc << ", alpha " << alpha);
+      CHECK(testing::close(sliced, whole, 0.0, {M, N}));
     }
   }
 }

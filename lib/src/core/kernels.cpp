@@ -710,6 +710,99 @@ void few_rows(float* c, const float* a, const float* b, std::int64_t M, std::int
   }
 }
 
+// Panels of a (K, N) operand packed together, row by row: each row of B is read as
+// kPanelGroup · P contiguous floats (two cache lines in WebAssembly), not one P-float piece per
+// panel, half a cache line. Four against one: 391 against 463 ms for GPT-2 small's 32-token
+// forward (two or eight: 399, 390; medians of 11 in one Node 22 process, docs/performance.md).
+constexpr std::int64_t kPanelGroup = 4;
+
+// out[p][k][c] = v[k·ldv + p·P + c] for the panels(Dv) <= kPanelGroup panels of Dv columns
+// (zero past Dv), rows outer: each row of v is read once, in order.
+void pack_value_rows(const float* v, std::int64_t ldv, std::int64_t K, std::int64_t Dv,
+                     float* out) {
+  const std::int64_t n = panels(Dv);
+  for (std::int64_t k = 0; k < K; ++k) {
+    const float* row = v + k * ldv;
+    for (std::int64_t p = 0; p < n; ++p) {
+      float* dst = out + (p * K + k) * P;
+      const std::int64_t cols = std::min(P, Dv - p * P);
+      if (cols == P) {
+        store(dst, load(row + p * P));
+        store(dst + W, load(row + p * P + W));
+      } else {
+        for (std::int64_t c = 0; c < P; ++c)
+          dst[c] = c < cols ? row[p * P + c] : 0.0f;
+      }
+    }
+  }
+}
+
+// Rows of A per block of panel_matmul: each group of panels, packed once per block, serves this
+// many rows while it is in cache. In WebAssembly 96: a sentence of up to 96 tokens reads each
+// weight matrix once per product.
+constexpr std::int64_t kPanelBlockRows = 16 * kRows;
+// Floats of B over which packed_matmul goes panel by panel whatever the rows: 4 MB, eight times
+// the L2 cache of one core here (512 KB), so that sweeping a packed copy of it once per row group
+// would read it from memory each time.
+constexpr std::int64_t kLargeOperand = std::int64_t{1} << 20;
+
+// C[M x N] (+)= A[M x K] · op(B), A row-major with rows K apart, op(B) (K, N): B stored (K, N), or
+// (N, K) when transpose_b (the tied unembedding). Panel by panel: P columns of op(B) are packed
+// into a scratch (kPanelGroup panels at a time; transposed B one panel, packed by pack_keys) and
+// multiplied by every row group of a block of A before the next panel. Packing all of B first and
+// then sweeping it once per row group read a weight matrix from memory ceil(M / kRows) times per
+// product (six times for a 32-token sentence) and wrote and read a packed copy of it as large as B
+// (154 MB for GPT-2 small's unembedding): bench/typing.mjs's full forward, docs/performance.md.
+// Each tile of C is still one kernel() call summing k = 0 .. K-1 in order, so the results are the
+// same bits.
+template <bool Accumulate>
+void panel_matmul(float* c, const float* a, const float* b, std::int64_t M, std::int64_t N,
+                  std::int64_t K, bool transpose_b) {
+  const std::int64_t group = transpose_b ? 1 : kPanelGroup;
+  float* packed = scratch(tl_values, group * K * P);
+  for (std::int64_t m0 = 0; m0 < M; m0 += kPanelBlockRows) {
+    const std::int64_t rows = std::min(kPanelBlockRows, M - m0);
+    const std::int64_t full = rows / kRows * kRows;
+    const std::int64_t tail = rows - full;
+    const float* A = a + m0 * K;
+    float* C = c + m0 * N;
+    // The last rows (fewer than kRows): without accumulation the tile moves up over rows already
+    // written, which get the same bits again; otherwise (or when the block is shorter than a tile)
+    // through a zero-padded copy of those rows of A, made once per block, and of C, per panel.
+    const bool overlap = tail > 0 && !Accumulate && rows >= kRows;
+    float* a_pad = nullptr;
+    float* c_pad = nullptr;
+    if (tail > 0 && !overlap) {
+      a_pad = scratch(tl_tail, kRows * (K + P));
+      c_pad = a_pad + kRows * K;
+      std::fill(a_pad, a_pad + kRows * (K + P), 0.0f);
+      std::copy(A + full * K, A + rows * K, a_pad);
+    }
+    for (std::int64_t j = 0; j < panels(N); ++j) {
+      const std::int64_t cols = std::min(P, N - j * P);
+      const float* panel = packed + (j % group) * K * P;
+      if (transpose_b) {
+        pack_keys(b + j * P * K, K, cols, K, packed);
+      } else if (j % group == 0) {
+        pack_value_rows(b + j * P, N, K, std::min(group * P, N - j * P), packed);
+      }
+      for (std::int64_t i = 0; i < full; i += kRows)
+        kernel<kRows, Accumulate>(K, A + i * K, K, panel, C + i * N + j * P, N, cols);
+      if (overlap) {
+        kernel<kRows, false>(K, A + (rows - kRows) * K, K, panel, C + (rows - kRows) * N + j * P, N,
+                             cols);
+      } else if (tail > 0) {
+        for (std::int64_t r = 0; r < tail; ++r) {
+          if (Accumulate) std::copy_n(C + (full + r) * N + j * P, cols, c_pad + r * P);
+        }
+        kernel<kRows, Accumulate>(K, a_pad, K, panel, c_pad, P, cols);
+        for (std::int64_t r = 0; r < tail; ++r)
+          std::copy_n(c_pad + r * P, cols, C + (full + r) * N + j * P);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 void packed_matmul(float* c, const float* a, const float* b, std::int64_t M, std::int64_t N,
@@ -740,6 +833,18 @@ void packed_matmul(float* c, const float* a, const float* b, std::int64_t M, std
         copy[i] = alpha * a[i];
     }
     lhs = copy;
+  }
+  // Up to a block of rows, or a B larger than the caches (a real-size model's weights): panel by
+  // panel, B read from memory once per block of rows (panel_matmul). Otherwise (training: 2 048
+  // rows by matrices of 128 x 512) B is packed once, stays in cache, and each row group sweeps
+  // it; panel by panel made the training page's model's step 7 % slower (docs/performance.md).
+  if (M <= kPanelBlockRows || K * N > kLargeOperand) {
+    if (accumulate) {
+      panel_matmul<true>(c, lhs, b, M, N, K, transpose_b);
+    } else {
+      panel_matmul<false>(c, lhs, b, M, N, K, transpose_b);
+    }
+    return;
   }
   // op(b) is (K, N) as panels of columns: b (K, N) packs like a slice's values, b stored (N, K)
   // like its keys (N keys of K dimensions).
