@@ -204,6 +204,24 @@ test("a 12-layer grid paints the thumbnails near the screen with the figure and 
       fresh,
       { timeout: 10000 },
     );
+    // The rows off screen are not rendered (content-visibility): a keystroke's frame composites
+    // the canvases on screen, not a layer for each of the 60 thumbnails (each layer costs the
+    // frame its layerization and commit: 17 and 10-14 ms per keystroke with GPT-2 small's 156).
+    const cdp = await page.context().newCDPSession(page);
+    const tree = new Promise((done) => cdp.on("LayerTree.layerTreeDidChange", (e) => e.layers && done(e.layers)));
+    await cdp.send("LayerTree.enable");
+    await page.evaluate(() => {
+      const input = document.querySelector("#sentence");
+      input.value = `${input.value} once more`;
+      input.dispatchEvent(new Event("input", { bubbles: true }));
+    });
+    const layers = await tree;
+    const onScreen = at.filter((c) => c.top < viewport).length;
+    assert.ok(
+      layers.length < onScreen + 20,
+      `${layers.length} composited layers for ${onScreen} thumbnails on screen and ${at.length - onScreen} below it`,
+    );
+    await cdp.detach();
     assert.deepEqual(problems, []);
     await page.close();
   } finally {
