@@ -9,6 +9,7 @@
 
 #include <attnlens/bert.hpp>
 #include <attnlens/model.hpp>
+#include <attnlens/safetensors.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -212,6 +213,43 @@ TEST_CASE("BERT checkpoint names: prefix or none, weight/bias or gamma/beta, tie
   gpt2.emplace_back("h.0.attn.c_attn.weight", attnlens::Tensor({8, 24}));
   require_error([&] { BertModel::from_tensors(c, gpt2); }, ErrorCode::BAD_FILE,
                 {"looks like a GPT-2 checkpoint", "h.0.attn.c_attn.weight"});
+}
+
+TEST_CASE("BERT from_safetensors: the model from_tensors makes, read from the file's bytes",
+          "[bert]") {
+  // Loading reads each tensor from the file through one buffer into the parameters
+  // (BertModel::from_safetensors); reading the file into tensors first and giving them to
+  // from_tensors makes the same model, bit for bit, F32 and F16, with the buffers, pooler and
+  // next-sentence head a Hugging Face file holds passed over, and the tied decoder checked.
+  const BertConfig c = small(BertFlavor::Bert);
+  const BertModel model = random_model(c, 8);
+  attnlens::TensorList tensors = model.to_tensors();
+  tensors.emplace_back("cls.predictions.decoder.weight", tensors.front().second);
+  tensors.emplace_back("bert.pooler.dense.weight", attnlens::Tensor({8, 8}));
+  tensors.emplace_back("cls.seq_relationship.bias", attnlens::Tensor({2}));
+  for (const attnlens::Dtype dtype : {attnlens::Dtype::F32, attnlens::Dtype::F16}) {
+    const std::vector<std::uint8_t> st = attnlens::write_safetensors(tensors, {}, dtype);
+    const attnlens::SafetensorsView view(st.data(), st.size(), "model.safetensors");
+    attnlens::TensorList read;
+    for (const auto& entry : view.tensors())
+      read.emplace_back(entry.name, view.read_f32(entry));
+    CHECK(BertModel::from_safetensors(c, view).parameters() ==
+          BertModel::from_tensors(c, read).parameters());
+  }
+  attnlens::TensorList untied = tensors;
+  untied[untied.size() - 3].second.data[3] += 1.0f;  // the decoder
+  const std::vector<std::uint8_t> st = attnlens::write_safetensors(untied);
+  const attnlens::SafetensorsView view(st.data(), st.size(), "model.safetensors");
+  require_error(
+      [&] { BertModel::from_safetensors(c, view); }, ErrorCode::BAD_FILE,
+      {"cls.predictions.decoder.weight", "differs from the word embeddings at flat index 3"});
+  attnlens::TensorList missing(tensors.begin() + 1, tensors.end());
+  const std::vector<std::uint8_t> st2 = attnlens::write_safetensors(missing);
+  const attnlens::SafetensorsView view2(st2.data(), st2.size(), "model.safetensors");
+  // The count leaves out the pooler and the next-sentence head, which are not read.
+  require_error([&] { BertModel::from_safetensors(c, view2); }, ErrorCode::BAD_FILE,
+                {"'bert.embeddings.word_embeddings.weight' [13, 8] is missing",
+                 std::to_string(missing.size() - 2) + " tensors were given"});
 }
 
 TEST_CASE(

@@ -3,6 +3,7 @@
 #include "helpers.hpp"
 
 #include <attnlens/checkpoint.hpp>
+#include <attnlens/safetensors.hpp>
 
 #include <cmath>
 #include <cstdint>
@@ -261,6 +262,53 @@ TEST_CASE("checkpoint: Hugging Face's variants load (prefix, mask buffers, tied 
   v.config_json = config;
   Checkpoint back = attnlens::load_checkpoint(v);
   CHECK(back.model.parameters() == model.parameters());
+}
+
+TEST_CASE("checkpoint: from_safetensors reads what from_tensors reads, and says the same",
+          "[checkpoint]") {
+  // load_checkpoint reads each tensor from the file straight into the parameters
+  // (Gpt2Model::from_safetensors); reading the file into tensors first and giving them to
+  // from_tensors must make the same model, bit for bit, from F32 and F16 files.
+  const Gpt2Config c = small_config();
+  const Gpt2Model model = Gpt2Model::random(c, 4);
+  TensorList tensors;
+  for (auto& [name, t] : model.to_tensors())
+    tensors.emplace_back("transformer." + name, t);
+  tensors.emplace_back("transformer.h.1.attn.masked_bias", Tensor({}, {-1e4f}));
+  for (const Dtype dtype : {Dtype::F32, Dtype::F16}) {
+    INFO("dtype " << (dtype == Dtype::F32 ? "F32" : "F16"));
+    const std::vector<std::uint8_t> st = attnlens::write_safetensors(tensors, {}, dtype);
+    const attnlens::SafetensorsView view(st.data(), st.size(), "model.safetensors");
+    TensorList read;
+    for (const auto& entry : view.tensors())
+      read.emplace_back(entry.name, view.read_f32(entry));
+    const Gpt2Model a = Gpt2Model::from_safetensors(c, view);
+    const Gpt2Model b = Gpt2Model::from_tensors(c, read);
+    const TensorList ta = a.to_tensors(), tb = b.to_tensors();
+    REQUIRE(ta.size() == tb.size());
+    for (std::size_t i = 0; i < ta.size(); ++i) {
+      INFO(ta[i].first);
+      CHECK(ta[i].second.data == tb[i].second.data);
+    }
+  }
+  SECTION("a missing tensor: the count given leaves out the mask buffers, as from_tensors") {
+    TensorList fewer(tensors.begin() + 1, tensors.end());  // no wte
+    const std::vector<std::uint8_t> st = attnlens::write_safetensors(fewer);
+    const attnlens::SafetensorsView view(st.data(), st.size(), "model.safetensors");
+    require_error([&] { Gpt2Model::from_safetensors(c, view); }, ErrorCode::BAD_FILE,
+                  {"tensor 'wte.weight'", "is missing",
+                   std::to_string(fewer.size() - 1) + " tensors were given"});
+  }
+  SECTION("an untied lm_head, read from the file after the weights") {
+    TensorList untied = tensors;
+    Tensor lm_head = model.to_tensors().front().second;
+    lm_head.data[5] += 1.0f;
+    untied.emplace_back("lm_head.weight", lm_head);
+    const std::vector<std::uint8_t> st = attnlens::write_safetensors(untied);
+    const attnlens::SafetensorsView view(st.data(), st.size(), "model.safetensors");
+    require_error([&] { Gpt2Model::from_safetensors(c, view); }, ErrorCode::BAD_FILE,
+                  {"tensor 'lm_head.weight' differs from wte.weight at flat index 5"});
+  }
 }
 
 TEST_CASE("checkpoint: bad config.json files name the key", "[checkpoint][errors]") {

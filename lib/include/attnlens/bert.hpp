@@ -102,6 +102,13 @@ class BertModel {
   // parameters before every tensor has been matched.
   static BertModel from_tensors(const BertConfig& config, const TensorList& tensors);
 
+  // The same from a checkpoint file's tensors (F32, F16 or BF16; integer position_ids and
+  // token_type_ids buffers, the pooler and the next-sentence head are passed over unread), each
+  // read into the parameters after every name and shape is checked, through a buffer as large as
+  // the largest tensor: no float32 copy of the whole file in between. The same errors, and
+  // SafetensorsView::read_f32's for a tensor of another dtype or a non-finite value.
+  static BertModel from_safetensors(const BertConfig& config, const SafetensorsView& file);
+
   BertModel(BertModel&&) noexcept;
   BertModel& operator=(BertModel&&) noexcept;
   ~BertModel();

@@ -16,15 +16,10 @@ namespace {
 constexpr std::string_view kSafetensorsName = "model.safetensors";
 constexpr std::string_view kVocabName = "vocab.json";
 constexpr std::string_view kMergesName = "merges.txt";
-constexpr std::string_view kPrefix = "transformer.";
 constexpr std::string_view kEndOfText = "<|endoftext|>";
 
 bool starts_with(std::string_view s, std::string_view prefix) {
   return s.substr(0, prefix.size()) == prefix;
-}
-
-bool ends_with(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
 // Text from a file for a message: quoted, cut to at most 60 bytes at a character boundary.
@@ -41,21 +36,6 @@ std::string quoted(std::string_view text) {
     out += "...";
   }
   return out + "\"";
-}
-
-// True for "h.{i}.attn.bias" and "h.{i}.attn.masked_bias" with i < layers: the causal-mask
-// buffers older Hugging Face files hold (constants, often BOOL or huge; never read).
-bool is_mask_buffer(std::string_view name, int layers) {
-  if (!starts_with(name, "h.")) return false;
-  if (!ends_with(name, ".attn.bias") && !ends_with(name, ".attn.masked_bias")) return false;
-  const std::string_view digits = name.substr(2, name.find('.', 2) - 2);
-  if (digits.empty() || digits.size() > 6) return false;
-  long block = 0;
-  for (const char c : digits) {
-    if (c < '0' || c > '9') return false;
-    block = block * 10 + (c - '0');
-  }
-  return block < layers;
 }
 
 // The integer value of a size key (n_layer, ...), which must be present.
@@ -278,17 +258,9 @@ Checkpoint load_checkpoint(const CheckpointFileViews& files) {
 
   const SafetensorsView view(files.model_safetensors, files.model_safetensors_size,
                              std::string(kSafetensorsName));
-  TensorList tensors;
-  tensors.reserve(view.tensors().size());
-  for (const SafetensorsEntry& entry : view.tensors()) {
-    std::string_view name = entry.name;
-    if (starts_with(name, kPrefix)) name.remove_prefix(kPrefix.size());
-    if (is_mask_buffer(name, config.layers)) continue;
-    tensors.emplace_back(entry.name, view.read_f32(entry));
-  }
+  // Each tensor is read from the file's bytes straight into the model's parameters.
   Gpt2Model model =
-      blame_file(kSafetensorsName, [&] { return Gpt2Model::from_tensors(config, tensors); });
-  tensors = TensorList();
+      blame_file(kSafetensorsName, [&] { return Gpt2Model::from_safetensors(config, view); });
 
   std::optional<BpeTokenizer> tokenizer;
   if (files.vocab_json) {

@@ -20,10 +20,6 @@ bool starts_with(std::string_view s, std::string_view prefix) {
   return s.substr(0, prefix.size()) == prefix;
 }
 
-bool ends_with(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-
 int size_key(const JsonValue& root, std::string_view key, std::string_view file_name,
              std::string_view family, int lo = 1) {
   const JsonValue* value = root.find(key);
@@ -55,12 +51,6 @@ void require_false(const JsonValue& root, std::string_view key, std::string_view
   if (value != nullptr && !(value->is_bool() && !value->as_bool())) {
     detail::fail(ErrorCode::BAD_FILE, file_name, ": \"", key, "\" must be false: ", why);
   }
-}
-
-// Integer buffers some files carry (position_ids, token_type_ids): not parameters.
-bool is_buffer(const SafetensorsEntry& e) {
-  const bool is_float = e.dtype == Dtype::F32 || e.dtype == Dtype::F16 || e.dtype == Dtype::BF16;
-  return !is_float && (ends_with(e.name, "position_ids") || ends_with(e.name, "token_type_ids"));
 }
 
 std::string number(double x) {
@@ -278,7 +268,6 @@ LoadedModel load_bert(const ModelFiles& files) {
     fail(ErrorCode::BAD_ARGUMENT, "model.safetensors is null but its size is ", files.weights_size);
   }
   const SafetensorsView view(files.weights, files.weights_size, "model.safetensors");
-  const std::string_view prefix = bert_prefix(config.flavor);
   config.mlm_head =
       std::any_of(view.tensors().begin(), view.tensors().end(), [&](const SafetensorsEntry& e) {
         std::string_view n = e.name;
@@ -290,19 +279,11 @@ LoadedModel load_bert(const ModelFiles& files) {
   } catch (const Error& e) {
     fail(e.code(), "config.json: ", e.what());
   }
-  // Read as float32 (bounded by the file's size); BertModel::from_tensors matches every name
-  // and shape before it allocates the parameters.
-  TensorList tensors;
-  for (const SafetensorsEntry& e : view.tensors()) {
-    if (is_buffer(e)) continue;
-    std::string_view n = e.name;
-    if (starts_with(n, prefix)) n.remove_prefix(prefix.size());
-    if (starts_with(n, "pooler.") || starts_with(n, "cls.seq_relationship.")) continue;
-    tensors.emplace_back(e.name, view.read_f32(e));
-  }
+  // BertModel::from_safetensors matches every name and shape before it allocates the
+  // parameters, then reads each tensor from the file's bytes into them.
   LoadedModel out;
   try {
-    out.model = as_model(BertModel::from_tensors(config, tensors));
+    out.model = as_model(BertModel::from_safetensors(config, view));
   } catch (const Error& e) {
     fail(e.code(), "model.safetensors: ", e.what());
   }

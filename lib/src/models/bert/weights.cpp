@@ -1,9 +1,11 @@
 // BERT-family weights to and from Hugging Face's named tensors.
 #include <attnlens/bert.hpp>
+#include <attnlens/safetensors.hpp>
 
 #include "core/check.hpp"
 #include "models/bert/layout.hpp"
 #include "models/bert/workspace.hpp"
+#include "models/tensor_source.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -51,14 +53,6 @@ const char* foreign_family(std::string_view name) {
   if (starts_with(name, "albert.")) return "ALBERT";
   if (name.find("self_attn.q_proj") != std::string_view::npos) return "LLaMA-style";
   return nullptr;
-}
-
-void require_consistent(const std::string& name, const Tensor& t) {
-  const std::int64_t n = shape_numel(t.shape, name.c_str());
-  if (n != t.numel()) {
-    detail::fail(ErrorCode::BAD_FILE, "tensor '", name, "' has shape ", shape_to_string(t.shape),
-                 " (", n, " elements) but holds ", t.numel(), " values");
-  }
 }
 
 std::string config_text(const BertConfig& c) {
@@ -111,19 +105,31 @@ TensorList named(const BertLayout& layout, BertFlavor flavor, const float* base)
 
 }  // namespace
 
-BertModel BertModel::from_tensors(const BertConfig& config, const TensorList& tensors) {
-  validate(config);
-  const BertLayout layout = detail::bert_layout(config);
+namespace {
+
+// The checks of from_tensors, before anything is read or allocated: every name known (or
+// skipped), none twice, shapes as the config needs them, none missing. Returns, in the order
+// given, each source with the file tensor of the layout it fills, and the tied decoder's weight
+// and bias when the checkpoint has them.
+struct Plan {
+  std::vector<std::pair<const detail::TensorSource*, std::size_t>>
+      fills;  // (source, index in layout.files)
+  const detail::TensorSource* tied = nullptr;
+  const detail::TensorSource* tied_bias = nullptr;
+};
+
+Plan plan_sources(const BertConfig& config, const BertLayout& layout,
+                  const std::vector<detail::TensorSource>& tensors) {
   const BertFlavor flavor = config.flavor;
   const char* const decoder_weight =
       flavor == BertFlavor::Bert ? "cls.predictions.decoder.weight" : "vocab_projector.weight";
   const char* const decoder_bias =
       flavor == BertFlavor::Bert ? "cls.predictions.decoder.bias" : nullptr;
 
-  for (const auto& [name, tensor] : tensors) {
-    if (const char* family = foreign_family(name)) {
+  for (const detail::TensorSource& tensor : tensors) {
+    if (const char* family = foreign_family(*tensor.name)) {
       detail::fail(ErrorCode::BAD_FILE, "this looks like a ", family, " checkpoint: it holds '",
-                   name, "' ", shape_to_string(tensor.shape), "; the config says ",
+                   *tensor.name, "' ", shape_to_string(*tensor.shape), "; the config says ",
                    flavor == BertFlavor::Bert ? "bert" : "distilbert");
     }
   }
@@ -132,30 +138,25 @@ BertModel BertModel::from_tensors(const BertConfig& config, const TensorList& te
   for (std::size_t i = 0; i < layout.files.size(); ++i)
     index.emplace(layout.files[i].name, i);
   std::vector<const std::string*> found(layout.files.size(), nullptr);
-  std::vector<const Tensor*> source(layout.files.size(), nullptr);
-  const Tensor* tied = nullptr;
-  const std::string* tied_name = nullptr;
-  const Tensor* tied_bias = nullptr;
-  const std::string* tied_bias_name = nullptr;
+  Plan plan;
 
-  for (const auto& [name, tensor] : tensors) {
+  for (const detail::TensorSource& tensor : tensors) {
+    const std::string& name = *tensor.name;
     const std::string key = canonical(name, flavor);
     if (skipped(key)) continue;
     if (key == decoder_weight) {
-      tied = &tensor;
-      tied_name = &name;
+      plan.tied = &tensor;
       continue;
     }
     if (decoder_bias != nullptr && key == decoder_bias) {
-      tied_bias = &tensor;
-      tied_bias_name = &name;
+      plan.tied_bias = &tensor;
       continue;
     }
     const auto it = index.find(key);
     if (it == index.end()) {
       const bool head = starts_with(key, "cls.") || starts_with(key, "vocab_");
       detail::fail(ErrorCode::BAD_FILE, "unexpected tensor '", name, "' ",
-                   shape_to_string(tensor.shape),
+                   shape_to_string(*tensor.shape),
                    head && !config.mlm_head
                        ? std::string("; the model was read without a masked-LM head")
                        : "; the config (" + config_text(config) + ") has no such tensor");
@@ -166,20 +167,13 @@ BertModel BertModel::from_tensors(const BertConfig& config, const TensorList& te
                    *found[it->second], "' and '", name, "')");
     }
     found[it->second] = &name;
-    if (tensor.shape != f.shape) {
+    if (*tensor.shape != f.shape) {
       detail::fail(ErrorCode::BAD_FILE, "tensor '", name, "' has shape ",
-                   shape_to_string(tensor.shape), " but the config (", config_text(config),
+                   shape_to_string(*tensor.shape), " but the config (", config_text(config),
                    ") needs ", shape_to_string(f.shape));
     }
-    require_consistent(name, tensor);
-    for (std::int64_t i = 0; i < tensor.numel(); ++i) {
-      const float x = tensor.data[static_cast<std::size_t>(i)];
-      if (!std::isfinite(x)) {
-        detail::fail(ErrorCode::BAD_FILE, "tensor '", name, "' holds ", x, " at flat index ", i,
-                     " (shape ", shape_to_string(tensor.shape), "); weights must be finite");
-      }
-    }
-    source[it->second] = &tensor;
+    detail::require_consistent(tensor);
+    plan.fills.emplace_back(&tensor, it->second);
   }
   std::int64_t missing = 0;
   const BertFileTensor* first_missing = nullptr;
@@ -192,40 +186,98 @@ BertModel BertModel::from_tensors(const BertConfig& config, const TensorList& te
                  missing > 1 ? " (and " + std::to_string(missing - 1) + " more)" : std::string(),
                  "; ", tensors.size(), " tensors were given");
   }
+  return plan;
+}
 
-  BertModel model(config);
-  for (std::size_t i = 0; i < layout.files.size(); ++i)
-    place(layout.files[i], source[i]->data.data(), model.params_.data());
+// Reads each planned tensor (through one buffer as large as the largest, checked finite there)
+// into params, transposing linear weights; then checks a tied decoder against the embeddings.
+void fill(float* params, const BertConfig& config, const BertLayout& layout, const Plan& plan) {
+  std::int64_t largest = 0;
+  for (const auto& [tensor, i] : plan.fills)
+    largest = std::max(largest, tensor->values);
+  if (plan.tied != nullptr) largest = std::max(largest, plan.tied->values);
+  if (plan.tied_bias != nullptr) largest = std::max(largest, plan.tied_bias->values);
+  std::vector<float> buffer(static_cast<std::size_t>(largest));
+  for (const auto& [tensor, i] : plan.fills) {
+    tensor->read(buffer.data());
+    for (std::int64_t k = 0; k < tensor->values; ++k) {
+      const float x = buffer[static_cast<std::size_t>(k)];
+      if (!std::isfinite(x)) {
+        detail::fail(ErrorCode::BAD_FILE, "tensor '", *tensor->name, "' holds ", x,
+                     " at flat index ", k, " (shape ", shape_to_string(*tensor->shape),
+                     "); weights must be finite");
+      }
+    }
+    place(layout.files[i], buffer.data(), params);
+  }
 
   // The decoder is tied to the word embeddings (Hugging Face saves it once, or twice equal).
-  if (tied != nullptr) {
-    if (!config.mlm_head || tied->shape != Shape{config.vocab_size, config.d_model}) {
-      detail::fail(ErrorCode::BAD_FILE, "tensor '", *tied_name, "' has shape ",
-                   shape_to_string(tied->shape),
+  if (const detail::TensorSource* tied = plan.tied) {
+    if (!config.mlm_head || *tied->shape != Shape{config.vocab_size, config.d_model}) {
+      detail::fail(ErrorCode::BAD_FILE, "tensor '", *tied->name, "' has shape ",
+                   shape_to_string(*tied->shape),
                    " but the tied decoder needs the word embeddings' ",
                    shape_to_string(Shape{config.vocab_size, config.d_model}));
     }
-    require_consistent(*tied_name, *tied);
-    const float* w = model.params_.data() + layout.word;
-    for (std::int64_t i = 0; i < tied->numel(); ++i) {
-      if (!(tied->data[static_cast<std::size_t>(i)] == w[i])) {
-        detail::fail(ErrorCode::BAD_FILE, "tensor '", *tied_name,
+    detail::require_consistent(*tied);
+    tied->read(buffer.data());
+    const float* w = params + layout.word;
+    for (std::int64_t i = 0; i < tied->values; ++i) {
+      if (!(buffer[static_cast<std::size_t>(i)] == w[i])) {
+        detail::fail(ErrorCode::BAD_FILE, "tensor '", *tied->name,
                      "' differs from the word embeddings at flat index ", i, " (",
-                     tied->data[static_cast<std::size_t>(i)], " vs ", w[i],
+                     buffer[static_cast<std::size_t>(i)], " vs ", w[i],
                      "); attnlens ties the decoder to them and cannot load an untied one");
       }
     }
   }
-  if (tied_bias != nullptr) {
-    const float* b = model.params_.data() + layout.decoder_b;
-    const bool same = config.mlm_head && tied_bias->shape == Shape{config.vocab_size} &&
-                      tied_bias->numel() == config.vocab_size &&
-                      std::equal(tied_bias->data.begin(), tied_bias->data.end(), b);
+  if (const detail::TensorSource* bias = plan.tied_bias) {
+    const float* b = params + layout.decoder_b;
+    bool same = config.mlm_head && *bias->shape == Shape{config.vocab_size} &&
+                bias->values == config.vocab_size;
+    if (same) {
+      bias->read(buffer.data());
+      same = std::equal(buffer.begin(), buffer.begin() + bias->values, b);
+    }
     if (!same) {
-      detail::fail(ErrorCode::BAD_FILE, "tensor '", *tied_bias_name,
+      detail::fail(ErrorCode::BAD_FILE, "tensor '", *bias->name,
                    "' differs from cls.predictions.bias; they are one parameter in BERT");
     }
   }
+}
+
+// Integer buffers some checkpoints hold (position_ids, token_type_ids): not weights.
+bool is_buffer(const SafetensorsEntry& e) {
+  const bool is_float = e.dtype == Dtype::F32 || e.dtype == Dtype::F16 || e.dtype == Dtype::BF16;
+  return !is_float && (ends_with(e.name, "position_ids") || ends_with(e.name, "token_type_ids"));
+}
+
+}  // namespace
+
+BertModel BertModel::from_tensors(const BertConfig& config, const TensorList& tensors) {
+  validate(config);
+  const BertLayout layout = detail::bert_layout(config);
+  const std::vector<detail::TensorSource> sources = detail::tensor_sources(tensors);
+  const Plan plan = plan_sources(config, layout, sources);
+  BertModel model(config);
+  fill(model.params_.data(), config, layout, plan);
+  return model;
+}
+
+BertModel BertModel::from_safetensors(const BertConfig& config, const SafetensorsView& file) {
+  validate(config);
+  const BertLayout layout = detail::bert_layout(config);
+  const std::string_view prefix = detail::bert_prefix(config.flavor);
+  // Neither read nor counted as given: integer buffers, the pooler and next-sentence head.
+  const std::vector<detail::TensorSource> sources =
+      detail::tensor_sources(file, [&](const SafetensorsEntry& e) {
+        std::string_view n = e.name;
+        if (starts_with(n, prefix)) n.remove_prefix(prefix.size());
+        return !is_buffer(e) && !skipped(n);
+      });
+  const Plan plan = plan_sources(config, layout, sources);
+  BertModel model(config);
+  fill(model.params_.data(), config, layout, plan);
   return model;
 }
 

@@ -2,10 +2,12 @@
 // checkpoint readers and writers).
 #include <attnlens/gpt2.hpp>
 #include <attnlens/random.hpp>
+#include <attnlens/safetensors.hpp>
 
 #include "core/check.hpp"
 #include "models/gpt2/layout.hpp"
 #include "models/gpt2/workspace.hpp"
+#include "models/tensor_source.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -64,14 +66,6 @@ long mask_buffer_block(std::string_view name) {
   return block_index(name);
 }
 
-void require_consistent(const std::string& name, const Tensor& t) {
-  const std::int64_t n = shape_numel(t.shape, name.c_str());
-  if (n != t.numel()) {
-    detail::fail(ErrorCode::BAD_FILE, "tensor '", name, "' has shape ", shape_to_string(t.shape),
-                 " (", n, " elements) but holds ", t.numel(), " values");
-  }
-}
-
 }  // namespace
 
 Gpt2Model Gpt2Model::random(const Gpt2Config& config, std::uint64_t seed) {
@@ -101,18 +95,24 @@ Gpt2Model Gpt2Model::random(const Gpt2Config& config, std::uint64_t seed) {
   return model;
 }
 
-Gpt2Model Gpt2Model::from_tensors(const Gpt2Config& config, const TensorList& tensors) {
-  validate(config);
-  // Names and shapes are matched against the layout before the parameters are allocated, so a
-  // config whose sizes the tensors do not fill is an error naming a tensor, not an allocation
-  // of what the config claims (gigabytes, for a small file and a large config).
-  const detail::Gpt2Layout layout = detail::gpt2_layout(config);
+namespace {
 
+// The checks of from_tensors, before anything is read or allocated: every source's name known
+// (or ignored), none twice, shapes as the config needs them, none missing, a lm_head of wte's
+// shape. Returns, in the order given, each source with the layout tensor it fills.
+struct Plan {
+  std::vector<std::pair<const detail::TensorSource*, std::size_t>>
+      fills;  // (source, index in layout.tensors)
+  const detail::TensorSource* lm_head = nullptr;
+};
+
+Plan plan_sources(const Gpt2Config& config, const detail::Gpt2Layout& layout,
+                  const std::vector<detail::TensorSource>& tensors) {
   // Another architecture's checkpoint would fail on its first name; say what it is instead.
-  for (const auto& [name, tensor] : tensors) {
-    if (const char* family = foreign_family(name)) {
+  for (const detail::TensorSource& tensor : tensors) {
+    if (const char* family = foreign_family(*tensor.name)) {
       detail::fail(ErrorCode::BAD_FILE, "this looks like a ", family, " checkpoint: it holds '",
-                   name, "' ", shape_to_string(tensor.shape),
+                   *tensor.name, "' ", shape_to_string(*tensor.shape),
                    "; attnlens loads GPT-2-style checkpoints (wte.weight, wpe.weight, "
                    "h.0.attn.c_attn.weight, ...)");
     }
@@ -122,20 +122,18 @@ Gpt2Model Gpt2Model::from_tensors(const Gpt2Config& config, const TensorList& te
   for (std::size_t i = 0; i < layout.tensors.size(); ++i)
     index.emplace(layout.tensors[i].name, i);
   std::vector<const std::string*> found(layout.tensors.size(), nullptr);
-  std::vector<const Tensor*> source(layout.tensors.size(), nullptr);
-  const Tensor* lm_head = nullptr;
-  const std::string* lm_head_name = nullptr;
+  Plan plan;
 
-  for (const auto& [full_name, tensor] : tensors) {
+  for (const detail::TensorSource& tensor : tensors) {
+    const std::string& full_name = *tensor.name;
     std::string_view name = full_name;
     if (starts_with(name, kPrefix)) name.remove_prefix(kPrefix.size());
     if (name == "lm_head.weight") {
-      if (lm_head != nullptr) {
-        detail::fail(ErrorCode::BAD_FILE, "tensor 'lm_head.weight' appears twice ('", *lm_head_name,
-                     "' and '", full_name, "')");
+      if (plan.lm_head != nullptr) {
+        detail::fail(ErrorCode::BAD_FILE, "tensor 'lm_head.weight' appears twice ('",
+                     *plan.lm_head->name, "' and '", full_name, "')");
       }
-      lm_head = &tensor;
-      lm_head_name = &full_name;
+      plan.lm_head = &tensor;
       continue;
     }
     const long buffer_block = mask_buffer_block(name);
@@ -146,20 +144,20 @@ Gpt2Model Gpt2Model::from_tensors(const Gpt2Config& config, const TensorList& te
       if (!config.attention_norm && block >= 0 && block < config.layers &&
           name.find(".ln_1.") != std::string_view::npos) {
         detail::fail(ErrorCode::BAD_FILE, "unexpected tensor '", full_name, "' ",
-                     shape_to_string(tensor.shape),
+                     shape_to_string(*tensor.shape),
                      ": the config has no LayerNorm before attention (attention_norm false, "
                      "\"attnlens_attention_norm\": false in config.json), so no ln_1 tensors");
       }
       if (starts_with(name, "h.")) {
         detail::fail(ErrorCode::BAD_FILE, "unexpected tensor '", full_name, "' ",
-                     shape_to_string(tensor.shape), ": the config has ", config.layers,
+                     shape_to_string(*tensor.shape), ": the config has ", config.layers,
                      " layers (h.0 .. h.", config.layers - 1, ") and a GPT-2 block holds ",
                      config.attention_norm ? "ln_1, " : "",
                      "attn.c_attn, attn.c_proj, ln_2, mlp.c_fc and mlp.c_proj weights and "
                      "biases");
       }
       detail::fail(ErrorCode::BAD_FILE, "unexpected tensor '", full_name, "' ",
-                   shape_to_string(tensor.shape),
+                   shape_to_string(*tensor.shape),
                    "; a GPT-2 checkpoint holds wte, wpe, h.{i}.* and ln_f tensors");
     }
     const Gpt2TensorInfo& info = layout.tensors[it->second];
@@ -168,23 +166,15 @@ Gpt2Model Gpt2Model::from_tensors(const Gpt2Config& config, const TensorList& te
                    *found[it->second], "' and '", full_name, "')");
     }
     found[it->second] = &full_name;
-    if (tensor.shape != info.shape) {
+    if (*tensor.shape != info.shape) {
       detail::fail(ErrorCode::BAD_FILE, "tensor '", full_name, "' has shape ",
-                   shape_to_string(tensor.shape), " but the config (layers ", config.layers,
+                   shape_to_string(*tensor.shape), " but the config (layers ", config.layers,
                    ", heads ", config.heads, ", d_model ", config.d_model, ", context ",
                    config.context, ", vocab_size ", config.vocab_size, ") needs ",
                    shape_to_string(info.shape));
     }
-    require_consistent(full_name, tensor);
-    for (std::int64_t i = 0; i < info.count; ++i) {
-      const float x = tensor.data[static_cast<std::size_t>(i)];
-      if (!std::isfinite(x)) {
-        detail::fail(ErrorCode::BAD_FILE, "tensor '", full_name, "' holds ", x, " at flat index ",
-                     i, " (shape ", shape_to_string(info.shape),
-                     "); weights must be finite numbers");
-      }
-    }
-    source[it->second] = &tensor;
+    detail::require_consistent(tensor);
+    plan.fills.emplace_back(&tensor, it->second);
   }
 
   std::int64_t missing = 0;
@@ -205,34 +195,79 @@ Gpt2Model Gpt2Model::from_tensors(const Gpt2Config& config, const TensorList& te
   }
 
   const Gpt2TensorInfo& wte = layout.tensors.front();
-  if (lm_head != nullptr) {
-    if (lm_head->shape != wte.shape) {
-      detail::fail(ErrorCode::BAD_FILE, "tensor '", *lm_head_name, "' has shape ",
-                   shape_to_string(lm_head->shape), " but the tied unembedding needs wte's ",
+  if (plan.lm_head != nullptr) {
+    if (*plan.lm_head->shape != wte.shape) {
+      detail::fail(ErrorCode::BAD_FILE, "tensor '", *plan.lm_head->name, "' has shape ",
+                   shape_to_string(*plan.lm_head->shape), " but the tied unembedding needs wte's ",
                    shape_to_string(wte.shape));
     }
-    require_consistent(*lm_head_name, *lm_head);
+    detail::require_consistent(*plan.lm_head);
   }
+  return plan;
+}
 
-  // Every tensor is known and fits: allocate and copy.
-  Gpt2Model model(config);
-  for (std::size_t i = 0; i < layout.tensors.size(); ++i) {
-    const std::vector<float>& data = source[i]->data;
-    std::copy(data.begin(), data.end(), model.params_.begin() + layout.tensors[i].offset);
+// Writes every planned tensor into params (laid out as `layout`), in the order given, each
+// checked finite where it lands; then compares a lm_head with wte.
+void fill(float* params, const detail::Gpt2Layout& layout, const Plan& plan) {
+  for (const auto& [tensor, i] : plan.fills) {
+    const Gpt2TensorInfo& info = layout.tensors[i];
+    float* out = params + info.offset;
+    tensor->read(out);
+    for (std::int64_t k = 0; k < info.count; ++k) {
+      if (!std::isfinite(out[k])) {
+        detail::fail(ErrorCode::BAD_FILE, "tensor '", *tensor->name, "' holds ", out[k],
+                     " at flat index ", k, " (shape ", shape_to_string(info.shape),
+                     "); weights must be finite numbers");
+      }
+    }
   }
-  if (lm_head != nullptr) {
-    const float* w = model.params_.data() + wte.offset;
+  if (plan.lm_head != nullptr) {
+    const Gpt2TensorInfo& wte = layout.tensors.front();
+    std::vector<float> lm_head(static_cast<std::size_t>(wte.count));
+    plan.lm_head->read(lm_head.data());
+    const float* w = params + wte.offset;
     for (std::int64_t i = 0; i < wte.count; ++i) {
       // Compared by value: a NaN in lm_head differs from every wte value and is reported.
-      if (!(lm_head->data[static_cast<std::size_t>(i)] == w[i])) {
-        detail::fail(ErrorCode::BAD_FILE, "tensor '", *lm_head_name,
+      if (!(lm_head[static_cast<std::size_t>(i)] == w[i])) {
+        detail::fail(ErrorCode::BAD_FILE, "tensor '", *plan.lm_head->name,
                      "' differs from wte.weight at ", "flat index ", i, " (",
-                     lm_head->data[static_cast<std::size_t>(i)], " vs ", w[i],
+                     lm_head[static_cast<std::size_t>(i)], " vs ", w[i],
                      "); GPT-2 ties the unembedding to wte and attnlens cannot load an "
                      "untied lm_head");
       }
     }
   }
+}
+
+}  // namespace
+
+Gpt2Model Gpt2Model::from_tensors(const Gpt2Config& config, const TensorList& tensors) {
+  validate(config);
+  // Names and shapes are matched against the layout before the parameters are allocated, so a
+  // config whose sizes the tensors do not fill is an error naming a tensor, not an allocation
+  // of what the config claims (gigabytes, for a small file and a large config).
+  const detail::Gpt2Layout layout = detail::gpt2_layout(config);
+  const std::vector<detail::TensorSource> sources = detail::tensor_sources(tensors);
+  const Plan plan = plan_sources(config, layout, sources);
+  Gpt2Model model(config);
+  fill(model.params_.data(), layout, plan);
+  return model;
+}
+
+Gpt2Model Gpt2Model::from_safetensors(const Gpt2Config& config, const SafetensorsView& file) {
+  validate(config);
+  const detail::Gpt2Layout layout = detail::gpt2_layout(config);
+  // The causal-mask buffers (often U8 or bool) are neither read nor counted as given.
+  const std::vector<detail::TensorSource> sources =
+      detail::tensor_sources(file, [&](const SafetensorsEntry& entry) {
+        std::string_view name = entry.name;
+        if (starts_with(name, kPrefix)) name.remove_prefix(kPrefix.size());
+        const long buffer_block = mask_buffer_block(name);
+        return !(buffer_block >= 0 && buffer_block < config.layers);
+      });
+  const Plan plan = plan_sources(config, layout, sources);
+  Gpt2Model model(config);
+  fill(model.params_.data(), layout, plan);
   return model;
 }
 
