@@ -1,5 +1,6 @@
 // Checkpoints: config.json in and out, save -> load round trips (F32 exact, F16 within its
 // rounding), Hugging Face's own files, and every kind of bad file naming the file at fault.
+#include "compare.hpp"
 #include "helpers.hpp"
 
 #include <attnlens/checkpoint.hpp>
@@ -288,7 +289,7 @@ TEST_CASE("checkpoint: from_safetensors reads what from_tensors reads, and says 
     REQUIRE(ta.size() == tb.size());
     for (std::size_t i = 0; i < ta.size(); ++i) {
       INFO(ta[i].first);
-      CHECK(ta[i].second.data == tb[i].second.data);
+      CHECK(testing::close(ta[i].second.data, tb[i].second.data, 0.0, ta[i].second.shape));
     }
   }
   SECTION("a missing tensor: the count given leaves out the mask buffers, as from_tensors") {

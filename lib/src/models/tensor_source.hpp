@@ -11,6 +11,7 @@
 #include "core/check.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -23,6 +24,8 @@ struct TensorSource {
   const Shape* shape;
   std::int64_t values;
   std::function<void(float*)> read;  // writes `values` floats
+  // The reader rejects non-finite values itself (SafetensorsView::read_f32_into does).
+  bool checks_finite = false;
 };
 
 // Error(BAD_FILE) when the shape's element count is not the count of values held.
@@ -31,6 +34,18 @@ inline void require_consistent(const TensorSource& t) {
   if (n != t.values) {
     fail(ErrorCode::BAD_FILE, "tensor '", *t.name, "' has shape ", shape_to_string(*t.shape), " (",
          n, " elements) but holds ", t.values, " values");
+  }
+}
+
+// Error(BAD_FILE) naming the tensor and the flat index of its first non-finite value among the
+// `values` it wrote; `rule` ends the message. A source whose reader checks is not scanned again.
+inline void require_finite(const TensorSource& t, const float* values, const char* rule) {
+  if (t.checks_finite) return;
+  for (std::int64_t k = 0; k < t.values; ++k) {
+    if (!std::isfinite(values[k])) {
+      fail(ErrorCode::BAD_FILE, "tensor '", *t.name, "' holds ", values[k], " at flat index ", k,
+           " (shape ", shape_to_string(*t.shape), "); ", rule);
+    }
   }
 }
 
@@ -53,8 +68,8 @@ std::vector<TensorSource> tensor_sources(const SafetensorsView& file, Keep keep)
   out.reserve(file.tensors().size());
   for (const SafetensorsEntry& e : file.tensors()) {
     if (!keep(e)) continue;
-    out.push_back(
-        {&e.name, &e.shape, e.numel, [&file, &e](float* dst) { file.read_f32_into(e, dst); }});
+    out.push_back({&e.name, &e.shape, e.numel,
+                   [&file, &e](float* dst) { file.read_f32_into(e, dst); }, true});
   }
   return out;
 }

@@ -200,14 +200,7 @@ void fill(float* params, const BertConfig& config, const BertLayout& layout, con
   std::vector<float> buffer(static_cast<std::size_t>(largest));
   for (const auto& [tensor, i] : plan.fills) {
     tensor->read(buffer.data());
-    for (std::int64_t k = 0; k < tensor->values; ++k) {
-      const float x = buffer[static_cast<std::size_t>(k)];
-      if (!std::isfinite(x)) {
-        detail::fail(ErrorCode::BAD_FILE, "tensor '", *tensor->name, "' holds ", x,
-                     " at flat index ", k, " (shape ", shape_to_string(*tensor->shape),
-                     "); weights must be finite");
-      }
-    }
+    detail::require_finite(*tensor, buffer.data(), "weights must be finite");
     place(layout.files[i], buffer.data(), params);
   }
 

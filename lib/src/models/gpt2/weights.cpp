@@ -213,13 +213,7 @@ void fill(float* params, const detail::Gpt2Layout& layout, const Plan& plan) {
     const Gpt2TensorInfo& info = layout.tensors[i];
     float* out = params + info.offset;
     tensor->read(out);
-    for (std::int64_t k = 0; k < info.count; ++k) {
-      if (!std::isfinite(out[k])) {
-        detail::fail(ErrorCode::BAD_FILE, "tensor '", *tensor->name, "' holds ", out[k],
-                     " at flat index ", k, " (shape ", shape_to_string(info.shape),
-                     "); weights must be finite numbers");
-      }
-    }
+    detail::require_finite(*tensor, out, "weights must be finite numbers");
   }
   if (plan.lm_head != nullptr) {
     const Gpt2TensorInfo& wte = layout.tensors.front();
