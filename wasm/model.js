@@ -37,7 +37,7 @@ const FORWARD_OPTIONS = {
   cache: "any",
 };
 const PREDICT_OPTIONS = { k: "number" };
-const ANALYZE_OPTIONS = { k: "number", attention: "boolean", maxTokens: "number", cache: "any" };
+const ANALYZE_OPTIONS = { k: "number", attention: "boolean", maxTokens: "number", cache: "any", predictionRows: "any" };
 
 // Each cache createCache() made: its native handle (0 when the family has nothing to reuse),
 // the model it belongs to, and whether it was disposed.
@@ -189,6 +189,22 @@ function perToken(name, value, ids) {
   return t.data;
 }
 
+// analyze()'s predictionRows: token positions (integers from 0 to tokens - 1), or null for all.
+function predictionRowsOf(rows, tokens) {
+  if (rows === undefined || rows === null) return null;
+  if (!Array.isArray(rows) && !ArrayBuffer.isView(rows))
+    fail("BAD_ARGUMENT", `predictionRows must be an array of token positions; got ${describe(rows)}`);
+  const out = Array.from(rows);
+  out.forEach((row, i) => {
+    if (!Number.isInteger(row) || row < 0 || row >= tokens)
+      fail(
+        "BAD_ARGUMENT",
+        `predictionRows[${i}] must be a token position, an integer from 0 to ${tokens - 1} (the text has ${tokens} tokens); got ${describe(row)}`,
+      );
+  });
+  return out;
+}
+
 /** Builds the model API around an instantiated model module. */
 export function createModelApi(core) {
   const { limits, defaults, families } = core._description();
@@ -259,48 +275,58 @@ export function createModelApi(core) {
       return t.batched ? result : unbatch(result);
     };
     // The predictions a figure shows: for a next-token model, after every token; for a
-    // masked-token model, at each [MASK] only (logits of those rows alone).
+    // masked-token model, at each [MASK] only (logits of those rows alone). `only` (analyze's
+    // predictionRows) narrows them to those token positions; the others are null.
     // With a cache, a next-token model's rows before the first changed token have the same
     // logits as in the cache's last run, so their predictions, kept with the cache by the last
-    // analyze() (with the ids they were made for), are reused: the forward returns the logits of
-    // the other rows only, and an append ranks one row (GPT-2 small: one row of 50 257 logits
-    // leaves the wasm heap instead of 33).
-    const predictionsFor = (list, k, attention, cache) => {
+    // analyze() (with the ids they were made for), are reused: the forward computes the logits of
+    // the other rows only (the model keeps each row's final LayerNorm output, so a row asked for
+    // later costs its unembedding alone), and an append ranks one row (GPT-2 small: one row of
+    // 50 257 logits instead of 33).
+    const predictionsFor = (list, k, attention, cache, only = null) => {
       const masked = config.prediction === "masked-token";
       const state = masked ? null : cacheState(cache);
       // (A family with nothing to reuse has no native cache: its runs compute every row.)
       const last = state?.handle && state.predictions?.k === k ? state.predictions : null;
       const ids = list.ids.subarray(0, list.tokens.length);
       const types = list.types.subarray(0, list.tokens.length);
-      // The rows the last run shares with this one (before the first changed token), short of the
-      // last row: no logit rows asked means every row.
+      const n = ids.length;
+      const asked = only === null ? null : new Set(only);
+      const wanted = masked
+        ? list.tokens.flatMap((t, i) => (t.id === info.tokenizer.maskId && (asked === null || asked.has(i)) ? [i] : []))
+        : asked === null
+          ? Array.from({ length: n }, (_, i) => i)
+          : [...asked].sort((a, b) => a - b);
+      // The rows the last run shares with this one (before the first changed token: a causal
+      // model's row depends on the tokens up to it only), whose predictions it kept.
       let from = 0;
-      if (last) while (from < Math.min(ids.length - 1, last.rows.length) && last.ids[from] === ids[from]) from++;
-      const rows = masked
-        ? list.tokens.flatMap((t, i) => (t.id === info.tokenizer.maskId ? [i] : []))
-        : from > 0
-          ? Array.from({ length: ids.length - from }, (_, i) => from + i)
-          : null;
-      const wantLogits = config.hasHead && (!masked || rows.length > 0);
+      if (last) while (from < Math.min(n, last.rows.length) && last.ids[from] === ids[from]) from++;
+      const kept = (i) => i < from && last.rows[i] !== null;
+      const fresh = wanted.filter((i) => !kept(i));
+      const wantLogits = config.hasHead && fresh.length > 0;
       const options = { attention, cache, logits: wantLogits, tokenTypes: config.typeVocabSize > 0 ? types : undefined };
-      const r = run(ids, options, wantLogits ? rows : null);
-      let top = [];
-      if (wantLogits) {
-        let fresh = topTokens(r.logits, k);
-        // The cache kept fewer rows than the ids share (the model changed since its last run, or
-        // it ran without attention): the rows before `from` are ranked again, from a second run
-        // that reuses every row this one computed.
-        if (from > 0 && core._cacheInfo(state.handle).reused < from) {
-          fresh = topTokens(run(ids, { ...options, attention: false }).logits, k);
-          from = 0;
-        }
+      // Every row asked: no rows given (the library's "every row").
+      const all = (rows) => rows.length === n && !masked;
+      const r = run(ids, options, wantLogits && !all(fresh) ? fresh : null);
+      const rows = Array.from({ length: n }, () => null);
+      if (wantLogits) topTokens(r.logits, k).forEach((row, j) => (rows[fresh[j]] = row));
+      // The cache kept fewer rows than the ids share (the model changed since its last run, or
+      // it ran without attention): the rows before `from` are ranked again, from a second run
+      // that reuses every row this one computed.
+      const reuse = wanted.filter(kept);
+      const stale = from > 0 && core._cacheInfo(state.handle).reused < from;
+      if (reuse.length > 0 && stale) {
+        const again = run(ids, { ...options, attention: false, logits: true }, reuse);
+        topTokens(again.logits, k).forEach((row, j) => (rows[reuse[j]] = row));
+      } else {
         // Copies of the kept objects: a caller may change what it was given.
-        top = [...(from > 0 ? last.rows.slice(0, from).map((row) => row.map((p) => ({ ...p }))) : []), ...fresh];
-        if (state) state.predictions = { k, ids: Int32Array.from(ids), rows: top.map((row) => row.map((p) => ({ ...p }))) };
+        for (const i of reuse) rows[i] = last.rows[i].map((p) => ({ ...p }));
       }
-      const predictions = masked ? list.tokens.map(() => null) : top;
-      if (masked && wantLogits) rows.forEach((row, i) => (predictions[row] = top[i]));
-      return { predictions, attention: r.attention ?? null };
+      // Kept: what this run ranked, and the shared rows' predictions it was not asked for.
+      const keep = (row, i) => row ?? (i < from && !stale ? last.rows[i] : null);
+      if (state && config.hasHead)
+        state.predictions = { k, ids: Int32Array.from(ids), rows: rows.map((row, i) => keep(row, i)?.map((p) => ({ ...p })) ?? null) };
+      return { predictions: rows, attention: r.attention ?? null };
     };
     const model = {
       config,
@@ -352,8 +378,9 @@ export function createModelApi(core) {
           );
         }
         const list = tokenizer.tokenList(text, maxTokens);
+        const only = predictionRowsOf(o.predictionRows, list.tokens.length);
         if (list.tokens.length === 0) return { tokens: [], totalTokens: 0, predictions: [], attention: null };
-        const { predictions, attention } = predictionsFor(list, k, o.attention ?? false, o.cache);
+        const { predictions, attention } = predictionsFor(list, k, o.attention ?? false, o.cache, only);
         return { tokens: list.tokens, totalTokens: list.count, predictions, attention };
       },
       gradients(ids, targets, options) {

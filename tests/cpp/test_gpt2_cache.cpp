@@ -229,3 +229,118 @@ TEST_CASE("Model::make_cache: GPT-2 reuses its prefix through the interface, an 
   auto encoder = attnlens::as_model(attnlens::BertModel::random(bc, 1));
   CHECK(encoder->make_cache() == nullptr);
 }
+
+namespace {
+
+// Rows `rows` of a [1, T, V] (or [T, V]) logits tensor, as [rows.size(), V].
+std::vector<float> rows_of(const attnlens::Tensor& logits, const std::vector<std::int64_t>& rows,
+                           std::int64_t V) {
+  std::vector<float> out;
+  for (const std::int64_t t : rows)
+    out.insert(out.end(), logits.data.begin() + t * V, logits.data.begin() + (t + 1) * V);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("GPT-2 logit rows: only the rows asked for, in their order, equal to every row's",
+          "[gpt2][cache]") {
+  const Gpt2Config c = small_config();
+  Gpt2Model model = Gpt2Model::random(c, 21);
+  std::mt19937 gen(22);
+  const auto ids = random_ids(2 * 9, c.vocab_size, gen);
+  const TokenIds batch{ids.data(), 2, 9};
+  const Gpt2Output every = model.forward(batch);
+  REQUIRE(every.logits.shape == std::vector<std::int64_t>{2, 9, c.vocab_size});
+
+  // Rows of a batch (b · T + t), in any order, with a repeat.
+  Gpt2ForwardOptions o;
+  o.logit_rows = {17, 3, 9, 3};
+  const Gpt2Output some = model.forward(batch, o);
+  REQUIRE(some.logits.shape == std::vector<std::int64_t>{4, c.vocab_size});
+  // The same arithmetic on the same final-LayerNorm rows; natively Eigen's product may sum
+  // another way for 4 rows than for 18 (the rule of require_same above).
+  REQUIRE_CLOSE(gpt2ref::compare("rows 17, 3, 9, 3", some.logits.data,
+                                 rows_of(every.logits, o.logit_rows, c.vocab_size), 1e-5, 1e-5));
+
+  // No logits at all.
+  o.logits = false;
+  o.attention = true;
+  const Gpt2Output none = model.forward(batch, o);
+  CHECK(none.logits.data.empty());
+  CHECK(none.logits.shape.empty());
+  REQUIRE(none.attention.shape == std::vector<std::int64_t>{c.layers, 2, c.heads, 9, 9});
+
+  // A row outside the batch is named, before anything runs.
+  o.logits = true;
+  o.logit_rows = {0, 18};
+  require_error([&] { model.forward(batch, o); }, ErrorCode::BAD_ARGUMENT,
+                {"logit_rows[1] = 18", "[0, 18)"});
+  o.logit_rows = {-1};
+  require_error([&] { model.forward(batch, o); }, ErrorCode::BAD_ARGUMENT, {"logit_rows[0] = -1"});
+}
+
+TEST_CASE("GPT-2 cached forward: logits not asked for are computed when a later call asks",
+          "[gpt2][cache]") {
+  const Gpt2Config c = small_config();
+  const std::int64_t V = c.vocab_size;
+  Gpt2Model model = Gpt2Model::random(c, 31);
+  std::mt19937 gen(32);
+  auto ids = random_ids(12, c.vocab_size, gen);
+  const Gpt2Output full = model.forward(TokenIds{ids.data(), 1, 12});
+  Gpt2Cache cache;
+
+  // The last row only (what a figure shows first).
+  Gpt2ForwardOptions o;
+  o.attention = true;
+  o.logit_rows = {11};
+  const Gpt2Output last = model.forward(TokenIds{ids.data(), 1, 12}, cache, o);
+  CHECK(cache.reused() == 0);
+  REQUIRE(last.logits.shape == std::vector<std::int64_t>{1, V});
+  REQUIRE_CLOSE(
+      gpt2ref::compare("row 11", last.logits.data, rows_of(full.logits, {11}, V), 1e-5, 1e-5));
+
+  // The same ids again, other rows: no block runs (every row reused), only their unembedding.
+  o.attention = false;
+  o.logit_rows = {4, 0, 7};
+  const Gpt2Output more = model.forward(TokenIds{ids.data(), 1, 12}, cache, o);
+  CHECK(cache.reused() == 12);
+  REQUIRE_CLOSE(gpt2ref::compare("rows 4, 0, 7", more.logits.data,
+                                 rows_of(full.logits, o.logit_rows, V), 1e-5, 1e-5));
+
+  // Every row: the rows computed before and the rest, together equal to a full forward.
+  o.logit_rows.clear();
+  const Gpt2Output every = model.forward(TokenIds{ids.data(), 1, 12}, cache, o);
+  CHECK(cache.reused() == 12);
+  REQUIRE(every.logits.shape == full.logits.shape);
+  REQUIRE_CLOSE(gpt2ref::compare("every row", every.logits.data, full.logits.data, 1e-5, 1e-5));
+
+  // An edit at token 5 drops the logits of rows 5.. (stale) but keeps those before it.
+  ids[5] = (ids[5] + 1) % static_cast<std::int32_t>(V);
+  const Gpt2Output edited_full = model.forward(TokenIds{ids.data(), 1, 12});
+  o.logit_rows = {11, 2, 6};
+  const Gpt2Output edited = model.forward(TokenIds{ids.data(), 1, 12}, cache, o);
+  CHECK(cache.reused() == 5);
+  REQUIRE_CLOSE(gpt2ref::compare("rows 11, 2, 6 after the edit", edited.logits.data,
+                                 rows_of(edited_full.logits, o.logit_rows, V), 1e-5, 1e-5));
+  o.logit_rows.clear();
+  REQUIRE_CLOSE(gpt2ref::compare("every row after the edit",
+                                 model.forward(TokenIds{ids.data(), 1, 12}, cache, o).logits.data,
+                                 edited_full.logits.data, 1e-5, 1e-5));
+
+  // No logits, then a row outside the sentence: named, and the cache still serves.
+  o.logits = false;
+  CHECK(model.forward(TokenIds{ids.data(), 1, 12}, cache, o).logits.data.empty());
+  o.logits = true;
+  o.logit_rows = {12};
+  require_error(
+      [&] {
+        model.forward(TokenIds{ids.data(), 1, 12}, cache, o);
+      },
+      ErrorCode::BAD_ARGUMENT, {"logit_rows[0] = 12", "[0, 12)"});
+  o.logit_rows = {3};
+  REQUIRE_CLOSE(gpt2ref::compare("row 3 after the error",
+                                 model.forward(TokenIds{ids.data(), 1, 12}, cache, o).logits.data,
+                                 rows_of(edited_full.logits, {3}, V), 1e-5, 1e-5));
+  CHECK(cache.reused() == 12);
+}

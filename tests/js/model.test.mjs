@@ -283,6 +283,70 @@ test("analyze with a cache reuses its kept rows' predictions only while they des
   model.dispose();
 });
 
+test("analyze with predictionRows ranks those tokens only; the rest come later from the cache", async () => {
+  const model = await loadShippedModel();
+  const text = "It is a truth universally acknowledged, that a single man in possession of a good fortune";
+  const plain = model.analyze(text, { attention: true });
+  const n = plain.tokens.length;
+  // The same rows of the same forward (the unembedding of fewer rows: products of other row
+  // counts, within the 2e-4 of the tests above).
+  const same = (got, i, what) =>
+    assertClose(
+      got.map((p) => p.p),
+      plain.predictions[i].map((p) => p.p),
+      2e-4,
+      `${what}: the likeliest after token ${i}`,
+    );
+  // Without a cache: the rows asked, in any order, with a repeat; null elsewhere.
+  const some = model.analyze(text, { attention: true, predictionRows: [n - 1, 2, 2] });
+  assert.equal(some.predictions.length, n);
+  some.predictions.forEach((top, i) => (i === 2 || i === n - 1 ? same(top, i, "without a cache") : assert.equal(top, null, `token ${i}`)));
+  assertClose(some.attention.data, plain.attention.data, 0, "attention (predictionRows changes no other result)", plain.attention.shape);
+
+  // With a cache: the last token first (as the page does), then the rest, then an append.
+  const cache = model.createCache();
+  const first = model.analyze(text, { attention: true, cache, predictionRows: [n - 1] });
+  assert.deepEqual(
+    first.predictions.map((p, i) => (p === null ? null : i)).filter((i) => i !== null),
+    [n - 1],
+  );
+  same(first.predictions[n - 1], n - 1, "the last token first");
+  const rest = Array.from({ length: n - 1 }, (_, i) => i);
+  const filled = model.analyze(text, { cache, predictionRows: rest });
+  assert.equal(cache.reused, n, "asking for other rows of the same text runs no block again");
+  rest.forEach((i) => same(filled.predictions[i], i, "the rest, from the cache"));
+  assert.equal(filled.predictions[n - 1], null, "a row not asked is null");
+  // Everything the two calls ranked is reused by the next keystroke's figure.
+  const longer = `${text} must be`;
+  const next = model.analyze(longer, { attention: true, cache });
+  const plainNext = model.analyze(longer, { attention: true });
+  next.predictions.forEach((top, i) =>
+    assertClose(
+      top.map((p) => p.p),
+      plainNext.predictions[i].map((p) => p.p),
+      2e-4,
+      `after the append: token ${i}`,
+    ),
+  );
+
+  // Bad rows are named.
+  for (const [rows, needle] of [
+    [[0, n], `predictionRows[1] must be a token position, an integer from 0 to ${n - 1}`],
+    [[-1], "predictionRows[0]"],
+    [[1.5], "predictionRows[0]"],
+    ["0", "predictionRows must be an array of token positions"],
+  ])
+    assertAttnLensError(
+      () => model.analyze(text, { cache, predictionRows: rows }),
+      "BAD_ARGUMENT",
+      new RegExp(needle.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")),
+    );
+  // The cache still serves after the errors.
+  same(model.analyze(text, { cache, predictionRows: [3] }).predictions[3], 3, "after the errors");
+  cache.dispose();
+  model.dispose();
+});
+
 test("100 forward calls (and errors) leave the model module's heap where it was", async () => {
   const model = await lens.createModel({ config, seed: 15 });
   const ids = randomIds(16, 64, 16);

@@ -87,10 +87,19 @@ struct Gpt2ForwardOptions {
   bool residuals = false;
   // Cap on the elements of each returned tensor; over it is Error(TOO_LARGE).
   std::int64_t max_elements = kDefaultMaxElements;
+  // Which rows' logits to compute: false = none (Gpt2Output::logits empty), true = those in
+  // `logit_rows` (flat b · T + t, any order, repeats allowed), or every row when it is empty.
+  // The unembedding (V × d multiply-adds per row: 38.6 M for GPT-2 small) is most of a short
+  // forward's work; a figure that shows one row's predictions at first asks for that row only.
+  // A row outside [0, B · T) is Error(BAD_ARGUMENT), before anything is computed.
+  bool logits = true;
+  std::vector<std::int64_t> logit_rows;
 };
 
 struct Gpt2Output {
-  Tensor logits;     // [B, T, V]: unnormalised next-token scores at each position
+  Tensor logits;     // [B, T, V]: unnormalised next-token scores at each position; [R, V] for
+                     // the R rows of Gpt2ForwardOptions::logit_rows, in that order; empty when
+                     // Gpt2ForwardOptions::logits is false
   Tensor attention;  // [layers, B, heads, T, T] when asked (for B = 1 the data is exactly
                      // [layers, heads, T, T]); causal: the upper triangles are exactly 0
   Tensor residuals;  // [layers + 1, B, T, d] when asked: entry 0 is wte[ids] + wpe, entry
@@ -101,12 +110,14 @@ class Gpt2Model;
 
 // What a causal model computed for a sentence, kept so that the next call on an edited sentence
 // recomputes only from the first token that changed: every layer's keys and values, and the
-// rows of logits, attention and residual streams the calls asked for. A cache belongs to the
+// rows of logits, attention and residual streams the calls asked for. It also keeps each row's
+// final LayerNorm output, so that logits a call did not ask for are computed by a later call that
+// does (the same ids: only the unembedding of those rows runs). A cache belongs to the
 // model that filled it and to the weights it had (a training step makes it start over); another
 // model's cache, or a cache after clear(), is refilled from the first token, never reused
-// wrongly. Memory: 2 · layers · T · d floats for keys and values, plus the kept rows (T · V
-// logits, layers · heads · T² attention, (layers + 1) · T · d residuals), freed by clear() or
-// the destructor.
+// wrongly. Memory: 2 · layers · T · d floats for keys and values, T · d for the final
+// LayerNorm's rows, plus the kept rows (T · V logits, layers · heads · T² attention,
+// (layers + 1) · T · d residuals), freed by clear() or the destructor.
 class Gpt2Cache {
  public:
   Gpt2Cache();

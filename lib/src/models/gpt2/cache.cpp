@@ -22,10 +22,14 @@ struct Gpt2Cache::Data {
   std::vector<std::int32_t> ids;
   // Per layer, keys and values [H, n, hd] of the n cached tokens.
   std::vector<std::vector<float>> keys, values;
-  // Kept rows (each only if every call so far asked for it): logits [n, V], attention
-  // [layers, H, n, n] (row i has zeros after key i), residuals [layers + 1, n, d].
-  bool logits_kept = false, attention_kept = false, residuals_kept = false;
-  std::vector<float> logits, attention, residuals;
+  // Kept rows (each only if every call so far asked for it): attention [layers, H, n, n] (row i
+  // has zeros after key i), residuals [layers + 1, n, d].
+  bool attention_kept = false, residuals_kept = false;
+  std::vector<float> attention, residuals;
+  // Every row's final LayerNorm output [n, d], and the logits [n, V] of the rows whose
+  // logits_done is set (a row's logits are computed when a call first asks for them).
+  std::vector<float> final_norm, logits;
+  std::vector<char> logits_done;
   std::int64_t reused = 0;
 };
 
@@ -80,6 +84,7 @@ Gpt2Output Gpt2Model::forward(const TokenIds& ids, Gpt2Cache& cache,
   }
   const std::int64_t T = ids.length, L = config_.layers, H = config_.heads, d = config_.d_model;
   const std::int64_t hd = d / H, V = config_.vocab_size;
+  detail::check_logit_rows(options, T);
   detail::require_at_most(T * V, options.max_elements, "the logits [B, T, vocab_size]");
   if (options.attention) {
     detail::require_at_most(L * H * T * T, options.max_elements,
@@ -105,7 +110,6 @@ Gpt2Output Gpt2Model::forward(const TokenIds& ids, Gpt2Cache& cache,
     n = 0;
     c = Gpt2Cache::Data{};
     c.stamp = stamp_;
-    c.logits_kept = true;
     c.attention_kept = options.attention;
     c.residuals_kept = options.residuals;
     c.keys.assign(static_cast<std::size_t>(L), {});
@@ -121,6 +125,9 @@ Gpt2Output Gpt2Model::forward(const TokenIds& ids, Gpt2Cache& cache,
     c.values[i] = regroup(c.values[i], H, n, keep, T, hd);
   }
   c.logits = regroup(c.logits, 1, n, keep, T, V);
+  c.final_norm = regroup(c.final_norm, 1, n, keep, T, d);
+  c.logits_done.resize(static_cast<std::size_t>(keep));
+  c.logits_done.resize(static_cast<std::size_t>(T), 0);
   if (c.attention_kept) {
     // [layers, H, n, n] -> [layers, H, T, T]: each kept row widens with zeros (its later keys
     // were masked).
@@ -212,20 +219,64 @@ Gpt2Output Gpt2Model::forward(const TokenIds& ids, Gpt2Cache& cache,
       }
       keep_residual(l + 1);
     }
-    detail::layernorm_forward(h.data(), mean.data(), rstd.data(), x.data(), P + layout.lnf_w,
-                              P + layout.lnf_b, fresh, d);
-    float* logits = c.logits.data() + keep * V;
-    detail::matmul(logits, h.data(), P + layout.wte, fresh, V, d, false, true, false);
-    if (!std::isfinite(detail::finite_max_abs(logits, fresh * V))) {
+    detail::layernorm_forward(c.final_norm.data() + keep * d, mean.data(), rstd.data(), x.data(),
+                              P + layout.lnf_w, P + layout.lnf_b, fresh, d);
+  }
+
+  // The logits asked for that no call computed yet, in one product.
+  std::vector<std::int64_t> missing;
+  if (options.logits) {
+    if (options.logit_rows.empty()) {
+      for (std::int64_t t = 0; t < T; ++t)
+        if (!c.logits_done[static_cast<std::size_t>(t)]) missing.push_back(t);
+    } else {
+      for (const std::int64_t t : options.logit_rows)
+        if (!c.logits_done[static_cast<std::size_t>(t)]) missing.push_back(t);
+      std::sort(missing.begin(), missing.end());
+      missing.erase(std::unique(missing.begin(), missing.end()), missing.end());
+    }
+  }
+  if (!missing.empty()) {
+    const auto M = static_cast<std::int64_t>(missing.size());
+    std::vector<float> fresh_logits;
+    // Consecutive rows go straight into place; others through a buffer.
+    const bool in_place = missing.back() - missing.front() + 1 == M;
+    float* target = c.logits.data() + missing.front() * V;
+    if (!in_place) {
+      fresh_logits.resize(static_cast<std::size_t>(M * V));
+      target = fresh_logits.data();
+    }
+    detail::unembed_rows(target, c.final_norm.data(), params_.data() + work_->layout.wte, missing,
+                         d, V);
+    if (!std::isfinite(detail::finite_max_abs(target, M * V))) {
       detail::fail(ErrorCode::NON_FINITE,
                    "the forward pass overflowed float32 in the logits: the weights are finite but "
                    "too large for these inputs");
     }
+    if (!in_place) {
+      for (std::int64_t k = 0; k < M; ++k) {
+        std::copy(fresh_logits.begin() + k * V, fresh_logits.begin() + (k + 1) * V,
+                  c.logits.begin() + missing[static_cast<std::size_t>(k)] * V);
+      }
+    }
+    for (const std::int64_t t : missing)
+      c.logits_done[static_cast<std::size_t>(t)] = 1;
   }
 
   Gpt2Output out;
   try {
-    out.logits = Tensor({1, T, V}, std::vector<float>(c.logits.begin(), c.logits.begin() + T * V));
+    if (options.logits && !options.logit_rows.empty()) {
+      const auto R = static_cast<std::int64_t>(options.logit_rows.size());
+      out.logits = Tensor({R, V});
+      for (std::int64_t k = 0; k < R; ++k) {
+        const std::int64_t t = options.logit_rows[static_cast<std::size_t>(k)];
+        std::copy(c.logits.begin() + t * V, c.logits.begin() + (t + 1) * V,
+                  out.logits.data.begin() + k * V);
+      }
+    } else if (options.logits) {
+      out.logits =
+          Tensor({1, T, V}, std::vector<float>(c.logits.begin(), c.logits.begin() + T * V));
+    }
     if (options.attention) out.attention = Tensor({L, 1, H, T, T}, c.attention);
     if (options.residuals) out.residuals = Tensor({L + 1, 1, T, d}, c.residuals);
   } catch (const std::bad_alloc&) {

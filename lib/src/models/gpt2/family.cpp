@@ -35,8 +35,9 @@ class Gpt2Adapter final : public Model {
     o.attention = options.attention;
     o.residuals = options.hidden_states;
     o.max_elements = options.max_elements;
-    Gpt2Output r = model_.forward(in.ids, mine->cache, o);
-    return finish(std::move(r), in, options);
+    o.logits = options.logits;
+    o.logit_rows = options.logit_rows;
+    return finish(model_.forward(in.ids, mine->cache, o));
   }
 
   ModelInfo info() const override {
@@ -60,31 +61,17 @@ class Gpt2Adapter final : public Model {
     o.attention = options.attention;
     o.residuals = options.hidden_states;
     o.max_elements = options.max_elements;
-    return finish(model_.forward(in.ids, o), in, options);
+    o.logits = options.logits;
+    o.logit_rows = options.logit_rows;
+    return finish(model_.forward(in.ids, o));
   }
 
-  // A GPT-2 output as the interface's, with the logits of the rows asked for.
-  ModelOutput finish(Gpt2Output r, const ModelInputs& in, const ModelForwardOptions& options) {
+  // A GPT-2 output as the interface's (the logits of the rows asked for, computed by the model).
+  static ModelOutput finish(Gpt2Output r) {
     ModelOutput out;
+    out.logits = std::move(r.logits);
     out.attention = std::move(r.attention);
     out.hidden_states = std::move(r.residuals);
-    if (options.logits) {
-      if (options.logit_rows.empty()) {
-        out.logits = std::move(r.logits);
-      } else {
-        const std::int64_t V = model_.config().vocab_size, N = in.ids.batch * in.ids.length;
-        out.logits = Tensor({static_cast<std::int64_t>(options.logit_rows.size()), V});
-        for (std::size_t k = 0; k < options.logit_rows.size(); ++k) {
-          const std::int64_t row = options.logit_rows[k];
-          if (row < 0 || row >= N) {
-            detail::fail(ErrorCode::BAD_ARGUMENT, "logit row ", row, " is outside [0, ", N,
-                         ") (rows are b · T + t)");
-          }
-          std::copy(r.logits.data.begin() + row * V, r.logits.data.begin() + (row + 1) * V,
-                    out.logits.data.begin() + static_cast<std::int64_t>(k) * V);
-        }
-      }
-    }
     return out;
   }
   float loss_and_gradients(const ModelInputs& in, const TokenIds& targets) override {

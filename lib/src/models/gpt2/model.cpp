@@ -283,7 +283,14 @@ Gpt2Output Gpt2Model::forward(const TokenIds& ids, const Gpt2ForwardOptions& opt
   const std::int64_t B = ids.batch, T = ids.length, N = B * T;
   const std::int64_t L = config_.layers, H = config_.heads, d = config_.d_model;
   const std::int64_t V = config_.vocab_size;
-  detail::require_at_most(N * V, options.max_elements, "the logits [B, T, vocab_size]");
+  detail::check_logit_rows(options, N);
+  const bool some_rows = options.logits && !options.logit_rows.empty();
+  const auto R = static_cast<std::int64_t>(options.logit_rows.size());
+  if (options.logits) {
+    detail::require_at_most(
+        some_rows ? R * V : N * V, options.max_elements,
+        some_rows ? "the logits [rows, vocab_size]" : "the logits [B, T, vocab_size]");
+  }
   if (options.attention) {
     detail::require_at_most(L * B * H * T * T, options.max_elements,
                             "the attention weights [layers, B, heads, T, T]");
@@ -295,7 +302,11 @@ Gpt2Output Gpt2Model::forward(const TokenIds& ids, const Gpt2ForwardOptions& opt
   Gpt2Output out;
   Gpt2Activations& ws = work_->parts[0];
   try {
-    out.logits = Tensor({B, T, V});
+    if (some_rows) {
+      out.logits = Tensor({R, V});
+    } else if (options.logits) {
+      out.logits = Tensor({B, T, V});
+    }
     if (options.attention) out.attention = Tensor({L, B, H, T, T});
     if (options.residuals) out.residuals = Tensor({L + 1, B, T, d});
   } catch (const std::bad_alloc&) {
@@ -348,8 +359,13 @@ Gpt2Output Gpt2Model::forward(const TokenIds& ids, const Gpt2ForwardOptions& opt
                             P + layout.lnf_b, N, d);
   require_layernorm(ws.lnf_rstd, "the final LayerNorm (ln_f)");
   require_finite_stage(ws.lnf, N * d, "the final LayerNorm (ln_f)");
-  detail::matmul(out.logits.data.data(), ws.lnf, P + layout.wte, N, V, d, false, true, false);
-  require_finite_stage(out.logits.data.data(), N * V, "the logits");
+  if (some_rows) {
+    detail::unembed_rows(out.logits.data.data(), ws.lnf, P + layout.wte, options.logit_rows, d, V);
+  } else if (options.logits) {
+    detail::matmul(out.logits.data.data(), ws.lnf, P + layout.wte, N, V, d, false, true, false);
+  }
+  require_finite_stage(out.logits.data.data(), static_cast<std::int64_t>(out.logits.data.size()),
+                       "the logits");
   return out;
 }
 

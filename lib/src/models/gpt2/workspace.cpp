@@ -1,7 +1,9 @@
 #include "models/gpt2/workspace.hpp"
 
 #include "core/check.hpp"
+#include "core/matmul.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <new>
 
@@ -82,6 +84,38 @@ void Gpt2Activations::prepare(const Gpt2Config& config, std::int64_t B_, std::in
 std::uint64_t next_model_stamp() noexcept {
   static std::atomic<std::uint64_t> counter{0};
   return ++counter;
+}
+
+void check_logit_rows(const Gpt2ForwardOptions& options, std::int64_t rows) {
+  if (!options.logits) return;
+  for (std::size_t k = 0; k < options.logit_rows.size(); ++k) {
+    const std::int64_t row = options.logit_rows[k];
+    if (row < 0 || row >= rows) {
+      fail(ErrorCode::BAD_ARGUMENT, "logit_rows[", k, "] = ", row, " is outside [0, ", rows,
+           ") (rows are b · T + t)");
+    }
+  }
+}
+
+void unembed_rows(float* out, const float* lnf, const float* wte,
+                  const std::vector<std::int64_t>& rows, std::int64_t d, std::int64_t V) {
+  const auto R = static_cast<std::int64_t>(rows.size());
+  if (R == 0) return;
+  // One run of consecutive rows (the usual case: every fresh row, or the rows after a prefix)
+  // needs no copy.
+  bool consecutive = true;
+  for (std::int64_t k = 1; k < R && consecutive; ++k)
+    consecutive = rows[static_cast<std::size_t>(k)] == rows[0] + k;
+  if (consecutive) {
+    matmul(out, lnf + rows[0] * d, wte, R, V, d, false, true, false);
+    return;
+  }
+  std::vector<float> picked(static_cast<std::size_t>(R * d));
+  for (std::int64_t k = 0; k < R; ++k) {
+    std::copy(lnf + rows[static_cast<std::size_t>(k)] * d,
+              lnf + (rows[static_cast<std::size_t>(k)] + 1) * d, picked.begin() + k * d);
+  }
+  matmul(out, picked.data(), wte, R, V, d, false, true, false);
 }
 
 }  // namespace attnlens::detail

@@ -8,6 +8,7 @@
 #include "models/gpt2/layout.hpp"
 
 #include <attnlens/attention.hpp>
+#include <attnlens/gpt2.hpp>
 
 #include <Eigen/Core>
 #include <cstdint>
@@ -79,6 +80,17 @@ struct Gpt2Workspace {
   // [B, T] ids copied out of a [B, T + 1] batch for train_step.
   std::vector<std::int32_t> inputs, targets;
 };
+
+// Throws Error(BAD_ARGUMENT) for a row of options.logit_rows outside [0, rows) (rows = B · T),
+// naming it, when options.logits asks for logits.
+void check_logit_rows(const Gpt2ForwardOptions& options, std::int64_t rows);
+
+// The logits of `rows` (indices into the (N, d) final-LayerNorm output `lnf`, any order): out
+// [rows.size(), V] = lnf[rows] · wteᵀ, one product over the gathered rows (the unembedding is read
+// once). Each row equals a product over all N rows within float32 rounding (natively Eigen may
+// pick another kernel for fewer rows; WebAssembly's packed kernel gives the same bits).
+void unembed_rows(float* out, const float* lnf, const float* wte,
+                  const std::vector<std::int64_t>& rows, std::int64_t d, std::int64_t V);
 
 // A number no model had before: models take one when made and whenever their parameters
 // change, so a cache can tell whether it was filled by this model as it is now.
