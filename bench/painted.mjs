@@ -5,7 +5,9 @@
 // Then a GPT-2-small-shaped checkpoint (random weights, scripts/gpt2-checkpoint.mjs's
 // GPT2_SMALL, 500 MB) picked in the page: the time to its first figure, and a keystroke on a
 // 32-token sentence (append a token, delete it, change the first word), each to the painted
-// frame with the predictions and the grid of 144 heads: issue 27's page targets.
+// frame with the predictions and the grid of 144 heads: issue 27's page targets; for the edit at
+// the start also the time until every token's predictions are ranked (the last token's come with
+// the figure, the others in tasks after it).
 //   node bench/painted.mjs [--quick] [--before=DIR] [--no-checkpoint]
 //   DIR: an older built site (a copy of dist/site made before a change), whose page is edited
 //   turn about with this build's, the same edits in the same browser, so both columns share the
@@ -84,6 +86,39 @@ try {
   await Promise.all(servers.map((s) => s.close()));
 }
 
+/**
+ * Like typeAndTime (ms to the painted frame), and also the ms until every token's predictions are
+ * ranked: a large model's figure ranks the last token's with it and the rest in tasks after it
+ * is painted (web/element/trained.js, rankLater); a build without that ranks them all before.
+ */
+const typeAndTimeRanked = (page, text) =>
+  page.evaluate(
+    (t) =>
+      new Promise((done) => {
+        const el = document.querySelector("#figure");
+        const input = document.querySelector("#sentence");
+        const start = performance.now();
+        el.addEventListener(
+          "attn-lens-render",
+          () =>
+            el.addEventListener(
+              "attn-lens-painted",
+              () => {
+                const painted = performance.now() - start;
+                const poll = () =>
+                  el.attention?.pendingPredictions?.length ? setTimeout(poll) : done({ painted, ranked: performance.now() - start });
+                poll();
+              },
+              { once: true },
+            ),
+          { once: true },
+        );
+        input.value = t;
+        input.dispatchEvent(new Event("input", { bubbles: true }));
+      }),
+    text,
+  );
+
 /** GPT-2 small's shapes picked in each site's page, then keystrokes turn about (see the top). */
 async function checkpointRows() {
   const dir = mkdtempSync(join(tmpdir(), "attnlens-bench-gpt2-"));
@@ -110,14 +145,16 @@ async function checkpointRows() {
       // A large model's induction probe may follow its first figure (web/element/trained.js): the
       // keystrokes are timed after it.
       await page.waitForFunction(() => document.querySelector("#figure").attention?.scores?.induction, null, { timeout: 60000 });
-      pages.push({ page, problems, load, append: [], delete: [], start: [] });
+      pages.push({ page, problems, load, append: [], delete: [], start: [], ranked: [] });
     }
     for (let k = 0; k < Math.ceil(edits / 2); k++)
       for (const p of pages) {
         await p.page.bringToFront();
         p.append.push(await typeAndTime(p.page, `${sentence}.`));
         p.delete.push(await typeAndTime(p.page, sentence));
-        p.start.push(await typeAndTime(p.page, start));
+        const edit = await typeAndTimeRanked(p.page, start);
+        p.start.push(edit.painted);
+        p.ranked.push(edit.ranked);
         await typeAndTime(p.page, sentence);
       }
     // Closed, then the same files picked again.
@@ -139,6 +176,7 @@ async function checkpointRows() {
       row("append a token", 50, (p) => median(p.append)),
       row("delete it", 50, (p) => median(p.delete)),
       row("change the first word", 200, (p) => median(p.start)),
+      row("  every prediction ranked", NaN, (p) => median(p.ranked)),
     );
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -158,5 +196,7 @@ if (checkpoint.length) {
   );
   console.log(`${"keystroke".padEnd(27)}${"target".padStart(8)}${sites.map(([name]) => `${name} (ms)`.padStart(18)).join("")}`);
   for (const r of checkpoint)
-    console.log(`${r.name.padEnd(27)}${String(r.target).padStart(8)}${r.cells.map((c) => c.ms.toFixed(0).padStart(18)).join("")}`);
+    console.log(
+      `${r.name.padEnd(27)}${String(Number.isNaN(r.target) ? "" : r.target).padStart(8)}${r.cells.map((c) => c.ms.toFixed(0).padStart(18)).join("")}`,
+    );
 }

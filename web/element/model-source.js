@@ -206,6 +206,18 @@ function probeAfterFirstFigure(element, opened) {
   );
 }
 
+/** The predictions a figure left for later (trained.rankLater): a task at a time once it is painted, while it is shown. */
+function rankAfterPaint(element, panels, opened, sentence) {
+  const step = () => {
+    if (element._panels !== panels) return;
+    let more = false;
+    panels.forEach((data, k) => (more = (data.pendingPredictions.length > 0 && trained.rankLater(opened[k], data, sentence)) || more));
+    element.requestUpdate();
+    if (more) setTimeout(step);
+  };
+  requestAnimationFrame(() => setTimeout(step));
+}
+
 /** A new `model`, `model-src` or (for the shipped models) `mode` (not openModel's "custom") drops the models shown. */
 export function modelChanged(element, changed) {
   if (element._picked) closeModel(element);
@@ -234,6 +246,7 @@ export function showModel(element, { sentence, specials }) {
       );
       const data = panels.every(Boolean) ? panels : [];
       element._panels = data;
+      if (data.some((d) => d.pendingPredictions?.length)) rankAfterPaint(element, data, element._openedModels, state.sentence);
       element._figure = data.length
         ? {
             file: true,

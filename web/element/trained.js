@@ -317,8 +317,15 @@ export function modelFigure(opened, sentence, { hideSpecial = false } = {}) {
   const { model, name, induction, cache } = opened;
   const causal = model.config.causal;
   const text = causal ? sentence : pairOf(sentence);
-  const r = model.analyze(text, { k: 5, attention: true, cache: causal ? cache : undefined });
+  let { now, later } = causal ? rowsToRank(opened, text) : { now: undefined, later: [] };
+  let r = model.analyze(text, { k: 5, attention: true, cache: causal ? cache : undefined, predictionRows: now });
   if (!r.tokens.length) return null;
+  // Hidden special tokens renumber the rows: everything is ranked now (from the cache).
+  if (later.length && hideSpecial && r.tokens.some((t) => t.special)) {
+    r = model.analyze(text, { k: 5, attention: true, cache });
+    later = [];
+  }
+  if (causal) opened.ranked = { ids: Int32Array.from(r.tokens, (t) => t.id), rows: r.predictions.map(Boolean) };
   const categories = headScores(r.attention, r.tokens);
   const labels = categories.map((row, l) => row.map((s, h) => headLabel(s, induction?.[l]?.[h])));
   let tokens = r.tokens;
@@ -339,6 +346,8 @@ export function modelFigure(opened, sentence, { hideSpecial = false } = {}) {
     title: name,
     warnings: model.tokenizer?.note ? [model.tokenizer.note] : [],
     predictions,
+    // Tokens whose predictions come after the figure is painted (rankLater()).
+    pendingPredictions: later,
     prediction: model.config.prediction,
     totalTokens: r.totalTokens,
     scores: { previous, induction },
@@ -348,6 +357,51 @@ export function modelFigure(opened, sentence, { hideSpecial = false } = {}) {
     headNotes: Array.from({ length: layers }, (_, l) => Array.from({ length: heads }, (_, h) => labels[l][h].text)),
     source: { format: "model", config: model.config },
   };
+}
+
+// Multiply-adds of unembedding a figure does before it is drawn. Each token's next-token
+// predictions cost one row of the unembedding, vocabulary × d_model multiply-adds (38.6 M for
+// GPT-2 small, about 2.5 ms in this machine's WebAssembly; 0.5 M for the shipped model): at 32
+// tokens GPT-2 small's are 115 ms of a 420 ms forward. Over this budget (about 18 ms) a figure
+// ranks the last token's predictions and those it ranked before for the same tokens, and
+// rankLater() ranks the rest after the figure is painted, a budget's worth per task.
+const RANK_BUDGET = 2 ** 28;
+
+/** The token positions a causal model's figure ranks now (undefined: all) and later. */
+function rowsToRank(opened, text) {
+  const { model } = opened;
+  const perRow = model.config.vocabSize * model.config.dModel;
+  const ids = model.encode(text).subarray(0, model.config.context);
+  const n = ids.length;
+  if (n * perRow <= RANK_BUDGET) return { now: undefined, later: [] };
+  // Rows ranked for the same prefix before (kept with the model's cache): free now.
+  const before = opened.ranked;
+  const now = [];
+  const later = [];
+  let same = true;
+  for (let i = 0; i < n; i++) {
+    same = same && before !== undefined && i < before.ids.length && before.ids[i] === ids[i];
+    (i === n - 1 || (same && before.rows[i]) ? now : later).push(i);
+  }
+  return { now, later };
+}
+
+/**
+ * Ranks a budget's worth of `data`'s pending predictions (modelFigure) for `sentence`, from the
+ * model's cache (no block runs again: only those rows' unembedding). Returns whether some are
+ * still pending.
+ */
+export function rankLater(opened, data, sentence) {
+  const { model, cache } = opened;
+  const perRow = model.config.vocabSize * model.config.dModel;
+  const rows = data.pendingPredictions.slice(0, Math.max(1, Math.floor(RANK_BUDGET / perRow)));
+  const r = model.analyze(sentence, { k: 5, cache, predictionRows: rows });
+  const predictions = [...data.predictions];
+  for (const i of rows) predictions[i] = r.predictions[i];
+  data.predictions = predictions;
+  data.pendingPredictions = data.pendingPredictions.slice(rows.length);
+  if (opened.ranked) for (const i of rows) opened.ranked.rows[i] = true;
+  return data.pendingPredictions.length > 0;
 }
 
 /** A token as a reader can see it: spaces and line breaks made visible. */
@@ -360,7 +414,8 @@ const visible = (text) => text.replace(/^ /, "␣").replace(/\n/g, "↵").replac
 export function predictionsTemplate(data, focusIndex) {
   if (!data.predictions) return nothing;
   const masked = data.prediction === "masked-token";
-  const shown = data.tokens.flatMap((t, i) => (data.predictions[i] ? [i] : []));
+  const pending = new Set(data.pendingPredictions);
+  const shown = data.tokens.flatMap((t, i) => (data.predictions[i] || pending.has(i) ? [i] : []));
   const title = masked
     ? "Mask predictions (the model's five likeliest tokens for each [MASK])"
     : "Next-token predictions (the model's five likeliest after each token)";
@@ -372,11 +427,22 @@ export function predictionsTemplate(data, focusIndex) {
         : html`<div class="prediction-strip" role="list">
             ${shown.map(
               (i) =>
-                html`<div class="prediction" role="listitem" data-index=${i} aria-current=${i === focusIndex ? "true" : "false"}>
+                html`<div
+                  class="prediction"
+                  role="listitem"
+                  data-index=${i}
+                  aria-current=${i === focusIndex ? "true" : "false"}
+                  aria-busy=${pending.has(i) ? "true" : "false"}
+                >
                   <div class="prediction-token">${visible(data.tokens[i].text)}</div>
-                  ${data.predictions[i].map(
-                    (p) => html`<div class="prediction-row"><span>${visible(p.text)}</span><span>${(p.p * 100).toFixed(1)}%</span></div>`,
-                  )}
+                  ${
+                    pending.has(i)
+                      ? [0, 1, 2, 3, 4].map(() => html`<div class="prediction-row"><span>…</span><span></span></div>`)
+                      : data.predictions[i].map(
+                          (p) =>
+                            html`<div class="prediction-row"><span>${visible(p.text)}</span><span>${(p.p * 100).toFixed(1)}%</span></div>`,
+                        )
+                  }
                 </div>`,
             )}
           </div>`
