@@ -91,8 +91,8 @@ try {
  * ranked: a large model's figure ranks the last token's with it and the rest in tasks after it
  * is painted (web/element/trained.js, rankLater); a build without that ranks them all before.
  */
-const typeAndTimeRanked = (page, text) =>
-  page.evaluate(
+function typeAndTimeRanked(page, text) {
+  return page.evaluate(
     (t) =>
       new Promise((done) => {
         const el = document.querySelector("#figure");
@@ -118,6 +118,7 @@ const typeAndTimeRanked = (page, text) =>
       }),
     text,
   );
+}
 
 /** GPT-2 small's shapes picked in each site's page, then keystrokes turn about (see the top). */
 async function checkpointRows() {

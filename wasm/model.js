@@ -199,7 +199,9 @@ function predictionRowsOf(rows, tokens) {
     if (!Number.isInteger(row) || row < 0 || row >= tokens)
       fail(
         "BAD_ARGUMENT",
-        `predictionRows[${i}] must be a token position, an integer from 0 to ${tokens - 1} (the text has ${tokens} tokens); got ${describe(row)}`,
+        tokens === 0
+          ? `the text has no tokens, so predictionRows must be empty; predictionRows[${i}] is ${describe(row)}`
+          : `predictionRows[${i}] must be a token position, an integer from 0 to ${tokens - 1} (the text has ${tokens} tokens); got ${describe(row)}`,
       );
   });
   return out;

@@ -341,6 +341,12 @@ test("analyze with predictionRows ranks those tokens only; the rest come later f
       "BAD_ARGUMENT",
       new RegExp(needle.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")),
     );
+  assertAttnLensError(
+    () => model.analyze("", { cache, predictionRows: [0] }),
+    "BAD_ARGUMENT",
+    /the text has no tokens, so predictionRows must be empty; predictionRows\[0\] is number 0/,
+  );
+  assert.deepEqual(model.analyze("", { cache, predictionRows: [] }).predictions, []);
   // The cache still serves after the errors.
   same(model.analyze(text, { cache, predictionRows: [3] }).predictions[3], 3, "after the errors");
   cache.dispose();

@@ -93,7 +93,8 @@ export function openModel(element, files, options) {
           _modelKey: previous.key,
           _figure: previous.figure,
           _panels: previous.panels,
-          _computedKey: previous.computedKey,
+          // Predictions still to rank when the load began: the figure is made again (from the cache).
+          _computedKey: previous.panels.some((p) => p.pendingPredictions?.length) ? null : previous.computedKey,
           _error: null,
           _restored: true,
         });
@@ -209,9 +210,14 @@ function probeAfterFirstFigure(element, opened) {
 /** The predictions a figure left for later (trained.rankLater): a task at a time once it is painted, while it is shown. */
 function rankAfterPaint(element, panels, opened, sentence) {
   const step = () => {
-    if (element._panels !== panels) return;
+    if (element._panels !== panels || !element.isConnected) return;
     let more = false;
-    panels.forEach((data, k) => (more = (data.pendingPredictions.length > 0 && trained.rankLater(opened[k], data, sentence)) || more));
+    try {
+      panels.forEach((data, k) => (more = (data.pendingPredictions.length > 0 && trained.rankLater(opened[k], data, sentence)) || more));
+    } catch (error) {
+      // As a failed figure: the error instead of cards that would wait for ever.
+      Object.assign(element, { _figure: null, _panels: [], _error: error.message });
+    }
     element.requestUpdate();
     if (more) setTimeout(step);
   };

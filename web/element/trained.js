@@ -339,7 +339,7 @@ export function modelFigure(opened, sentence, { hideSpecial = false } = {}) {
   }
   const [layers, heads] = attention.shape;
   const previous = previousTokenScores(attention);
-  return {
+  const data = {
     tokens: tokens.map((t) => ({ text: t.text, start: t.begin, end: t.end, special: t.special, segment: t.segment })),
     weights: attention,
     causal,
@@ -357,15 +357,20 @@ export function modelFigure(opened, sentence, { hideSpecial = false } = {}) {
     headNotes: Array.from({ length: layers }, (_, l) => Array.from({ length: heads }, (_, h) => labels[l][h].text)),
     source: { format: "model", config: model.config },
   };
+  if (causal) rankedBy.set(data, opened.ranked);
+  return data;
 }
 
 // Multiply-adds of unembedding a figure does before it is drawn. Each token's next-token
 // predictions cost one row of the unembedding, vocabulary × d_model multiply-adds (38.6 M for
-// GPT-2 small, about 2.5 ms in this machine's WebAssembly; 0.5 M for the shipped model): at 32
-// tokens GPT-2 small's are 115 ms of a 420 ms forward. Over this budget (about 18 ms) a figure
-// ranks the last token's predictions and those it ranked before for the same tokens, and
-// rankLater() ranks the rest after the figure is painted, a budget's worth per task.
-const RANK_BUDGET = 2 ** 28;
+// GPT-2 small; 0.5 M for the shipped model): at 32 tokens GPT-2 small's are 115 ms of a 420 ms
+// forward. Over this budget a figure ranks the last token's predictions and those it ranked
+// before for the same tokens, and rankLater() ranks the rest after the figure is painted, a
+// budget's worth per task: for GPT-2 small 3 rows, 25 ms in Node 22 here (1 row 18 ms: the
+// 154 MB matrix is read once per task; 6 rows 46 ms), under the 50 ms of a long task.
+const RANK_BUDGET = 2 ** 27;
+// Each causal figure's record of the rows ranked (opened.ranked when it was made).
+const rankedBy = new WeakMap();
 
 /** The token positions a causal model's figure ranks now (undefined: all) and later. */
 function rowsToRank(opened, text) {
@@ -400,7 +405,8 @@ export function rankLater(opened, data, sentence) {
   for (const i of rows) predictions[i] = r.predictions[i];
   data.predictions = predictions;
   data.pendingPredictions = data.pendingPredictions.slice(rows.length);
-  if (opened.ranked) for (const i of rows) opened.ranked.rows[i] = true;
+  // (Another figure of the same model since, e.g. in a second element: that record is its own.)
+  if (opened.ranked && opened.ranked === rankedBy.get(data)) for (const i of rows) opened.ranked.rows[i] = true;
   return data.pendingPredictions.length > 0;
 }
 

@@ -118,149 +118,161 @@ Gpt2Output Gpt2Model::forward(const TokenIds& ids, Gpt2Cache& cache,
   const std::int64_t fresh = T - keep;  // rows to compute
   c.reused = keep;
 
-  // Re-lay the kept rows for T tokens.
-  for (std::int64_t l = 0; l < L; ++l) {
-    const auto i = static_cast<std::size_t>(l);
-    c.keys[i] = regroup(c.keys[i], H, n, keep, T, hd);
-    c.values[i] = regroup(c.values[i], H, n, keep, T, hd);
-  }
-  c.logits = regroup(c.logits, 1, n, keep, T, V);
-  c.final_norm = regroup(c.final_norm, 1, n, keep, T, d);
-  c.logits_done.resize(static_cast<std::size_t>(keep));
-  c.logits_done.resize(static_cast<std::size_t>(T), 0);
-  if (c.attention_kept) {
-    // [layers, H, n, n] -> [layers, H, T, T]: each kept row widens with zeros (its later keys
-    // were masked).
-    std::vector<float> wider(static_cast<std::size_t>(L * H * T * T), 0.0f);
-    for (std::int64_t g = 0; g < L * H; ++g) {
-      for (std::int64_t r = 0; r < keep; ++r) {
-        std::copy(c.attention.begin() + (g * n + r) * n,
-                  c.attention.begin() + (g * n + r) * n + r + 1, wider.begin() + (g * T + r) * T);
+  // A throw part-way (an overflow in a block, a failed allocation) would leave rows half
+  // computed under the new ids: the cache starts over instead, never serving them.
+  try {
+    // Re-lay the kept rows for T tokens (nothing to move for the same tokens again, as when the
+    // figure asks for more rows' logits).
+    if (keep < n || T != n) {
+      for (std::int64_t l = 0; l < L; ++l) {
+        const auto i = static_cast<std::size_t>(l);
+        c.keys[i] = regroup(c.keys[i], H, n, keep, T, hd);
+        c.values[i] = regroup(c.values[i], H, n, keep, T, hd);
       }
-    }
-    c.attention = std::move(wider);
-  }
-  if (c.residuals_kept) c.residuals = regroup(c.residuals, L + 1, n, keep, T, d);
-  c.ids.assign(ids.data, ids.data + T);
-
-  if (fresh > 0) {
-    const detail::Gpt2Layout& layout = work_->layout;
-    const float* P = params_.data();
-    // The fresh rows' activations, one layer at a time.
-    std::vector<float> x(static_cast<std::size_t>(fresh * d)), h(x.size()),
-        qkv(static_cast<std::size_t>(fresh * 3 * d));
-    std::vector<float> q(x.size()), kn(x.size()), vn(x.size()), atty(x.size()),
-        mlp(static_cast<std::size_t>(fresh * 4 * d)), act(mlp.size()),
-        mean(static_cast<std::size_t>(fresh)), rstd(mean.size());
-    for (std::int64_t r = 0; r < fresh; ++r) {
-      const std::int64_t t = keep + r;
-      for (std::int64_t e = 0; e < d; ++e) {
-        x[static_cast<std::size_t>(r * d + e)] =
-            P[layout.wte + std::int64_t{ids.data[t]} * d + e] + P[layout.wpe + t * d + e];
-      }
-    }
-    const auto keep_residual = [&](std::int64_t slot) {
-      if (!c.residuals_kept) return;
-      std::copy(x.begin(), x.end(), c.residuals.begin() + (slot * T + keep) * d);
-    };
-    keep_residual(0);
-    for (std::int64_t l = 0; l < L; ++l) {
-      const detail::Gpt2Block<const float> p = detail::gpt2_block(layout.blocks[l], P);
-      const auto i = static_cast<std::size_t>(l);
-      const float* attn_in = x.data();
-      if (config_.attention_norm) {
-        detail::layernorm_forward(h.data(), mean.data(), rstd.data(), x.data(), p.ln1_w, p.ln1_b,
-                                  fresh, d);
-        attn_in = h.data();
-      }
-      detail::linear_forward(qkv.data(), attn_in, p.attn_w, p.attn_b, nullptr, fresh, d, 3 * d);
-      detail::split_heads(q.data(), kn.data(), vn.data(), qkv.data(), 1, fresh, H, hd);
-      for (std::int64_t head = 0; head < H; ++head) {
-        std::copy(kn.begin() + head * fresh * hd, kn.begin() + (head + 1) * fresh * hd,
-                  c.keys[i].begin() + (head * T + keep) * hd);
-        std::copy(vn.begin() + head * fresh * hd, vn.begin() + (head + 1) * fresh * hd,
-                  c.values[i].begin() + (head * T + keep) * hd);
-      }
-      AttentionOptions o;
-      o.causal = true;
-      o.causal_align = CausalAlign::BottomRight;
-      o.scale = 1.0f / std::sqrt(static_cast<float>(hd));
-      o.return_weights = c.attention_kept;
-      AttentionResult a;
-      try {
-        a = attention(ConstTensorView{q.data(), {1, H, fresh, hd}},
-                      ConstTensorView{c.keys[i].data(), {1, H, T, hd}},
-                      ConstTensorView{c.values[i].data(), {1, H, T, hd}}, o);
-      } catch (const Error& e) {
-        detail::fail(e.code(), "GPT-2 block ", l, " attention: ", e.what());
-      }
+      c.logits = regroup(c.logits, 1, n, keep, T, V);
+      c.final_norm = regroup(c.final_norm, 1, n, keep, T, d);
+      c.logits_done.resize(static_cast<std::size_t>(keep));
+      c.logits_done.resize(static_cast<std::size_t>(T), 0);
       if (c.attention_kept) {
-        for (std::int64_t head = 0; head < H; ++head) {
-          std::copy(a.weights.data.begin() + head * fresh * T,
-                    a.weights.data.begin() + (head + 1) * fresh * T,
-                    c.attention.begin() + ((l * H + head) * T + keep) * T);
+        // [layers, H, n, n] -> [layers, H, T, T]: each kept row widens with zeros (its later keys
+        // were masked).
+        std::vector<float> wider(static_cast<std::size_t>(L * H * T * T), 0.0f);
+        for (std::int64_t g = 0; g < L * H; ++g) {
+          for (std::int64_t r = 0; r < keep; ++r) {
+            std::copy(c.attention.begin() + (g * n + r) * n,
+                      c.attention.begin() + (g * n + r) * n + r + 1,
+                      wider.begin() + (g * T + r) * T);
+          }
+        }
+        c.attention = std::move(wider);
+      }
+      if (c.residuals_kept) c.residuals = regroup(c.residuals, L + 1, n, keep, T, d);
+    }
+    c.ids.assign(ids.data, ids.data + T);
+
+    if (fresh > 0) {
+      const detail::Gpt2Layout& layout = work_->layout;
+      const float* P = params_.data();
+      // The fresh rows' activations, one layer at a time.
+      std::vector<float> x(static_cast<std::size_t>(fresh * d)), h(x.size()),
+          qkv(static_cast<std::size_t>(fresh * 3 * d));
+      std::vector<float> q(x.size()), kn(x.size()), vn(x.size()), atty(x.size()),
+          mlp(static_cast<std::size_t>(fresh * 4 * d)), act(mlp.size()),
+          mean(static_cast<std::size_t>(fresh)), rstd(mean.size());
+      for (std::int64_t r = 0; r < fresh; ++r) {
+        const std::int64_t t = keep + r;
+        for (std::int64_t e = 0; e < d; ++e) {
+          x[static_cast<std::size_t>(r * d + e)] =
+              P[layout.wte + std::int64_t{ids.data[t]} * d + e] + P[layout.wpe + t * d + e];
         }
       }
-      detail::merge_heads(atty.data(), a.output.data.data(), 1, fresh, H, hd);
-      // The residual stream in place: x += atty W + b, then x += MLP(ln_2(x)).
-      detail::linear_forward(h.data(), atty.data(), p.attn_proj_w, p.attn_proj_b, x.data(), fresh,
-                             d, d);
-      std::swap(x, h);
-      detail::layernorm_forward(h.data(), mean.data(), rstd.data(), x.data(), p.ln2_w, p.ln2_b,
-                                fresh, d);
-      detail::linear_forward(mlp.data(), h.data(), p.fc_w, p.fc_b, nullptr, fresh, d, 4 * d);
-      detail::gelu_forward(act.data(), mlp.data(), fresh * 4 * d);
-      detail::linear_forward(h.data(), act.data(), p.fc_proj_w, p.fc_proj_b, x.data(), fresh, 4 * d,
-                             d);
-      std::swap(x, h);
-      if (!std::isfinite(detail::finite_max_abs(x.data(), fresh * d))) {
-        detail::fail(ErrorCode::NON_FINITE, "the forward pass overflowed float32 in block ", l,
-                     " (h.", l, "): the weights are finite but too large for these inputs");
+      const auto keep_residual = [&](std::int64_t slot) {
+        if (!c.residuals_kept) return;
+        std::copy(x.begin(), x.end(), c.residuals.begin() + (slot * T + keep) * d);
+      };
+      keep_residual(0);
+      for (std::int64_t l = 0; l < L; ++l) {
+        const detail::Gpt2Block<const float> p = detail::gpt2_block(layout.blocks[l], P);
+        const auto i = static_cast<std::size_t>(l);
+        const float* attn_in = x.data();
+        if (config_.attention_norm) {
+          detail::layernorm_forward(h.data(), mean.data(), rstd.data(), x.data(), p.ln1_w, p.ln1_b,
+                                    fresh, d);
+          attn_in = h.data();
+        }
+        detail::linear_forward(qkv.data(), attn_in, p.attn_w, p.attn_b, nullptr, fresh, d, 3 * d);
+        detail::split_heads(q.data(), kn.data(), vn.data(), qkv.data(), 1, fresh, H, hd);
+        for (std::int64_t head = 0; head < H; ++head) {
+          std::copy(kn.begin() + head * fresh * hd, kn.begin() + (head + 1) * fresh * hd,
+                    c.keys[i].begin() + (head * T + keep) * hd);
+          std::copy(vn.begin() + head * fresh * hd, vn.begin() + (head + 1) * fresh * hd,
+                    c.values[i].begin() + (head * T + keep) * hd);
+        }
+        AttentionOptions o;
+        o.causal = true;
+        o.causal_align = CausalAlign::BottomRight;
+        o.scale = 1.0f / std::sqrt(static_cast<float>(hd));
+        o.return_weights = c.attention_kept;
+        AttentionResult a;
+        try {
+          a = attention(ConstTensorView{q.data(), {1, H, fresh, hd}},
+                        ConstTensorView{c.keys[i].data(), {1, H, T, hd}},
+                        ConstTensorView{c.values[i].data(), {1, H, T, hd}}, o);
+        } catch (const Error& e) {
+          detail::fail(e.code(), "GPT-2 block ", l, " attention: ", e.what());
+        }
+        if (c.attention_kept) {
+          for (std::int64_t head = 0; head < H; ++head) {
+            std::copy(a.weights.data.begin() + head * fresh * T,
+                      a.weights.data.begin() + (head + 1) * fresh * T,
+                      c.attention.begin() + ((l * H + head) * T + keep) * T);
+          }
+        }
+        detail::merge_heads(atty.data(), a.output.data.data(), 1, fresh, H, hd);
+        // The residual stream in place: x += atty W + b, then x += MLP(ln_2(x)).
+        detail::linear_forward(h.data(), atty.data(), p.attn_proj_w, p.attn_proj_b, x.data(), fresh,
+                               d, d);
+        std::swap(x, h);
+        detail::layernorm_forward(h.data(), mean.data(), rstd.data(), x.data(), p.ln2_w, p.ln2_b,
+                                  fresh, d);
+        detail::linear_forward(mlp.data(), h.data(), p.fc_w, p.fc_b, nullptr, fresh, d, 4 * d);
+        detail::gelu_forward(act.data(), mlp.data(), fresh * 4 * d);
+        detail::linear_forward(h.data(), act.data(), p.fc_proj_w, p.fc_proj_b, x.data(), fresh,
+                               4 * d, d);
+        std::swap(x, h);
+        if (!std::isfinite(detail::finite_max_abs(x.data(), fresh * d))) {
+          detail::fail(ErrorCode::NON_FINITE, "the forward pass overflowed float32 in block ", l,
+                       " (h.", l, "): the weights are finite but too large for these inputs");
+        }
+        keep_residual(l + 1);
       }
-      keep_residual(l + 1);
+      detail::layernorm_forward(c.final_norm.data() + keep * d, mean.data(), rstd.data(), x.data(),
+                                P + layout.lnf_w, P + layout.lnf_b, fresh, d);
     }
-    detail::layernorm_forward(c.final_norm.data() + keep * d, mean.data(), rstd.data(), x.data(),
-                              P + layout.lnf_w, P + layout.lnf_b, fresh, d);
-  }
 
-  // The logits asked for that no call computed yet, in one product.
-  std::vector<std::int64_t> missing;
-  if (options.logits) {
-    if (options.logit_rows.empty()) {
-      for (std::int64_t t = 0; t < T; ++t)
-        if (!c.logits_done[static_cast<std::size_t>(t)]) missing.push_back(t);
-    } else {
-      for (const std::int64_t t : options.logit_rows)
-        if (!c.logits_done[static_cast<std::size_t>(t)]) missing.push_back(t);
-      std::sort(missing.begin(), missing.end());
-      missing.erase(std::unique(missing.begin(), missing.end()), missing.end());
-    }
-  }
-  if (!missing.empty()) {
-    const auto M = static_cast<std::int64_t>(missing.size());
-    std::vector<float> fresh_logits;
-    // Consecutive rows go straight into place; others through a buffer.
-    const bool in_place = missing.back() - missing.front() + 1 == M;
-    float* target = c.logits.data() + missing.front() * V;
-    if (!in_place) {
-      fresh_logits.resize(static_cast<std::size_t>(M * V));
-      target = fresh_logits.data();
-    }
-    detail::unembed_rows(target, c.final_norm.data(), params_.data() + work_->layout.wte, missing,
-                         d, V);
-    if (!std::isfinite(detail::finite_max_abs(target, M * V))) {
-      detail::fail(ErrorCode::NON_FINITE,
-                   "the forward pass overflowed float32 in the logits: the weights are finite but "
-                   "too large for these inputs");
-    }
-    if (!in_place) {
-      for (std::int64_t k = 0; k < M; ++k) {
-        std::copy(fresh_logits.begin() + k * V, fresh_logits.begin() + (k + 1) * V,
-                  c.logits.begin() + missing[static_cast<std::size_t>(k)] * V);
+    // The logits asked for that no call computed yet, in one product.
+    std::vector<std::int64_t> missing;
+    if (options.logits) {
+      if (options.logit_rows.empty()) {
+        for (std::int64_t t = 0; t < T; ++t)
+          if (!c.logits_done[static_cast<std::size_t>(t)]) missing.push_back(t);
+      } else {
+        for (const std::int64_t t : options.logit_rows)
+          if (!c.logits_done[static_cast<std::size_t>(t)]) missing.push_back(t);
+        std::sort(missing.begin(), missing.end());
+        missing.erase(std::unique(missing.begin(), missing.end()), missing.end());
       }
     }
-    for (const std::int64_t t : missing)
-      c.logits_done[static_cast<std::size_t>(t)] = 1;
+    if (!missing.empty()) {
+      const auto M = static_cast<std::int64_t>(missing.size());
+      std::vector<float> fresh_logits;
+      // Consecutive rows go straight into place; others through a buffer.
+      const bool in_place = missing.back() - missing.front() + 1 == M;
+      float* target = c.logits.data() + missing.front() * V;
+      if (!in_place) {
+        fresh_logits.resize(static_cast<std::size_t>(M * V));
+        target = fresh_logits.data();
+      }
+      detail::unembed_rows(target, c.final_norm.data(), params_.data() + work_->layout.wte, missing,
+                           d, V);
+      if (!std::isfinite(detail::finite_max_abs(target, M * V))) {
+        detail::fail(
+            ErrorCode::NON_FINITE,
+            "the forward pass overflowed float32 in the logits: the weights are finite but "
+            "too large for these inputs");
+      }
+      if (!in_place) {
+        for (std::int64_t k = 0; k < M; ++k) {
+          std::copy(fresh_logits.begin() + k * V, fresh_logits.begin() + (k + 1) * V,
+                    c.logits.begin() + missing[static_cast<std::size_t>(k)] * V);
+        }
+      }
+      for (const std::int64_t t : missing)
+        c.logits_done[static_cast<std::size_t>(t)] = 1;
+    }
+  } catch (...) {
+    c = Gpt2Cache::Data{};
+    throw;
   }
 
   Gpt2Output out;
