@@ -86,7 +86,8 @@ async function main(): Promise<void> {
   // A cache for edits of one sentence, and what the model says of itself.
   const cache: ModelCache = again.createCache();
   again.forward(again.encode("the cat"), { attention: true, cache });
-  again.analyze("the cat sat", { cache });
+  again.analyze("the cat sat", { cache, predictionRows: [2] });
+  again.analyze("the cat sat", { cache, predictionRows: Int32Array.of(0, 1) });
   console.log(cache.tokens, cache.reused, again.config.family, again.config.causal, again.config.prediction);
   cache.dispose();
   // An encoder folder: pairs, [MASK] filling, a masked-LM step.
