@@ -6,6 +6,8 @@
 //     append      forward(ids + 1 token, { cache }) after the 32 tokens (the cache's keys and values)
 //     delete      forward(ids minus the last token, { cache }) after the 32 tokens
 //     edit start  forward(ids with token 0 changed, { cache }): nothing to reuse, a full forward
+//   and analyze() with GPT-2's tokenizer: an append, and an edit at the start with every token's
+//   predictions, the last token's only (predictionRows), then 3 more from the cache.
 //   BERT-base's shapes (scripts/bert-checkpoint.mjs --preset base, random weights), 32 tokens
 //   with one [MASK], every layer's attention:
 //     all rows    forward() with the masked-LM logits of every token (before)
@@ -107,6 +109,26 @@ for (const [label, gpt2, l] of models) {
     ms,
     `reused ${cache.reused}`,
   );
+  // An edit at the start: every row's predictions, the last token's only (predictionRows, what the
+  // page ranks before drawing), then 3 more from the cache (one of the page's later tasks). This
+  // build only: a build before predictionRows refuses the option.
+  if (label === "") {
+    const edited = text.replace(/^The/, "An");
+    const n = withTokenizer.tokens(edited).length;
+    const prime = () => withTokenizer.analyze(text, { ...o, cache });
+    const every = median(() => withTokenizer.analyze(edited, { ...o, cache }), prime);
+    row(`GPT-2 small${label}`, `cached analyze(): edit the first word (${n} tokens), top 5 after every token`, every);
+    const last = median(() => withTokenizer.analyze(edited, { ...o, cache, predictionRows: [n - 1] }), prime);
+    row(`GPT-2 small${label}`, "  the same, the last token's top 5 only (predictionRows)", last, `${(every / last).toFixed(2)}x`);
+    const more = median(
+      () => withTokenizer.analyze(edited, { k: 5, cache, predictionRows: [0, 1, 2] }),
+      () => {
+        prime();
+        withTokenizer.analyze(edited, { ...o, cache, predictionRows: [n - 1] });
+      },
+    );
+    row(`GPT-2 small${label}`, "  then 3 more tokens' top 5 from the cache (a page task)", more);
+  }
   cache.dispose();
   withTokenizer.dispose();
 }

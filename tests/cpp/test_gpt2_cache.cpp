@@ -345,7 +345,8 @@ TEST_CASE("GPT-2 cached forward: logits not asked for are computed when a later 
   CHECK(cache.reused() == 12);
 }
 
-TEST_CASE("GPT-2 cached forward: a call that fails part-way leaves nothing to serve", "[gpt2][cache]") {
+TEST_CASE("GPT-2 cached forward: a call that fails part-way leaves nothing to serve",
+          "[gpt2][cache]") {
   // Block 0's two MLP weights times 1e30: finite, but their products (about 1e30 · 1e30) overflow
   // float32 for any input, after the cache has taken the new ids.
   const Gpt2Config c = small_config();
@@ -360,15 +361,24 @@ TEST_CASE("GPT-2 cached forward: a call that fails part-way leaves nothing to se
   std::mt19937 gen(42);
   const auto ids = random_ids(6, c.vocab_size, gen);
   Gpt2Cache cache;
-  require_error([&] { model.forward(TokenIds{ids.data(), 1, 6}, cache); }, ErrorCode::NON_FINITE,
-                {"block 0"});
+  require_error(
+      [&] {
+        model.forward(TokenIds{ids.data(), 1, 6}, cache);
+      },
+      ErrorCode::NON_FINITE, {"block 0"});
   CHECK(cache.tokens() == 0);
   // The same ids again are computed again, and fail again: never logits of rows no block
   // computed (all-zero final rows would give a uniform distribution without an error).
-  require_error([&] { model.forward(TokenIds{ids.data(), 1, 6}, cache); }, ErrorCode::NON_FINITE,
-                {"block 0"});
+  require_error(
+      [&] {
+        model.forward(TokenIds{ids.data(), 1, 6}, cache);
+      },
+      ErrorCode::NON_FINITE, {"block 0"});
   Gpt2ForwardOptions o;
   o.logit_rows = {5};
-  require_error([&] { model.forward(TokenIds{ids.data(), 1, 6}, cache, o); },
-                ErrorCode::NON_FINITE, {"block 0"});
+  require_error(
+      [&] {
+        model.forward(TokenIds{ids.data(), 1, 6}, cache, o);
+      },
+      ErrorCode::NON_FINITE, {"block 0"});
 }
