@@ -86,40 +86,6 @@ try {
   await Promise.all(servers.map((s) => s.close()));
 }
 
-/**
- * Like typeAndTime (ms to the painted frame), and also the ms until every token's predictions are
- * ranked: a large model's figure ranks the last token's with it and the rest in tasks after it
- * is painted (web/element/trained.js, rankLater); a build without that ranks them all before.
- */
-function typeAndTimeRanked(page, text) {
-  return page.evaluate(
-    (t) =>
-      new Promise((done) => {
-        const el = document.querySelector("#figure");
-        const input = document.querySelector("#sentence");
-        const start = performance.now();
-        el.addEventListener(
-          "attn-lens-render",
-          () =>
-            el.addEventListener(
-              "attn-lens-painted",
-              () => {
-                const painted = performance.now() - start;
-                const poll = () =>
-                  el.attention?.pendingPredictions?.length ? setTimeout(poll) : done({ painted, ranked: performance.now() - start });
-                poll();
-              },
-              { once: true },
-            ),
-          { once: true },
-        );
-        input.value = t;
-        input.dispatchEvent(new Event("input", { bubbles: true }));
-      }),
-    text,
-  );
-}
-
 /** GPT-2 small's shapes picked in each site's page, then keystrokes turn about (see the top). */
 async function checkpointRows() {
   const dir = mkdtempSync(join(tmpdir(), "attnlens-bench-gpt2-"));
@@ -153,7 +119,7 @@ async function checkpointRows() {
         await p.page.bringToFront();
         p.append.push(await typeAndTime(p.page, `${sentence}.`));
         p.delete.push(await typeAndTime(p.page, sentence));
-        const edit = await typeAndTimeRanked(p.page, start);
+        const edit = await typeAndTime(p.page, start, { ranked: true });
         p.start.push(edit.painted);
         p.ranked.push(edit.ranked);
         await typeAndTime(p.page, sentence);

@@ -128,25 +128,34 @@ export function svgTextBoxes(page, svgText) {
 export const overlaps = (a, b, slack = 0.5) =>
   a.x + slack < b.x + b.w && b.x + slack < a.x + a.w && a.y + slack < b.y + b.h && b.y + slack < a.y + a.h;
 
-/** Types `text` into the demo page's sentence box; resolves with ms from the input to the painted frame of the figure's next render. */
-export const typeAndTime = (page, text) =>
+/**
+ * Types `text` into the demo page's sentence box; resolves with ms from the input to the painted
+ * frame of the figure's next render. With `{ ranked: true }`, resolves with { painted, ranked }:
+ * also the ms until every token's predictions are ranked (a large model's figure ranks the last
+ * token's with it and the rest in tasks after it is painted: web/element/trained.js, rankLater;
+ * a build without that has them all at the paint).
+ */
+export const typeAndTime = (page, text, { ranked = false } = {}) =>
   page.evaluate(
-    (t) =>
+    ([t, untilRanked]) =>
       new Promise((done) => {
         const el = document.querySelector("#figure");
         const input = document.querySelector("#sentence");
         const start = performance.now();
+        const painted = () => {
+          const ms = performance.now() - start;
+          if (!untilRanked) return done(ms);
+          const poll = () =>
+            el.attention?.pendingPredictions?.length ? setTimeout(poll) : done({ painted: ms, ranked: performance.now() - start });
+          poll();
+        };
         // The painted frame of this input's render: a paint still pending from an earlier
         // figure may arrive first, so the clock stops at the first paint after this render.
-        el.addEventListener(
-          "attn-lens-render",
-          () => el.addEventListener("attn-lens-painted", () => done(performance.now() - start), { once: true }),
-          { once: true },
-        );
+        el.addEventListener("attn-lens-render", () => el.addEventListener("attn-lens-painted", painted, { once: true }), { once: true });
         input.value = t;
         input.dispatchEvent(new Event("input", { bubbles: true }));
       }),
-    text,
+    [text, ranked],
   );
 
 /**

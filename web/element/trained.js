@@ -376,6 +376,9 @@ const rankedBy = new WeakMap();
 function rowsToRank(opened, text) {
   const { model } = opened;
   const perRow = model.config.vocabSize * model.config.dModel;
+  // A model whose whole context is within the budget (the shipped one) ranks everything at once:
+  // no tokenizing twice per keystroke to find out.
+  if (model.config.context * perRow <= RANK_BUDGET) return { now: undefined, later: [] };
   const ids = model.encode(text).subarray(0, model.config.context);
   const n = ids.length;
   if (n * perRow <= RANK_BUDGET) return { now: undefined, later: [] };

@@ -244,27 +244,14 @@ Gpt2Output Gpt2Model::forward(const TokenIds& ids, Gpt2Cache& cache,
       }
     }
     if (!missing.empty()) {
-      const auto M = static_cast<std::int64_t>(missing.size());
-      std::vector<float> fresh_logits;
-      // Consecutive rows go straight into place; others through a buffer.
-      const bool in_place = missing.back() - missing.front() + 1 == M;
-      float* target = c.logits.data() + missing.front() * V;
-      if (!in_place) {
-        fresh_logits.resize(static_cast<std::size_t>(M * V));
-        target = fresh_logits.data();
-      }
-      detail::unembed_rows(target, c.final_norm.data(), params_.data() + work_->layout.wte, missing,
-                           d, V);
-      if (!std::isfinite(detail::finite_max_abs(target, M * V))) {
-        detail::fail(
-            ErrorCode::NON_FINITE,
-            "the forward pass overflowed float32 in the logits: the weights are finite but "
-            "too large for these inputs");
-      }
-      if (!in_place) {
-        for (std::int64_t k = 0; k < M; ++k) {
-          std::copy(fresh_logits.begin() + k * V, fresh_logits.begin() + (k + 1) * V,
-                    c.logits.begin() + missing[static_cast<std::size_t>(k)] * V);
+      detail::unembed_rows(c.logits.data(), c.final_norm.data(), params_.data() + work_->layout.wte,
+                           missing, d, V, true);
+      for (const std::int64_t t : missing) {
+        if (!std::isfinite(detail::finite_max_abs(c.logits.data() + t * V, V))) {
+          detail::fail(
+              ErrorCode::NON_FINITE,
+              "the forward pass overflowed float32 in the logits: the weights are finite but "
+              "too large for these inputs");
         }
       }
       for (const std::int64_t t : missing)

@@ -98,16 +98,18 @@ void check_logit_rows(const Gpt2ForwardOptions& options, std::int64_t rows) {
 }
 
 void unembed_rows(float* out, const float* lnf, const float* wte,
-                  const std::vector<std::int64_t>& rows, std::int64_t d, std::int64_t V) {
+                  const std::vector<std::int64_t>& rows, std::int64_t d, std::int64_t V,
+                  bool out_at_rows) {
   const auto R = static_cast<std::int64_t>(rows.size());
   if (R == 0) return;
   // One run of consecutive rows (the usual case: every fresh row, or the rows after a prefix)
-  // needs no copy.
+  // needs no copy either way.
   bool consecutive = true;
   for (std::int64_t k = 1; k < R && consecutive; ++k)
     consecutive = rows[static_cast<std::size_t>(k)] == rows[0] + k;
   if (consecutive) {
-    matmul(out, lnf + rows[0] * d, wte, R, V, d, false, true, false);
+    matmul(out + (out_at_rows ? rows[0] * V : 0), lnf + rows[0] * d, wte, R, V, d, false, true,
+           false);
     return;
   }
   std::vector<float> picked(static_cast<std::size_t>(R * d));
@@ -115,7 +117,16 @@ void unembed_rows(float* out, const float* lnf, const float* wte,
     std::copy(lnf + rows[static_cast<std::size_t>(k)] * d,
               lnf + (rows[static_cast<std::size_t>(k)] + 1) * d, picked.begin() + k * d);
   }
-  matmul(out, picked.data(), wte, R, V, d, false, true, false);
+  if (!out_at_rows) {
+    matmul(out, picked.data(), wte, R, V, d, false, true, false);
+    return;
+  }
+  std::vector<float> result(static_cast<std::size_t>(R * V));
+  matmul(result.data(), picked.data(), wte, R, V, d, false, true, false);
+  for (std::int64_t k = 0; k < R; ++k) {
+    std::copy(result.begin() + k * V, result.begin() + (k + 1) * V,
+              out + rows[static_cast<std::size_t>(k)] * V);
+  }
 }
 
 }  // namespace attnlens::detail

@@ -85,12 +85,15 @@ struct Gpt2Workspace {
 // naming it, when options.logits asks for logits.
 void check_logit_rows(const Gpt2ForwardOptions& options, std::int64_t rows);
 
-// The logits of `rows` (indices into the (N, d) final-LayerNorm output `lnf`, any order): out
-// [rows.size(), V] = lnf[rows] · wteᵀ, one product over the gathered rows (the unembedding is read
-// once). Each row equals a product over all N rows within float32 rounding (natively Eigen may
-// pick another kernel for fewer rows; WebAssembly's packed kernel gives the same bits).
+// The logits of `rows` (indices into the (N, d) final-LayerNorm output `lnf`, any order) =
+// lnf[rows] · wteᵀ, one product over the gathered rows (the unembedding is read once): row k of
+// the result at out + k · V ([rows.size(), V]), or with `out_at_rows` at out + rows[k] · V (out
+// [N, V], the other rows left as they are). Each row equals a product over all N rows within
+// float32 rounding (natively Eigen may pick another kernel for fewer rows; WebAssembly's packed
+// kernel gives the same bits).
 void unembed_rows(float* out, const float* lnf, const float* wte,
-                  const std::vector<std::int64_t>& rows, std::int64_t d, std::int64_t V);
+                  const std::vector<std::int64_t>& rows, std::int64_t d, std::int64_t V,
+                  bool out_at_rows = false);
 
 // A number no model had before: models take one when made and whenever their parameters
 // change, so a cache can tell whether it was filled by this model as it is now.
