@@ -326,7 +326,9 @@ export function modelFigure(opened, sentence, { hideSpecial = false } = {}) {
     later = [];
   }
   if (causal) opened.ranked = { ids: Int32Array.from(r.tokens, (t) => t.id), rows: r.predictions.map(Boolean) };
-  const categories = headScores(r.attention, r.tokens);
+  // The previous figure's scores: rows the cache kept unchanged keep their entropy.
+  const categories = headScores(r.attention, r.tokens, opened.categories);
+  opened.categories = categories;
   const labels = categories.map((row, l) => row.map((s, h) => headLabel(s, induction?.[l]?.[h])));
   let tokens = r.tokens;
   let attention = r.attention;
