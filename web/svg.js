@@ -63,6 +63,12 @@ export class SvgPainter {
   }
 
   hatch(x, y, w, h, background, stripe) {
+    this.hatchRects([x, y, w, h], background, stripe);
+  }
+
+  /** hatch() over rectangles [x, y, w, h, ...]: one path. */
+  hatchRects(rects, background, stripe) {
+    if (!rects.length) return;
     const id = this._id(
       "hatch",
       `${background}/${stripe}`,
@@ -70,7 +76,15 @@ export class SvgPainter {
         `<pattern id="${i}" width="6" height="6" patternUnits="userSpaceOnUse"><rect width="6" height="6" fill="${background}"/>` +
         `<path d="M-6 6L0 0M0 6L6 0M6 6L12 0" stroke="${stripe}" stroke-width="1.5"/></pattern>`,
     );
-    this.parts.push(`<rect x="${n(x)}" y="${n(y)}" width="${n(w)}" height="${n(h)}" fill="url(#${id})"/>`);
+    if (rects.length === 4) {
+      const [x, y, w, h] = rects;
+      this.parts.push(`<rect x="${n(x)}" y="${n(y)}" width="${n(w)}" height="${n(h)}" fill="url(#${id})"/>`);
+      return;
+    }
+    let d = "";
+    for (let k = 0; k < rects.length; k += 4)
+      d += `M${n(rects[k])} ${n(rects[k + 1])}h${n(rects[k + 2])}v${n(rects[k + 3])}h${n(-rects[k + 2])}z`;
+    this.parts.push(`<path d="${d}" fill="url(#${id})"/>`);
   }
 
   segments(coords, stroke, width = 1, opacity = 1) {

@@ -174,11 +174,12 @@ export function draw(p, lay, { sx = 0, sy = 0, w = lay.fullW, h = lay.fullH } = 
   const j0 = Math.max(0, Math.floor(sx / cell));
   const j1 = Math.min(L, Math.ceil((sx + g.w) / cell));
   if (lay.data.causal && cell >= 6) {
+    const rects = [];
     for (let i = i0; i < i1; i++) {
       const from = Math.max(i + 1, j0);
-      if (from < j1)
-        p.hatch(left + from * cell - sx, top + i * cell - sy, (j1 - from) * cell, cell, palette.maskedBackground, palette.masked);
+      if (from < j1) rects.push(left + from * cell - sx, top + i * cell - sy, (j1 - from) * cell, cell);
     }
+    p.hatchRects(rects, palette.maskedBackground, palette.masked);
   }
   if (cell >= 34) {
     for (let i = i0; i < i1; i++) {
