@@ -309,37 +309,42 @@ function showMessage() {
   else message.textContent = problems.join(" ");
 }
 
-figure.addEventListener("attn-lens-render", (e) => {
-  lastRender = e.detail;
-  const result = e.detail.figure;
-  const ex = result && !result.empty ? (result.causal ?? result.full ?? figure.attention) : null;
-  const tokens = ex ? ex.tokens : [];
-  const chips = tokens.slice(0, MAX_CHIPS).map((t, i) => {
-    const chip = document.createElement("li");
-    chip.textContent = t.text;
-    chip.title = `token ${i + 1}`;
+/**
+ * The token chips under the sentence: one per token (up to MAX_CHIPS, then "… n more"). A
+ * keystroke changes a few tokens, so the chips are updated in place (their text, title and
+ * class written only where they changed) instead of made again: at 117 tokens, 80 new list
+ * items a keystroke were restyled, laid out and painted.
+ */
+function showChips(tokens) {
+  const wanted = tokens.slice(0, MAX_CHIPS).map((t, i) => {
     // A sub-word piece that continues the word before it (no space between): drawn joined to it.
     const before = tokens[i - 1];
-    if (
+    const piece =
       before &&
       !t.special &&
       !before.special &&
       before.end === t.start &&
       /^[\p{L}\p{N}]/u.test(t.text) &&
-      /[\p{L}\p{N}]$/u.test(before.text)
-    ) {
-      chip.classList.add("piece");
-      chip.title += " (part of the word before)";
-    }
-    return chip;
+      /[\p{L}\p{N}]$/u.test(before.text);
+    return { text: t.text, title: `token ${i + 1}${piece ? " (part of the word before)" : ""}`, className: piece ? "piece" : "" };
   });
-  if (tokens.length > MAX_CHIPS) {
-    const more = document.createElement("li");
-    more.className = "more";
-    more.textContent = `… ${tokens.length - MAX_CHIPS} more`;
-    chips.push(more);
-  }
-  $("#tokens").replaceChildren(...chips);
+  if (tokens.length > MAX_CHIPS) wanted.push({ text: `… ${tokens.length - MAX_CHIPS} more`, title: "", className: "more" });
+  const list = $("#tokens");
+  while (list.children.length > wanted.length) list.lastElementChild.remove();
+  wanted.forEach((w, i) => {
+    const chip = list.children[i] ?? list.appendChild(document.createElement("li"));
+    if (chip.textContent !== w.text) chip.textContent = w.text;
+    if (chip.title !== w.title) chip.title = w.title;
+    if (chip.className !== w.className) chip.className = w.className;
+  });
+}
+
+figure.addEventListener("attn-lens-render", (e) => {
+  lastRender = e.detail;
+  const result = e.detail.figure;
+  const ex = result && !result.empty ? (result.causal ?? result.full ?? figure.attention) : null;
+  const tokens = ex ? ex.tokens : [];
+  showChips(tokens);
   if (pendingCategory && result?.model && e.detail.panels?.length) {
     const panels = e.detail.panels;
     const data = pendingCategory === "next" ? (panels.find((p) => !p.causal) ?? panels[0]) : (panels.find((p) => p.causal) ?? panels[0]);
