@@ -2,13 +2,15 @@
 // the figure (tests/support/painted.mjs, the probe the e2e speed report uses), for the lines view
 // and, beside it, the heatmap, at the page's two targets: 64 tokens (16 ms) and 512 tokens (50 ms).
 // Each scenario edits the last word of a sentence of n tokens; random weights, 8 heads.
+// Then the page as it opens (the shipped causal model): a word appended to a 127-token sentence
+// and deleted, with the figure in view and with the predictions strip in view (target 16 ms).
 // Then a GPT-2-small-shaped checkpoint (random weights, scripts/gpt2-checkpoint.mjs's
 // GPT2_SMALL, 500 MB) picked in the page: the time to its first figure, and a keystroke on a
 // 32-token sentence (append a token, delete it, change the first word), each to the painted
 // frame with the predictions and the grid of 144 heads: issue 27's page targets; for the edit at
 // the start also the time until every token's predictions are ranked (the last token's come with
 // the figure, the others in tasks after it).
-//   node bench/painted.mjs [--quick] [--before=DIR] [--no-checkpoint]
+//   node bench/painted.mjs [--quick] [--before=DIR] [--no-views] [--no-checkpoint]
 //   DIR: an older built site (a copy of dist/site made before a change), whose page is edited
 //   turn about with this build's, the same edits in the same browser, so both columns share the
 //   machine's load.
@@ -25,10 +27,16 @@ import { pickCheckpoint, typeAndTime } from "../tests/support/figure.mjs";
 import { GPT2_SMALL, writeGpt2Checkpoint } from "../scripts/gpt2-checkpoint.mjs";
 
 const root = new URL("..", import.meta.url).pathname;
-const usage = "usage: node bench/painted.mjs [--quick] [--before=DIR] [--no-checkpoint]   DIR: an older built site (a copy of dist/site)";
+const usage =
+  "usage: node bench/painted.mjs [--quick] [--before=DIR] [--no-views] [--no-checkpoint]   DIR: an older built site (a copy of dist/site)";
 const { values } = cli({
   usage,
-  options: { quick: { type: "boolean" }, before: { type: "string" }, "no-checkpoint": { type: "boolean" } },
+  options: {
+    quick: { type: "boolean" },
+    before: { type: "string" },
+    "no-checkpoint": { type: "boolean" },
+    "no-views": { type: "boolean" },
+  },
 });
 const edits = values.quick ? 5 : 11;
 const sites = [["this build", join(root, "dist/site")]];
@@ -50,8 +58,9 @@ const servers = await Promise.all(sites.map(([, dir]) => serve(dir)));
 const browser = await launchBrowser();
 const rows = [];
 const checkpoint = [];
+const shipped = { tokens: 0, rows: [] };
 try {
-  for (const [view, mode, n] of SCENARIOS) {
+  for (const [view, mode, n] of values["no-views"] ? [] : SCENARIOS) {
     const base = sentence(n - 1);
     const pages = [];
     for (const server of servers) {
@@ -80,10 +89,73 @@ try {
     rows.push({ view, mode, n, cells: pages.map((p) => ({ ms: median(p.times), explain: median(p.explain) })) });
     console.error(`  ${view}, ${mode}, ${n} tokens: ${pages.map((p) => `${median(p.times).toFixed(1)} ms`).join(" / ")}`);
   }
+  await shippedRows();
   if (!values["no-checkpoint"]) await checkpointRows();
 } finally {
   await browser.close();
   await Promise.all(servers.map((s) => s.close()));
+}
+
+/**
+ * The page as it opens (the shipped causal model), a sentence of 127 tokens: a keystroke that
+ * appends a word and one that deletes it, turn about, with the figure in view (the page as it
+ * opens) and with the predictions strip scrolled into view (117 cards of five predictions):
+ * issue 27's "the shipped model, every keystroke within a frame at 128 tokens".
+ */
+async function shippedRows() {
+  const text =
+    "It is a truth universally acknowledged, that a single man in possession of a good fortune, must be in want of a wife. " +
+    "However little known the feelings or views of such a man may be on his first entering a neighbourhood, this truth is so " +
+    "well fixed in the minds of the surrounding families, that he is considered the rightful property of some one or other of " +
+    "their daughters. My dear Mr. Bennet, said his lady to him one day, have you heard that Netherfield Park is let at last? " +
+    "Mr. Bennet replied that he had not. But it is, returned she; for Mrs. Long has just been here, and she told me all about it.";
+  const pages = [];
+  for (const server of servers) {
+    const { page, problems } = await openPage(browser.context, server.url);
+    await page.goto(`${server.url}index.html`);
+    await page.waitForFunction(() => document.querySelector("#figure").attention?.predictions, null, { timeout: 60000 });
+    await page.bringToFront();
+    // The longest prefix of whole words within 127 tokens (the appended word makes 128 or more).
+    let words = text.split(" ");
+    for (;;) {
+      await typeAndTime(page, words.join(" "));
+      const n = await page.evaluate(() => document.querySelector("#figure").attention.tokens.length);
+      if (n <= 127) break;
+      words = words.slice(0, -1);
+    }
+    const sentence = words.join(" ");
+    const tokens = await page.evaluate(() => document.querySelector("#figure").attention.tokens.length);
+    pages.push({ page, problems, sentence, tokens, top: [], strip: [] });
+  }
+  for (const where of ["top", "strip"]) {
+    for (const p of pages) {
+      await p.page.bringToFront();
+      await p.page.evaluate((strip) => {
+        if (!strip) return scrollTo(0, 0);
+        const s = document.querySelector("#figure").shadowRoot.querySelector(".prediction-strip");
+        s.scrollIntoView({ block: "center" });
+        s.scrollLeft = s.scrollWidth;
+      }, where === "strip");
+      await typeAndTime(p.page, `${p.sentence} Mr`); // warm-up
+      await typeAndTime(p.page, p.sentence);
+    }
+    for (let k = 0; k < edits; k++)
+      for (const p of pages) {
+        await p.page.bringToFront();
+        p[where].push(await typeAndTime(p.page, `${p.sentence} Mr`));
+        p[where].push(await typeAndTime(p.page, p.sentence));
+      }
+  }
+  for (const p of pages) {
+    if (p.problems.length) throw new Error(`the page reported: ${p.problems.join("; ")}`);
+    await p.page.close();
+  }
+  const row = (name, pick) => ({ name, target: 16, cells: pages.map((p) => ({ ms: median(pick(p)) })) });
+  shipped.tokens = pages[0].tokens;
+  shipped.rows.push(
+    row("figure in view", (p) => p.top),
+    row("predictions in view", (p) => p.strip),
+  );
 }
 
 /** GPT-2 small's shapes picked in each site's page, then keystrokes turn about (see the top). */
@@ -156,6 +228,14 @@ console.log(`${"view, mask".padEnd(20)}${"tokens".padStart(7)}${"target".padStar
 for (const r of rows) {
   const cells = r.cells.map((c) => c.ms.toFixed(1).padStart(18) + c.explain.toFixed(1).padStart(9)).join("");
   console.log(`${`${r.view}, ${r.mode}`.padEnd(20)}${String(r.n).padStart(7)}${String(TARGET[r.n]).padStart(8)}${cells}`);
+}
+if (shipped.rows.length) {
+  console.log(
+    `\nThe shipped model as the page opens, ${shipped.tokens} tokens: a word appended or deleted, to the painted frame; medians of ${2 * edits}`,
+  );
+  console.log(`${"keystroke with".padEnd(27)}${"target".padStart(8)}${sites.map(([name]) => `${name} (ms)`.padStart(18)).join("")}`);
+  for (const r of shipped.rows)
+    console.log(`${r.name.padEnd(27)}${String(r.target).padStart(8)}${r.cells.map((c) => c.ms.toFixed(1).padStart(18)).join("")}`);
 }
 if (checkpoint.length) {
   console.log(
