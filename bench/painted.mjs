@@ -99,7 +99,7 @@ try {
 /**
  * The page as it opens (the shipped causal model), a sentence of 127 tokens: a keystroke that
  * appends a word and one that deletes it, turn about, with the figure in view (the page as it
- * opens) and with the predictions strip scrolled into view (117 cards of five predictions):
+ * opens) and with the predictions strip scrolled into view (127 cards of five predictions):
  * issue 27's "the shipped model, every keystroke within a frame at 128 tokens".
  */
 async function shippedRows() {

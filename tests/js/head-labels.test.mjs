@@ -113,3 +113,52 @@ test("headScores with the previous figure's scores: the same bits, and logarithm
   assert.deepEqual(unrelated.result, first);
   assert.equal(unrelated.calls, 2 * ((L * (L + 1)) / 2));
 });
+
+test("headScores with the previous figure's scores: rows are not taken when they only share a prefix, the array changed in place, or the shape differs", () => {
+  const tokens2 = tokensOf("a", "b");
+  const tokens3 = tokensOf("a", "b", "c");
+  // Full attention: row 0 keeps [0.5, 0.5] on the first two keys, but gains a third key.
+  const short = attention(
+    [
+      [
+        [0.5, 0.5],
+        [0.25, 0.75],
+      ],
+    ],
+    2,
+  );
+  const long = attention(
+    [
+      [
+        [0.5, 0.5, 0.25],
+        [0.25, 0.75, 0],
+        [0.2, 0.3, 0.5],
+      ],
+    ],
+    3,
+  );
+  const before = headScores(short, tokens2);
+  assert.deepEqual(headScores(long, tokens3, before), headScores(long, tokens3), "grown rows with a weight on the new key");
+  assert.deepEqual(headScores(short, tokens2, headScores(long, tokens3)), headScores(short, tokens2), "shrunk rows");
+  // Row 1 of `long` ([0.25, 0.75, 0]) is row 1 of `short` with a 0 key added: that one may be reused.
+  const counted = countingLogs(() => headScores(long, tokens3, before));
+  assert.equal(counted.calls, 3 + 3, "rows 0 and 2 computed; row 1 reused");
+
+  // The same array, changed in place since: nothing of it is reused.
+  const data = attention(causalHeads(1, 4, 3), 4);
+  const tokens4 = tokensOf("w", "x", "y", "z");
+  const first = headScores(data, tokens4);
+  data.data.set([0.5, 0.5], 4);
+  const again = countingLogs(() => headScores(data, tokens4, first));
+  assert.deepEqual(again.result, headScores(data, tokens4));
+  assert.equal(again.calls, 1 + 2 + 3 + 4);
+
+  // Another shape's scores are not used (two layers of one head against one layer of two heads),
+  // even where the numbers agree row for row: a row is looked up by its layer and head.
+  const heads = causalHeads(2, 4, 21);
+  const twoHeads = headScores(attention(heads, 4), tokens4);
+  const twoLayers = { data: Float32Array.from(heads.flat(2)), shape: [2, 1, 4, 4] };
+  const unrelated = countingLogs(() => headScores(twoLayers, tokens4, twoHeads));
+  assert.deepEqual(unrelated.result, headScores(twoLayers, tokens4));
+  assert.equal(unrelated.calls, 2 * 10);
+});

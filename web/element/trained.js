@@ -326,9 +326,11 @@ export function modelFigure(opened, sentence, { hideSpecial = false } = {}) {
     later = [];
   }
   if (causal) opened.ranked = { ids: Int32Array.from(r.tokens, (t) => t.id), rows: r.predictions.map(Boolean) };
-  // The previous figure's scores: rows the cache kept unchanged keep their entropy.
-  const categories = headScores(r.attention, r.tokens, opened.categories);
-  opened.categories = categories;
+  // The previous figure's scores: rows the cache kept unchanged keep their entropy. Held weakly:
+  // they hold that figure's whole attention, which a model kept after its figure is gone (the
+  // shipped ones, a checkpoint put away) must not keep alive.
+  const categories = headScores(r.attention, r.tokens, opened.categories?.deref());
+  opened.categories = new WeakRef(categories);
   const labels = categories.map((row, l) => row.map((s, h) => headLabel(s, induction?.[l]?.[h])));
   let tokens = r.tokens;
   let attention = r.attention;
