@@ -71,6 +71,11 @@ struct TrainRecord {
   std::string machine;      // CPU model and cores
   std::string build;        // compiler and flags
   std::string sample_file;  // the held-out sample's path, as given
+  // The corpus folder, as given, and its sources (the names under "sources" in its split.json:
+  // "austen", "sotu", and "wordnet" with `scripts/corpus.sh --wordnet`); the card's data section
+  // lists those. Empty: the two of build/corpus.
+  std::string corpus_dir = "build/corpus";
+  std::vector<std::string> sources;
   std::vector<train::CurvePoint> curve;
 };
 

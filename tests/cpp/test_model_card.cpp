@@ -89,3 +89,47 @@ TEST_CASE("a card without a phase change says so", "[model]") {
   CHECK(card.find("No induction head formed in this run (the best, layer 1, head 1, scores 0.100; "
                   "target 0.5)") != std::string::npos);
 }
+
+TEST_CASE(
+    "the card names the corpus it was trained on, with WordNet's licence when WordNet is in it",
+    "[model]") {
+  std::vector<attnlens::train::CurvePoint> curve;
+  for (std::int64_t step = 0; step <= 5000; step += 250)
+    curve.push_back(point(step, step < 3000 ? 0.02 : 0.8, step < 3000 ? 8.3 : 1.0));
+  const std::string wordnet_notice =
+      "WordNet 3.0 Copyright 2006 by Princeton University. All rights reserved.";
+
+  // build/corpus: the novels and the addresses, as the cards before WordNet said.
+  auto base = record(curve);
+  base.tokenizer_size = 4096;
+  const std::string two = attnlens::eval::model_card(evaluation(), base);
+  INFO(two);
+  CHECK(two.find("of 19th-century novels and American political speeches, trained") !=
+        std::string::npos);
+  CHECK(two.find("recorded in `build/corpus/split.json`") != std::string::npos);
+  CHECK(two.find("WordNet") == std::string::npos);
+  CHECK(two.find("(Emma, Elizabeth, Highbury, Congress)") != std::string::npos);
+
+  auto r = record(curve);
+  r.corpus_dir = "build/corpus-wordnet";
+  r.sources = {"austen", "sotu", "wordnet"};
+  r.tokenizer_size = 8192;
+  const std::string three = attnlens::eval::model_card(evaluation(), r);
+  INFO(three);
+  CHECK(three.find("American political speeches and WordNet's definitions and examples of English "
+                   "words, trained") != std::string::npos);
+  CHECK(three.find("| WordNet 3.0: each of its 117 659 synsets") != std::string::npos);
+  CHECK(
+      three.find(
+          "Split (`scripts/corpus.sh --wordnet`, recorded in `build/corpus-wordnet/split.json`)") !=
+      std::string::npos);
+  CHECK(three.find("every 10th document of 100 consecutive synsets") != std::string::npos);
+  CHECK(three.find("### WordNet's licence") != std::string::npos);
+  CHECK(three.find(wordnet_notice) != std::string::npos);
+  CHECK(three.find("THIS SOFTWARE AND DATABASE IS PROVIDED \"AS IS\"") != std::string::npos);
+  CHECK(three.find("Why this size: at 8 192 tokens, 870 of the 1 000 words") != std::string::npos);
+  r.tokenizer_size = 300;
+  CHECK(
+      attnlens::eval::model_card(evaluation(), r).find("The size, 300, was given with `--vocab`") !=
+      std::string::npos);
+}

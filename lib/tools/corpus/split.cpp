@@ -3,6 +3,7 @@
 #include "io/json.hpp"
 #include "utf8.hpp"
 
+#include <algorithm>
 #include <set>
 
 namespace attnlens::corpus {
@@ -92,11 +93,14 @@ std::string split_record(const std::vector<Document>& documents, const CorpusSpl
       "UTF-8 text; one paragraph per line; every document followed by one empty line, so a "
       "blank line (\"\\n\\n\") separates documents");
   out += ",\n  \"rule\": ";
-  detail::append_json_string(out, "held out: every " + std::to_string(kHeldOutEvery) +
-                                      "th chapter of each novel (counted across volumes) and "
-                                      "every " +
-                                      std::to_string(kHeldOutEvery) +
-                                      "th address in date order; front matter always trains");
+  const bool wordnet = std::any_of(sources.begin(), sources.end(),
+                                   [](const SourceInfo& s) { return s.name == "wordnet"; });
+  const std::string every = std::to_string(kHeldOutEvery);
+  detail::append_json_string(
+      out, "held out: every " + every + "th chapter of each novel (counted across volumes)" +
+               (wordnet ? ", every " + every + "th WordNet document (100 consecutive synsets)"
+                        : std::string()) +
+               " and every " + every + "th address in date order; front matter always trains");
   out += ",\n  \"normalisation\": [";
   for (std::size_t i = 0; i < normalisation.size(); ++i) {
     out += i == 0 ? "\n    " : ",\n    ";
