@@ -85,4 +85,13 @@ std::string eval_json(const Evaluation& e, const TrainRecord& r);
 // MODEL.md, the model card.
 std::string model_card(const Evaluation& e, const TrainRecord& r);
 
+// The names of a corpus's sources: the members of "sources" in DIR/split.json, which
+// scripts/corpus.sh writes beside train.txt ("austen", "sotu", "wordnet"). The training tools read
+// them before training, so that a corpus without its record fails at once, not hours later.
+std::vector<std::string> corpus_sources(const std::string& dir);
+
+// WordNet's licence as a MODEL.md section: its notice and disclaimer must appear on all copies
+// and modifications, so every card of a model trained on WordNet text quotes it.
+std::string wordnet_licence_markdown();
+
 }  // namespace attnlens::eval

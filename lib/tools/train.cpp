@@ -21,7 +21,6 @@
 #include "corpus/io.hpp"
 #include "eval_metrics.hpp"
 #include "eval_report.hpp"
-#include "io/json.hpp"
 #include "train_data.hpp"
 #include "train_progress.hpp"
 #include "train_state.hpp"
@@ -242,28 +241,10 @@ std::string describe(const train::CurvePoint& p) {
   return buf;
 }
 
-// The names of the corpus's sources (the members of "sources" in DIR/split.json, which
-// scripts/corpus.sh writes beside train.txt), for the model card; read before training, so that a
-// corpus without its record fails now and not hours later.
-std::vector<std::string> corpus_sources(const std::string& dir) {
-  const std::string file = dir + "/split.json";
-  const std::string text = corpus::read_file(file, kMaxCorpusFile);
-  const detail::JsonValue root = detail::parse_json(text, file);
-  const detail::JsonValue* sources = root.find("sources");
-  if (sources == nullptr || !sources->is_object() || sources->members().empty()) {
-    detail::fail(ErrorCode::BAD_FILE, file,
-                 ": no \"sources\" object naming the corpora (scripts/corpus.sh writes it)");
-  }
-  std::vector<std::string> names;
-  for (const detail::JsonMember& m : sources->members())
-    names.push_back(m.name);
-  return names;
-}
-
 int run(const Options& o) {
   const auto wall_start = std::chrono::steady_clock::now();
   // 1. Data and tokenizer.
-  const std::vector<std::string> sources = corpus_sources(o.corpus);
+  const std::vector<std::string> sources = eval::corpus_sources(o.corpus);
   const std::string train_text = corpus::read_file(o.corpus + "/train.txt", kMaxCorpusFile);
   const std::string heldout_text = corpus::read_file(o.corpus + "/heldout.txt", kMaxCorpusFile);
   const std::string sample_text = corpus::read_file(o.sample, kMaxCorpusFile);

@@ -19,12 +19,14 @@
 #include "core/check.hpp"
 #include "corpus/io.hpp"
 #include "encoder_data.hpp"
+#include "eval_report.hpp"
 #include "train_data.hpp"
 #include "train_progress.hpp"
 #include "train_state.hpp"
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <chrono>
 #include <cmath>
@@ -207,15 +209,18 @@ struct Data {
   BpeTokenizer tokenizer;
   train::EncoderSpecials specials;
   std::vector<std::int32_t> train, heldout;
-  std::vector<bool> punctuation;  // per id: the token is punctuation (and spaces) only
+  std::vector<bool> punctuation;     // per id: the token is punctuation (and spaces) only
+  std::vector<std::string> sources;  // the corpus's sources (its split.json), for the card
 };
 
 Data prepare(const Options& o) {
+  // Read first: a corpus without its record fails before the tokenizer is learned.
+  std::vector<std::string> sources = eval::corpus_sources(o.corpus);
   const std::string train_text = corpus::read_file(o.corpus + "/train.txt", kMaxCorpusFile);
   const std::string heldout_text = corpus::read_file(o.corpus + "/heldout.txt", kMaxCorpusFile);
   const std::vector<std::string_view> train_docs = train::split_documents(train_text);
   const std::vector<std::string_view> heldout_docs = train::split_documents(heldout_text);
-  Data d{train_bpe(train_docs, o.vocab), {}, {}, {}, {}};
+  Data d{train_bpe(train_docs, o.vocab), {}, {}, {}, {}, std::move(sources)};
   const std::int32_t eot = d.tokenizer.token_to_id(kEndOfText);
   d.specials.first_special = d.tokenizer.vocab_size();
   d.tokenizer.add_special_tokens(kSpecials);
@@ -357,6 +362,14 @@ std::string model_card(const Evaluation& e, const Options& o, const train::Train
       std::to_string(d.tokenizer.vocab_size() - 1) +
       "); attnlens reads them as `[CLS] text [SEP]`, a written `[MASK]` as the mask token |\n"
       "| `eval.json` | the numbers below and the training curve |\n\n";
+  const bool wordnet = std::find(d.sources.begin(), d.sources.end(), "wordnet") != d.sources.end();
+  if (wordnet) {
+    md +=
+        "## Data and licences\n\nThe causal model's corpus (its card, `models/attnlens/MODEL.md`, "
+        "lists the sources and the held-out rule): Jane Austen's novels, State of the Union "
+        "addresses and WordNet 3.0's definitions and examples.\n\n";
+    md += eval::wordnet_licence_markdown();
+  }
   md += "## Architecture and training\n\n| setting | value |\n| --- | --- |\n";
   md +=
       format("| layers, heads, d_model, intermediate, context | %d, %d, %d, %d, %d |\n",
@@ -452,8 +465,12 @@ std::string model_card(const Evaluation& e, const Options& o, const train::Train
       "tools natively and runs `attnlens_train_encoder` with these settings (its defaults); an "
       "interrupted run resumes from `build/train-encoder/state`. `npm run eval` evaluates the "
       "committed files again.\n\n## Known limits\n\n- Tiny: 2 layers of width 128, a 128-token "
-      "context. It fills masks with plausible words of its corpora, not with knowledge.\n"
-      "- Its English is Jane Austen's and that of presidential addresses, with their biases.\n"
+      "context. It fills masks with plausible words of its corpora, not with knowledge.\n" +
+      std::string(
+          wordnet ? "- Its English is Jane Austen's, that of presidential addresses and WordNet's "
+                    "definitions and examples, with their biases.\n"
+                  : "- Its English is Jane Austen's and that of presidential addresses, with "
+                    "their biases.\n") +
       "- Token types are in the layout (BERT's) but the training used type 0 only.\n";
   return md;
 }

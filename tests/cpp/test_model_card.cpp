@@ -3,9 +3,12 @@
 // that meets the target (>= 0.5) and copies (second copy a nat below the first) — and the curve
 // table lists the points of the change itself, however many points the run has.
 #include "eval_report.hpp"
+#include "helpers.hpp"
 
 #include <catch2/catch.hpp>
 
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 namespace {
@@ -127,9 +130,35 @@ TEST_CASE(
   CHECK(three.find("### WordNet's licence") != std::string::npos);
   CHECK(three.find(wordnet_notice) != std::string::npos);
   CHECK(three.find("THIS SOFTWARE AND DATABASE IS PROVIDED \"AS IS\"") != std::string::npos);
+  CHECK(three.find("(\"cat\" occurs 164 times in the training split)") != std::string::npos);
+  CHECK(two.find("neither corpus contains the word \"cat\"") != std::string::npos);
   CHECK(three.find("Why this size: at 8 192 tokens, 870 of the 1 000 words") != std::string::npos);
   r.tokenizer_size = 300;
   CHECK(
       attnlens::eval::model_card(evaluation(), r).find("The size, 300, was given with `--vocab`") !=
       std::string::npos);
+}
+
+TEST_CASE("the corpus's sources are read from its split.json, and a corpus without them is refused",
+          "[model]") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / "attnlens_test_corpus_sources";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const auto write = [&](const char* json) { std::ofstream(dir / "split.json") << json; };
+  write(R"({"rule": "x", "sources": {"austen": {}, "sotu": {}, "wordnet": {"licence": "l"}}})");
+  CHECK(attnlens::eval::corpus_sources(dir.string()) ==
+        std::vector<std::string>{"austen", "sotu", "wordnet"});
+  write(R"({"rule": "x"})");
+  testing::require_error([&] { attnlens::eval::corpus_sources(dir.string()); },
+                         attnlens::ErrorCode::BAD_FILE, {"split.json: no \"sources\" object"});
+  write(R"({"sources": {}})");
+  testing::require_error([&] { attnlens::eval::corpus_sources(dir.string()); },
+                         attnlens::ErrorCode::BAD_FILE, {"split.json: no \"sources\" object"});
+  write(R"({"sources": )");
+  testing::require_error([&] { attnlens::eval::corpus_sources(dir.string()); },
+                         attnlens::ErrorCode::BAD_FILE, {"split.json"});
+  fs::remove_all(dir);
+  testing::require_error([&] { attnlens::eval::corpus_sources(dir.string()); },
+                         attnlens::ErrorCode::BAD_FILE, {"split.json: cannot open it"});
 }
