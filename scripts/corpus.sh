@@ -9,8 +9,9 @@
 #      heldout.txt and split.json.
 # With --wordnet (first argument): also WordNet 3.0's definitions and examples (Debian's
 # wordnet-base, downloaded and unpacked the same way), written to build/corpus-wordnet/ with
-# its held-out sample (heldout_sample.txt); build/corpus/ stays the two-source corpus the
-# encoder is trained on.
+# its held-out sample (heldout_sample.txt), the corpus both committed models are trained on;
+# build/corpus/ (without --wordnet) is the two-source corpus of the model before them (the first
+# stage of scripts/train.sh).
 # Downloads only what is missing. Extra arguments go to attnlens_corpus, e.g.
 #   bash scripts/corpus.sh --sample tests/fixtures/corpus/heldout_sample.txt
 set -euo pipefail

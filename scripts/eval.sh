@@ -14,7 +14,7 @@ step "bootstrap"
 bash scripts/bootstrap.sh
 
 step "corpus"
-bash scripts/corpus.sh
+bash scripts/corpus.sh --wordnet
 
 step "attnlens_eval and attnlens_train_encoder (native release build, -march=native)"
 cmake -S . -B build/tools-native -DCMAKE_BUILD_TYPE=Release -DATTNLENS_NATIVE_ARCH=ON \

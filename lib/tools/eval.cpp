@@ -4,7 +4,8 @@
 //
 //   --model DIR          model.safetensors, config.json, vocab.json, merges.txt and (if there)
 //                        eval.json (default models/attnlens)
-//   --corpus DIR         train.txt and heldout.txt from scripts/corpus.sh (default build/corpus)
+//   --corpus DIR         train.txt and heldout.txt from scripts/corpus.sh --wordnet (default
+//                        build/corpus-wordnet)
 //   --sample FILE        the held-out sample the tests use
 //                        (default tests/fixtures/corpus/heldout_sample.txt)
 //   --heldout-windows N  score N windows spread over the held-out split instead of all of them
@@ -37,7 +38,7 @@ constexpr std::size_t kMaxFile = std::size_t{1} << 30;
 
 struct Options {
   std::string model = "models/attnlens";
-  std::string corpus = "build/corpus";
+  std::string corpus = "build/corpus-wordnet";
   std::string sample = "tests/fixtures/corpus/heldout_sample.txt";
   std::int64_t heldout_windows = 0;
 };

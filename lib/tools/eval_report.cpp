@@ -145,6 +145,20 @@ std::string eval_json(const Evaluation& e, const TrainRecord& r) {
   detail::append_json_string(machine, r.machine);
   std::string build;
   detail::append_json_string(build, r.build);
+  // A warm start's record (absent for a run from random weights).
+  std::string init;
+  if (!r.init_from.empty()) {
+    std::string dir, step;
+    detail::append_json_string(dir, r.init_from);
+    detail::append_json_string(step, r.init_step);
+    init = format(
+        "    \"init_from\": {\"dir\": %s, \"step\": %s, \"vocab_size\": %d, "
+        "\"same_tokens\": %lld, \"composed_tokens\": %lld, \"cut_tokens\": %lld, "
+        "\"files_hash\": \"%s\"},\n",
+        dir.c_str(), step.c_str(), r.init_vocab, static_cast<long long>(r.init_same),
+        static_cast<long long>(r.init_composed), static_cast<long long>(r.init_cut),
+        r.init_hash.c_str());
+  }
   std::string out = "{\n  \"format\": \"attnlens eval 1\",\n";
   out += format(
       "  \"model\": {\"layers\": %d, \"heads\": %d, \"d_model\": %d, \"context\": %d, "
@@ -160,13 +174,14 @@ std::string eval_json(const Evaluation& e, const TrainRecord& r) {
       "\"grad_clip\": %s,\n"
       "    \"repeat_mix\": {\"span_rows\": %d, \"random_rows\": %d, \"min_length\": %d, "
       "\"max_length\": %d},\n"
+      "%s"
       "    \"threads\": %d, \"seconds\": %.1f, \"machine\": %s, \"build\": %s},\n",
       static_cast<unsigned long long>(r.seed), static_cast<long long>(r.steps), r.batch, r.length,
       static_cast<long long>(r.tokens_seen), static_cast<long long>(r.train_tokens),
       static_cast<long long>(r.heldout_tokens), number(r.max_lr).c_str(), number(r.min_lr).c_str(),
       static_cast<long long>(r.warmup_steps), number(r.weight_decay).c_str(),
       number(r.grad_clip).c_str(), r.span_rows, r.random_rows, r.min_repeat, r.max_repeat,
-      r.threads, r.seconds, machine.c_str(), build.c_str());
+      init.c_str(), r.threads, r.seconds, machine.c_str(), build.c_str());
   out += "  \"evaluation\": {\n";
   out += format("    \"window\": %d,\n", e.length);
   out += "    \"heldout\": " + loss_json(e.heldout) + ",\n";
@@ -300,7 +315,7 @@ std::string model_card(const Evaluation& e, const TrainRecord& r) {
   std::string md;
   md += format(
       "# attnlens: a %d-layer GPT-2-layout model trained by attnlens\n\n"
-      "A small causal language model of %s, trained from scratch by attnlens' own C++ "
+      "A small causal language model of %s, trained %s by attnlens' own C++ "
       "(forward, hand-written backward pass, AdamW) with `npm run train`, so that the page can "
       "show what trained attention heads do. %s %s It is a teaching model, not a useful text "
       "generator.\n\n",
@@ -308,6 +323,10 @@ std::string model_card(const Evaluation& e, const TrainRecord& r) {
       wordnet ? "19th-century novels, American political speeches and WordNet's definitions and "
                 "examples of English words"
               : "19th-century novels and American political speeches",
+      r.init_from.empty()
+          ? "from scratch"
+          : format("from the model of `%s` (the section Training says how)", r.init_from.c_str())
+                .c_str(),
       format(prev.score >= kPreviousTokenTarget
                  ? "Layer %d, head %d is a previous-token head (score %.3f)."
                  : "Its strongest previous-token head, layer %d, head %d, puts %.3f of its "
@@ -398,7 +417,7 @@ std::string model_card(const Evaluation& e, const TrainRecord& r) {
       "| repeats in each batch | %d rows with a span of the window copied to a later place, %d "
       "rows with a segment of random tokens written twice; lengths %d..%d tokens, offsets "
       "random |\n"
-      "| seed | %llu (initialisation and batches) |\n"
+      "| seed | %llu (%s) |\n"
       "| threads | %d |\n"
       "| wall time | %.1f minutes of training (evaluations included) |\n"
       "| machine | %s, shared with other work |\n"
@@ -406,8 +425,30 @@ std::string model_card(const Evaluation& e, const TrainRecord& r) {
       static_cast<long long>(r.steps), r.batch, r.length, r.batch * r.length,
       static_cast<double>(r.tokens_seen) / 1e6, epochs, r.weight_decay, r.grad_clip,
       static_cast<long long>(r.warmup_steps), r.max_lr, r.min_lr, r.span_rows, r.random_rows,
-      r.min_repeat, r.max_repeat, static_cast<unsigned long long>(r.seed), r.threads,
-      r.seconds / 60.0, r.machine.c_str(), r.build.c_str());
+      r.min_repeat, r.max_repeat, static_cast<unsigned long long>(r.seed),
+      r.init_from.empty() ? "initialisation and batches" : "batches", r.threads, r.seconds / 60.0,
+      r.machine.c_str(), r.build.c_str());
+  if (!r.init_from.empty()) {
+    md += format(
+        "Where it started: the weights of `%s`%s, a model of the same blocks with a %d-token "
+        "vocabulary, instead of random ones (`--init-from`). Its blocks, position embeddings and "
+        "final LayerNorm are copied as stored there (F16); of this vocabulary's %d tokens, %lld "
+        "are tokens of the old one (the same bytes) and take their embedding, and %lld are new "
+        "and take the mean of the embeddings of the old tokens the old tokenizer splits them "
+        "into%s, so a new word starts where its pieces pointed. The optimizer's "
+        "moments start at zero, and the learning rate warms up again. `scripts/train.sh` says "
+        "how that folder is made; its own card is in it, and `eval.json` records a hash of its "
+        "files.\n\n",
+        r.init_from.c_str(),
+        r.init_step.empty() ? "" : format(" (trained for %s steps)", r.init_step.c_str()).c_str(),
+        r.init_vocab, r.tokenizer_size, static_cast<long long>(r.init_same),
+        static_cast<long long>(r.init_composed),
+        r.init_cut == 0 ? ""
+                        : format(" (%lld of them end inside a UTF-8 character, which it cannot "
+                                 "encode: the longest old tokens, left to right)",
+                                 static_cast<long long>(r.init_cut))
+                              .c_str());
+  }
   md += format(
       "Why the repeats: induction heads form after about 10^5.7 * sqrt(B * C) tokens of natural "
       "text (Aoyama, Wilcox & Schneider 2025), about %.0f M tokens at B = %d, C = %d. A few rows "
@@ -534,9 +575,10 @@ std::string model_card(const Evaluation& e, const TrainRecord& r) {
       "other patterns.\n\n";
   md +=
       "## Reproduce and evaluate\n\n"
-      "`npm run train` prepares the corpus (`scripts/corpus.sh`), builds the tools natively "
-      "(`-O3 -march=native`) and runs `attnlens_train` with the settings above (its defaults); "
-      "it resumes an interrupted run from `build/train/state`. The same corpus, settings, seed "
+      "`npm run train` prepares the corpus (`scripts/corpus.sh --wordnet`), builds the tools "
+      "natively (`-O3 -march=native`) and runs `attnlens_train` with the settings above (its "
+      "defaults; `scripts/train.sh` first makes the folder a warm start begins from); it resumes "
+      "an interrupted run from the state in its `--work` folder. The same corpus, settings, seed "
       "and thread count give the same weights bit for bit on the same machine and build; "
       "another CPU or compiler may differ in the last bits (Eigen picks its matrix blocking "
       "from the CPU's caches), and the training then drifts apart within the same "

@@ -76,6 +76,14 @@ struct TrainRecord {
   // lists those. Empty: the two of build/corpus.
   std::string corpus_dir = "build/corpus";
   std::vector<std::string> sources;
+  // A warm start (attnlens_train --init-from): the folder as given, its vocabulary's size, its
+  // "step" metadata (empty when absent), and how this run's tokens got their embeddings. Empty
+  // init_from: the run started from random weights.
+  std::string init_from;
+  std::int32_t init_vocab = 0;
+  std::string init_step;
+  std::int64_t init_same = 0, init_composed = 0, init_cut = 0;
+  std::string init_hash;  // of its model.safetensors, vocab.json and merges.txt (16 hex digits)
   std::vector<train::CurvePoint> curve;
 };
 

@@ -24,6 +24,7 @@
 #include "train_data.hpp"
 #include "train_progress.hpp"
 #include "train_state.hpp"
+#include "warm_start.hpp"
 
 #include <unistd.h>
 
@@ -46,27 +47,35 @@ using namespace attnlens;
 constexpr std::size_t kMaxCorpusFile = std::size_t{1} << 30;
 constexpr const char* kEndOfText = "<|endoftext|>";
 
+// The defaults are the committed model's run, the second of two stages (scripts/train.sh): it
+// starts from build/model-4096, the model attnlens shipped before it (4 096 tokens, trained from
+// scratch on build/corpus for 56 000 steps at lr 3e-3 -> 3e-4), and learns the 8 192-token
+// vocabulary of the corpus with WordNet.
 struct Options {
-  std::string corpus = "build/corpus";
+  std::string corpus = "build/corpus-wordnet";
   std::string out = "models/attnlens";
-  std::string work = "build/train";
+  std::string work = "build/train-wordnet-warm";
   std::string sample = "tests/fixtures/corpus/heldout_sample.txt";
+  // A trained model folder to start from instead of random weights (its vocabulary may differ:
+  // warm_start.hpp); "none": GPT-2's initialisation.
+  std::string init_from = "build/model-4096";
   bool fresh = false;
-  std::int32_t vocab = 4096;
+  std::int32_t vocab = 8192;
   // GPT-2's blocks, with the LayerNorm before attention: the recipe of the committed model.
   // --attention-norm 0 drops it (Gpt2Config::attention_norm), as the training page does since it
   // grew a shifted circuit with it (web/train/RECIPE.md, session 7); on this corpus that did not
   // grow an induction head either in 4 000 steps (web/train/RECIPE.md, "The text model").
   Gpt2Config model{2, 4, 128, 128, 4096};
   int batch = 16;
-  // The committed model: 56 000 steps (114.7 M tokens), long enough for the induction head,
-  // which formed at 65 M tokens while the learning rate was still high (its MODEL.md shows the
-  // curve; a 14 000-step run of the same settings grew none).
-  std::int64_t steps = 56000;
+  // The committed model: 16 000 steps (32.8 M tokens) from the first stage's weights, whose
+  // induction head it keeps. The first stage (from scratch) took 56 000 steps (114.7 M tokens) at
+  // lr 3e-3 -> 3e-4, long enough for the induction head, which formed at 65 M tokens while the
+  // learning rate was still high (a 14 000-step run of those settings grew none).
+  std::int64_t steps = 16000;
   std::uint64_t seed = 1;
   int threads = 2;
-  float max_lr = 3e-3f;
-  float min_lr = 3e-4f;
+  float max_lr = 1e-3f;
+  float min_lr = 1e-4f;
   std::int64_t warmup = 300;
   float weight_decay = 0.1f;
   float grad_clip = 1.0f;
@@ -117,6 +126,7 @@ std::map<std::string, Setter> setters(Options& o) {
       {"--out", text(o.out)},
       {"--work", text(o.work)},
       {"--sample", text(o.sample)},
+      {"--init-from", text(o.init_from)},
       {"--vocab", integer(o.vocab, 257, 65536)},
       {"--layers", integer(o.model.layers, 1, 64)},
       {"--heads", integer(o.model.heads, 1, 64)},
@@ -154,6 +164,10 @@ void usage(const Options& d) {
       "  --out DIR          the model folder written at the end (default %s)\n"
       "  --work DIR         resumable state and the tokenizer (default %s)\n"
       "  --sample FILE      held-out sample recorded in eval.json (default %s)\n"
+      "  --init-from DIR    start from the trained model in DIR (a folder as --out writes;\n"
+      "                     default %s) instead of random weights, its token embeddings\n"
+      "                     mapped to this run's vocabulary by the tokens' bytes; \"none\":\n"
+      "                     GPT-2's random initialisation\n"
       "  --fresh            ignore a saved state and start over\n"
       "  --vocab N          BPE vocabulary size (default %d)\n"
       "  --layers N --heads N --d-model N --context N   (default %d, %d, %d, %d)\n"
@@ -165,10 +179,11 @@ void usage(const Options& d) {
       "                     rows per batch with a repeated span / random segment, and the\n"
       "                     repeat lengths (default %d, %d, %d, %d)\n"
       "  --log-every N --eval-every N --save-every N    (default %lld, %lld, %lld)\n",
-      d.corpus.c_str(), d.out.c_str(), d.work.c_str(), d.sample.c_str(), d.vocab, d.model.layers,
-      d.model.heads, d.model.d_model, d.model.context, d.model.attention_norm ? 1 : 0, d.batch,
-      static_cast<long long>(d.steps), static_cast<unsigned long long>(d.seed), d.threads, d.max_lr,
-      d.min_lr, static_cast<long long>(d.warmup), d.weight_decay, d.grad_clip, d.mix.span_rows,
+      d.corpus.c_str(), d.out.c_str(), d.work.c_str(), d.sample.c_str(), d.init_from.c_str(),
+      d.vocab, d.model.layers, d.model.heads, d.model.d_model, d.model.context,
+      d.model.attention_norm ? 1 : 0, d.batch, static_cast<long long>(d.steps),
+      static_cast<unsigned long long>(d.seed), d.threads, d.max_lr, d.min_lr,
+      static_cast<long long>(d.warmup), d.weight_decay, d.grad_clip, d.mix.span_rows,
       d.mix.random_rows, d.mix.min_length, d.mix.max_length, static_cast<long long>(d.log_every),
       static_cast<long long>(d.eval_every), static_cast<long long>(d.save_every));
 }
@@ -185,8 +200,9 @@ std::uint64_t hash_ids(const std::vector<std::int32_t>& ids) {
                     0);
 }
 
-// Every setting that changes the trained bits, and the data.
-std::string fingerprint(const Options& o, const std::vector<std::int32_t>& train_stream) {
+// Every setting that changes the trained bits, and the data (and the model started from).
+std::string fingerprint(const Options& o, const std::vector<std::int32_t>& train_stream,
+                        std::uint64_t init_hash) {
   char buf[512];
   std::snprintf(buf, sizeof buf,
                 "attnlens_train v1; vocab %d; model %d/%d/%d/%d; batch %d; steps %lld; seed %llu; "
@@ -198,7 +214,9 @@ std::string fingerprint(const Options& o, const std::vector<std::int32_t>& train
                 o.mix.span_rows, o.mix.random_rows, o.mix.min_length, o.mix.max_length,
                 static_cast<long long>(o.eval_every),
                 o.model.attention_norm ? "" : "; no attention norm");
-  return std::string(buf) + "; train stream " + hex(hash_ids(train_stream));
+  std::string fp = std::string(buf) + "; train stream " + hex(hash_ids(train_stream));
+  if (o.init_from != "none") fp += "; init from " + hex(init_hash);
+  return fp;
 }
 
 std::string machine_description() {
@@ -243,6 +261,9 @@ std::string describe(const train::CurvePoint& p) {
 
 int run(const Options& o) {
   const auto wall_start = std::chrono::steady_clock::now();
+  // The folder of a warm start, read first: a wrong --init-from fails before the corpus is.
+  std::optional<train::WarmStart> warm;
+  if (o.init_from != "none") warm = train::read_warm_start("--init-from", o.init_from);
   // 1. Data and tokenizer.
   const std::vector<std::string> sources = eval::corpus_sources(o.corpus);
   const std::string train_text = corpus::read_file(o.corpus + "/train.txt", kMaxCorpusFile);
@@ -272,7 +293,22 @@ int run(const Options& o) {
   config.vocab_size = tokenizer.vocab_size();
   // The model behind the family interface (its state is saved and resumed through it); the
   // training loop and the evaluations use the GPT-2 class itself.
-  std::unique_ptr<Model> model = as_model(Gpt2Model::random(config, o.seed));
+  train::VocabularyMap vocabulary_map;
+  std::unique_ptr<Model> model;
+  if (!warm) {
+    model = as_model(Gpt2Model::random(config, o.seed));
+  } else {
+    model = as_model(train::warm_gpt2(config, *warm, tokenizer, vocabulary_map));
+    std::printf(
+        "init: from %s (vocabulary %d): every weight as stored there; of this run's %d tokens, "
+        "%lld have the same bytes as one of its tokens and take its embedding, %lld take the "
+        "mean of the embeddings of the pieces its tokenizer splits them into (%lld of them end "
+        "inside a UTF-8 character: the longest old tokens)\n",
+        o.init_from.c_str(), vocabulary_map.old_size, tokenizer.vocab_size(),
+        static_cast<long long>(vocabulary_map.same),
+        static_cast<long long>(vocabulary_map.composed),
+        static_cast<long long>(vocabulary_map.cut));
+  }
   model->set_threads(o.threads);
   AdamWConfig adamw;
   adamw.weight_decay = o.weight_decay;
@@ -305,7 +341,7 @@ int run(const Options& o) {
 
   // Resume.
   const std::string state_dir = o.work + "/state";
-  const std::string fp = fingerprint(o, streams.train);
+  const std::string fp = fingerprint(o, streams.train, warm ? warm->hash : 0);
   train::TrainState state;
   state.fingerprint = fp;
   if (!o.fresh) {
@@ -411,6 +447,17 @@ int run(const Options& o) {
   r.sample_file = o.sample;
   r.corpus_dir = o.corpus;
   r.sources = sources;
+  if (warm) {
+    r.init_from = o.init_from;
+    r.init_vocab = vocabulary_map.old_size;
+    r.init_same = vocabulary_map.same;
+    r.init_composed = vocabulary_map.composed;
+    r.init_cut = vocabulary_map.cut;
+    r.init_hash = hex(warm->hash);
+    for (const auto& [key, value] : warm->loaded.metadata) {
+      if (key == "step") r.init_step = value;
+    }
+  }
   r.curve = state.curve;
 
   std::error_code ec;

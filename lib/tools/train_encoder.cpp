@@ -20,9 +20,11 @@
 #include "corpus/io.hpp"
 #include "encoder_data.hpp"
 #include "eval_report.hpp"
+#include "io/json.hpp"
 #include "train_data.hpp"
 #include "train_progress.hpp"
 #include "train_state.hpp"
+#include "warm_start.hpp"
 
 #include <unistd.h>
 
@@ -49,12 +51,18 @@ constexpr const char* kEndOfText = "<|endoftext|>";
 const std::vector<std::string> kSpecials = {"[CLS]", "[SEP]", "[MASK]", "[PAD]"};
 
 struct Options {
-  std::string corpus = "build/corpus";
+  // The causal model's corpus and vocabulary size (scripts/corpus.sh --wordnet): the page links
+  // the two models' tokens by position, so both read text with one tokenizer.
+  std::string corpus = "build/corpus-wordnet";
   std::string out = "models/attnlens-encoder";
-  std::string work = "build/train-encoder";
+  std::string work = "build/train-encoder-wordnet-warm";
+  // The encoder to start from (warm_start.hpp): build/encoder-4096, the encoder attnlens shipped
+  // before WordNet joined the corpus (scripts/train.sh restores it); "none": from scratch, with
+  // the initialisation below.
+  std::string init_from = "build/encoder-4096";
   bool fresh = false;
   bool evaluate = false;
-  std::int32_t vocab = 4096;
+  std::int32_t vocab = 8192;
   BertConfig model = [] {
     BertConfig c;
     c.layers = 2;
@@ -65,12 +73,13 @@ struct Options {
     c.type_vocab_size = 2;
     return c;
   }();
-  // The committed encoder's run: 5 000 steps on one thread (the other core trained the causal
-  // model beside it).
+  // The committed encoder's run: 3 000 steps from build/encoder-4096 on two threads. (That
+  // encoder trained from scratch for 5 000 steps; from scratch on the corpus with WordNet, 5 000
+  // steps left its best previous- and next-token heads far weaker: web/train/RECIPE.md.)
   int batch = 64;
-  std::int64_t steps = 5000;
+  std::int64_t steps = 3000;
   std::uint64_t seed = 1;
-  int threads = 1;
+  int threads = 2;
   float max_lr = 1e-3f;
   float min_lr = 1e-4f;
   std::int64_t warmup = 300;
@@ -113,6 +122,9 @@ void usage(const Options& d) {
   std::printf(
       "usage: attnlens_train_encoder [options]\n"
       "  --corpus DIR --out DIR --work DIR   (default %s, %s, %s)\n"
+      "  --init-from DIR    start from the trained encoder in DIR (default %s), its word\n"
+      "                     embeddings and MLM bias mapped to this run's vocabulary by the\n"
+      "                     tokens' bytes; \"none\": from scratch (--position-init, --qk-init)\n"
       "  --fresh            ignore a saved state and start over\n"
       "  --evaluate         evaluate the model in --out: print its held-out loss and heads\n"
       "  --vocab N          BPE vocabulary before the 4 special tokens (default %d)\n"
@@ -125,8 +137,8 @@ void usage(const Options& d) {
       "  --qk-init lecun|bert   query and key weights from N(0, 1/d_model) or N(0, 0.02²) "
       "(default %s)\n"
       "  --log-every N --eval-every N --save-every N  (default %lld, %lld, %lld)\n",
-      d.corpus.c_str(), d.out.c_str(), d.work.c_str(), d.vocab, d.model.layers, d.model.heads,
-      d.model.d_model, d.model.intermediate, d.model.context, d.batch,
+      d.corpus.c_str(), d.out.c_str(), d.work.c_str(), d.init_from.c_str(), d.vocab, d.model.layers,
+      d.model.heads, d.model.d_model, d.model.intermediate, d.model.context, d.batch,
       static_cast<long long>(d.steps), static_cast<unsigned long long>(d.seed), d.threads, d.max_lr,
       d.min_lr, static_cast<long long>(d.warmup), d.weight_decay, d.grad_clip, d.mask_rate,
       d.position_init.c_str(), d.qk_init.c_str(), static_cast<long long>(d.log_every),
@@ -184,7 +196,8 @@ BertModel lecun_query_key(BertModel model) {
   return BertModel::from_tensors(model.config(), tensors);
 }
 
-std::string fingerprint(const Options& o, const std::vector<std::int32_t>& stream) {
+std::string fingerprint(const Options& o, const std::vector<std::int32_t>& stream,
+                        std::uint64_t init_hash) {
   char buf[512];
   std::snprintf(buf, sizeof buf,
                 "attnlens_train_encoder v1; vocab %d; model %d/%d/%d/%d/%d; batch %d; steps %lld; "
@@ -201,7 +214,12 @@ std::string fingerprint(const Options& o, const std::vector<std::int32_t>& strea
                     hash_bytes(std::string_view(reinterpret_cast<const char*>(stream.data()),
                                                 stream.size() * sizeof(std::int32_t)),
                                0)));
-  return std::string(buf) + hash;
+  std::string fp = std::string(buf) + hash;
+  if (o.init_from != "none") {
+    std::snprintf(hash, sizeof hash, "%016llx", static_cast<unsigned long long>(init_hash));
+    fp += std::string("; init from ") + hash;
+  }
+  return fp;
 }
 
 // The data every step and evaluation needs.
@@ -309,14 +327,36 @@ std::string table_json(const std::vector<std::vector<double>>& t) {
   return out + "]";
 }
 
+// A warm start's record for the card and eval.json (empty `dir`: from scratch).
+struct Start {
+  std::string dir;
+  std::string step;  // the folder's "step" metadata, or empty
+  std::uint64_t hash = 0;
+  train::VocabularyMap map;
+};
+
+std::string start_json(const Start& start) {
+  if (start.dir.empty()) return {};
+  std::string dir, step;
+  detail::append_json_string(dir, start.dir);
+  detail::append_json_string(step, start.step);
+  return format(
+      "  \"init_from\": {\"dir\": %s, \"step\": %s, \"vocab_size\": %d, \"same_tokens\": "
+      "%lld, \"composed_tokens\": %lld, \"cut_tokens\": %lld, \"files_hash\": \"%016llx\"},\n",
+      dir.c_str(), step.c_str(), start.map.old_size, static_cast<long long>(start.map.same),
+      static_cast<long long>(start.map.composed), static_cast<long long>(start.map.cut),
+      static_cast<unsigned long long>(start.hash));
+}
+
 std::string eval_json(const Evaluation& e, const Options& o, const train::TrainState& s,
-                      std::int64_t parameters) {
+                      std::int64_t parameters, const Start& start) {
   const train::HeadPatterns& p = e.heads;
   std::string out = "{\n";
   out += format("  \"model\": \"attnlens-encoder\",\n  \"parameters\": %lld,\n  \"steps\": %lld,\n",
                 static_cast<long long>(parameters), static_cast<long long>(s.step));
   out += format("  \"tokens_seen\": %lld,\n  \"seconds\": %.1f,\n",
                 static_cast<long long>(s.step * o.batch * o.model.context), s.seconds);
+  out += start_json(start);
   out += format(
       "  \"heldout\": {\"windows\": %d, \"masked_tokens\": %lld, \"model\": %.4f, \"unigram\": "
       "%.4f},\n",
@@ -332,20 +372,24 @@ std::string eval_json(const Evaluation& e, const Options& o, const train::TrainS
 }
 
 std::string model_card(const Evaluation& e, const Options& o, const train::TrainState& s,
-                       std::int64_t parameters, const Data& d) {
+                       std::int64_t parameters, const Data& d, const Start& start) {
   const train::HeadPatterns& p = e.heads;
   const Best prev = best_of(p.previous), next = best_of(p.next);
   const double gap = e.loss.unigram - e.loss.model;
   std::string md =
       "# attnlens-encoder: a 2-layer BERT-layout masked language model trained by attnlens\n\n";
   md += format(
-      "A small encoder trained from scratch by attnlens' own C++ (forward, hand-written backward "
+      "A small encoder trained %s by attnlens' own C++ (forward, hand-written backward "
       "pass, AdamW) with `npm run train -- --encoder`, on the same corpus and tokenizer as the "
       "causal model (`models/attnlens/`), so that the page can show what trained *full* "
       "attention does next to trained causal attention. Its held-out masked-token loss is "
       "%.3f nats against %.3f for a unigram model (%.3f below; target 2.5). Its strongest "
       "previous-token head, layer %d head %d, scores %.3f and its strongest next-token head, layer "
       "%d head %d, %.3f (targets 0.8).\n\n",
+      start.dir.empty()
+          ? "from scratch"
+          : format("from the encoder of `%s` (the table below says how)", start.dir.c_str())
+                .c_str(),
       e.loss.model, e.loss.unigram, gap, prev.layer, prev.head, prev.score, next.layer, next.head,
       next.score);
   md += "## Files\n\n| file | what |\n| --- | --- |\n";
@@ -374,13 +418,30 @@ std::string model_card(const Evaluation& e, const Options& o, const train::Train
   md +=
       format("| layers, heads, d_model, intermediate, context | %d, %d, %d, %d, %d |\n",
              o.model.layers, o.model.heads, o.model.d_model, o.model.intermediate, o.model.context);
-  md += format(
-      "| blocks | post-LayerNorm (BERT), exact GELU, LayerNorm eps 1e-12, learned positions "
-      "(started %s) |\n",
-      o.position_init == "sinusoidal" ? "as the Transformer's sinusoids times 0.02·√2"
-                                      : "from N(0, 0.02²)");
-  md += format("| initial weights | N(0, 0.02²) as BERT's%s |\n",
+  if (start.dir.empty()) {
+    md += format(
+        "| blocks | post-LayerNorm (BERT), exact GELU, LayerNorm eps 1e-12, learned positions "
+        "(started %s) |\n",
+        o.position_init == "sinusoidal" ? "as the Transformer's sinusoids times 0.02·√2"
+                                        : "from N(0, 0.02²)");
+    md +=
+        format("| initial weights | N(0, 0.02²) as BERT's%s |\n",
                o.qk_init == "lecun" ? ", except the query and key matrices: N(0, 1/d_model)" : "");
+  } else {
+    md +=
+        "| blocks | post-LayerNorm (BERT), exact GELU, LayerNorm eps 1e-12, learned positions |\n";
+    md += format(
+        "| initial weights | those of `%s`%s, an encoder of the same blocks with a %d-token "
+        "vocabulary (`--init-from`; `scripts/train.sh` says how that folder is made, and its own "
+        "card is in it): every weight copied as stored there (F16); of this vocabulary's %d "
+        "tokens, %lld are tokens of the old one (the same bytes; the four special tokens by "
+        "their text) and take their embedding and MLM bias, %lld are new and take the mean of "
+        "those of the old tokens the old tokenizer splits them into |\n",
+        start.dir.c_str(),
+        start.step.empty() ? "" : format(" (trained for %s steps)", start.step.c_str()).c_str(),
+        start.map.old_size, d.tokenizer.vocab_size(), static_cast<long long>(start.map.same),
+        static_cast<long long>(start.map.composed));
+  }
   md += format(
       "| objective | masked LM: %.0f%% of each window's tokens predicted; of those 80%% "
       "shown as [MASK], 10%% as a random token, 10%% unchanged |\n",
@@ -411,20 +472,31 @@ std::string model_card(const Evaluation& e, const Options& o, const train::Train
                       static_cast<double>(p->tokens) / 1e6)
              : format("%.2f at no step of this run", bar);
   };
-  md += "Why this recipe: from BERT's initialisation (every matrix and embedding N(0, 0.02²)) ";
-  md +=
-      "this recipe stayed on a plateau: after 2 000 steps (16 M tokens) the held-out loss was "
-      "5.92 against the unigram's 6.68 and every head spread its weight evenly (previous- and "
-      "next-token scores 0.008, that is 1/128). At d_model 128, weights of 0.02 give scores "
-      "q·k/√d_head with a standard deviation near 0.05, so every head starts uniform, and the "
-      "gradient that would make one attend somewhere is proportional to the other matrix, as "
-      "small. So the query and key matrices start from N(0, 1/d_model), and the positions as "
-      "sinusoids (a shift by one position is then the same rotation at every position); with "
-      "the sinusoids alone the heads were still even after 750 steps. With both, the best head "
-      "passed " +
-      when(0.05) + " and " + when(0.5) +
-      ": a phase change, as the training page's induction head has. "
-      "`--position-init normal --qk-init bert` trains from BERT's initialisation.\n\n";
+  if (!start.dir.empty()) {
+    md += format(
+        "Why a warm start: trained from scratch on this corpus and vocabulary with the first "
+        "stage's recipe (5 000 steps, the initialisation its card describes), the encoder's best "
+        "previous- and next-token heads stayed far weaker than the first stage's "
+        "(`web/train/RECIPE.md` has the numbers). Started from `%s`, it keeps the heads it "
+        "grew while it learns the new vocabulary. Its best head's scores along the way are in "
+        "the curve below.\n\n",
+        start.dir.c_str());
+  } else {
+    md += "Why this recipe: from BERT's initialisation (every matrix and embedding N(0, 0.02²)) ";
+    md +=
+        "this recipe stayed on a plateau: after 2 000 steps (16 M tokens) the held-out loss was "
+        "5.92 against the unigram's 6.68 and every head spread its weight evenly (previous- and "
+        "next-token scores 0.008, that is 1/128). At d_model 128, weights of 0.02 give scores "
+        "q·k/√d_head with a standard deviation near 0.05, so every head starts uniform, and the "
+        "gradient that would make one attend somewhere is proportional to the other matrix, as "
+        "small. So the query and key matrices start from N(0, 1/d_model), and the positions as "
+        "sinusoids (a shift by one position is then the same rotation at every position); with "
+        "the sinusoids alone the heads were still even after 750 steps. With both, the best head "
+        "passed " +
+        when(0.05) + " and " + when(0.5) +
+        ": a phase change, as the training page's induction head has. "
+        "`--position-init normal --qk-init bert` trains from BERT's initialisation.\n\n";
+  }
   md += format(
       "## Results\n\nMasked-token loss on %d held-out windows (%lld predicted tokens, the "
       "same masks every time), nats per token: model **%.3f**, unigram %.3f.\n\n",
@@ -463,7 +535,9 @@ std::string model_card(const Evaluation& e, const Options& o, const train::Train
   md +=
       "\n## Reproduce and evaluate\n\n`npm run train -- --encoder` prepares the corpus, builds the "
       "tools natively and runs `attnlens_train_encoder` with these settings (its defaults); an "
-      "interrupted run resumes from `build/train-encoder/state`. `npm run eval` evaluates the "
+      "interrupted run resumes from `build/train-encoder-wordnet-warm/state`. `npm run eval` "
+      "evaluates "
+      "the "
       "committed files again.\n\n## Known limits\n\n- Tiny: 2 layers of width 128, a 128-token "
       "context. It fills masks with plausible words of its corpora, not with knowledge.\n" +
       std::string(
@@ -477,6 +551,11 @@ std::string model_card(const Evaluation& e, const Options& o, const train::Train
 
 int run(const Options& o) {
   const auto wall_start = std::chrono::steady_clock::now();
+  // The folder of a warm start, read first: a wrong --init-from fails before the corpus is.
+  std::optional<train::WarmStart> warm;
+  if (!o.evaluate && o.init_from != "none") {
+    warm = train::read_warm_start("--init-from", o.init_from);
+  }
   const Data d = prepare(o);
   BertConfig config = o.model;
   config.vocab_size = d.tokenizer.vocab_size();
@@ -500,10 +579,23 @@ int run(const Options& o) {
     return 0;
   }
 
-  BertModel initial = BertModel::random(config, o.seed);
-  if (o.position_init == "sinusoidal") initial = sinusoidal_positions(std::move(initial));
-  if (o.qk_init == "lecun") initial = lecun_query_key(std::move(initial));
-  std::unique_ptr<Model> model = as_model(std::move(initial));
+  train::VocabularyMap vocabulary_map;
+  std::unique_ptr<Model> model;
+  if (!warm) {
+    BertModel initial = BertModel::random(config, o.seed);
+    if (o.position_init == "sinusoidal") initial = sinusoidal_positions(std::move(initial));
+    if (o.qk_init == "lecun") initial = lecun_query_key(std::move(initial));
+    model = as_model(std::move(initial));
+  } else {
+    model = as_model(train::warm_bert(config, *warm, d.tokenizer, vocabulary_map));
+    std::printf(
+        "init: from %s (vocabulary %d): every weight as stored there; of this run's %d tokens, "
+        "%lld have the same bytes as one of its tokens, %lld take the mean of the pieces its "
+        "tokenizer splits them into\n",
+        o.init_from.c_str(), vocabulary_map.old_size, d.tokenizer.vocab_size(),
+        static_cast<long long>(vocabulary_map.same),
+        static_cast<long long>(vocabulary_map.composed));
+  }
   model->set_threads(o.threads);
   AdamWConfig adamw;
   adamw.weight_decay = o.weight_decay;
@@ -526,7 +618,7 @@ int run(const Options& o) {
 
   const std::string state_dir = o.work + "/state";
   train::TrainState state;
-  state.fingerprint = fingerprint(o, d.train);
+  state.fingerprint = fingerprint(o, d.train, warm ? warm->hash : 0);
   if (!o.fresh) {
     if (std::optional<train::TrainState> saved =
             train::load_state(state_dir, state.fingerprint, model)) {
@@ -615,8 +707,18 @@ int run(const Options& o) {
   LoadedModel loaded = load_model(shipped);
   std::printf("evaluating the F16 model on 256 held-out windows ...\n");
   const Evaluation e = evaluate(*loaded.model->bert(), d, T, 256, 64, o.mask_rate);
-  corpus::write_file(o.out + "/eval.json", eval_json(e, o, state, model->num_parameters()));
-  corpus::write_file(o.out + "/MODEL.md", model_card(e, o, state, model->num_parameters(), d));
+  Start start;
+  if (warm) {
+    start.dir = o.init_from;
+    start.hash = warm->hash;
+    start.map = vocabulary_map;
+    for (const auto& [key, value] : warm->loaded.metadata) {
+      if (key == "step") start.step = value;
+    }
+  }
+  corpus::write_file(o.out + "/eval.json", eval_json(e, o, state, model->num_parameters(), start));
+  corpus::write_file(o.out + "/MODEL.md",
+                     model_card(e, o, state, model->num_parameters(), d, start));
   const double total =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   std::printf(
@@ -649,6 +751,8 @@ int main(int argc, char** argv) {
       const std::string v = argv[++i];
       if (flag == "--corpus")
         o.corpus = v;
+      else if (flag == "--init-from")
+        o.init_from = v;
       else if (flag == "--out")
         o.out = v;
       else if (flag == "--work")

@@ -139,6 +139,45 @@ TEST_CASE(
       std::string::npos);
 }
 
+TEST_CASE("a warm-started model's card and eval.json say where it started", "[model]") {
+  std::vector<attnlens::train::CurvePoint> curve;
+  for (std::int64_t step = 0; step <= 1000; step += 250)
+    curve.push_back(point(step, 0.8, 1.0));
+  auto r = record(curve);
+  r.tokenizer_size = 8192;
+  r.seed = 1;
+  const std::string scratch = attnlens::eval::model_card(evaluation(), r);
+  CHECK(scratch.find("trained from scratch by attnlens' own C++") != std::string::npos);
+  CHECK(scratch.find("Where it started") == std::string::npos);
+  CHECK(attnlens::eval::eval_json(evaluation(), r).find("init_from") == std::string::npos);
+
+  r.init_from = "build/model-4096";
+  r.init_vocab = 4096;
+  r.init_step = "56000";
+  r.init_same = 3918;
+  r.init_composed = 4274;
+  r.init_cut = 12;
+  r.init_hash = "0123456789abcdef";
+  const std::string warm = attnlens::eval::model_card(evaluation(), r);
+  INFO(warm);
+  CHECK(warm.find("trained from the model of `build/model-4096` (the section Training says how) "
+                  "by attnlens' own C++") != std::string::npos);
+  CHECK(warm.find("Where it started: the weights of `build/model-4096` (trained for 56000 "
+                  "steps), a model of the same blocks with a 4096-token vocabulary") !=
+        std::string::npos);
+  CHECK(warm.find("of this vocabulary's 8192 tokens, 3918 are tokens of the old one") !=
+        std::string::npos);
+  CHECK(warm.find("and 4274 are new") != std::string::npos);
+  CHECK(warm.find("(12 of them end inside a UTF-8 character") != std::string::npos);
+  CHECK(warm.find("| seed | 1 (batches) |") != std::string::npos);
+  CHECK(scratch.find("| seed | 1 (initialisation and batches) |") != std::string::npos);
+  const std::string json = attnlens::eval::eval_json(evaluation(), r);
+  CHECK(json.find("\"init_from\": {\"dir\": \"build/model-4096\", \"step\": \"56000\", "
+                  "\"vocab_size\": 4096, \"same_tokens\": 3918, \"composed_tokens\": 4274, "
+                  "\"cut_tokens\": 12, \"files_hash\": \"0123456789abcdef\"},") !=
+        std::string::npos);
+}
+
 TEST_CASE("the corpus's sources are read from its split.json, and a corpus without them is refused",
           "[model]") {
   namespace fs = std::filesystem;

@@ -1,0 +1,315 @@
+// A warm start (attnlens_train --init-from, lib/tools/warm_start.hpp): each token of the new
+// vocabulary takes the row of the old token with the same bytes, or the mean of the rows of the
+// old tokens its bytes are encoded into; the rows below are numbered so that every expected
+// value is worked out by hand.
+#include "bpe_files.hpp"
+#include "helpers.hpp"
+#include "warm_start.hpp"
+
+#include <attnlens/attnlens.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+using attnlens::BpeTokenizer;
+using attnlens::ErrorCode;
+using attnlens::Tensor;
+using testing::alphabet;
+using testing::require_error;
+using testing::small_vocab;
+
+// Old rows: row i is (i, -2i).
+Tensor numbered_rows(std::int64_t n) {
+  Tensor t(attnlens::Shape{n, 2});
+  for (std::int64_t i = 0; i < n; ++i) {
+    t.data[static_cast<std::size_t>(2 * i)] = static_cast<float>(i);
+    t.data[static_cast<std::size_t>(2 * i + 1)] = static_cast<float>(-2 * i);
+  }
+  return t;
+}
+
+void require_row(const Tensor& t, std::int32_t id, float a, float b) {
+  INFO("row " << id);
+  REQUIRE(t.data[static_cast<std::size_t>(2 * id)] == a);
+  REQUIRE(t.data[static_cast<std::size_t>(2 * id + 1)] == b);
+}
+
+std::string merge(const std::string& left, const std::string& right) {
+  return alphabet(left) + " " + alphabet(right) + "\n";
+}
+
+}  // namespace
+
+TEST_CASE("a warm start maps each new token to the old tokens of its bytes", "[train][warm]") {
+  // Old: the 256 bytes, "ab" (256), then [CLS] (257). New: the bytes, "bc" (256), "abc" (257),
+  // then [CLS] (258).
+  BpeTokenizer from = BpeTokenizer::from_files(small_vocab({"ab"}), merge("a", "b"));
+  from.add_special_tokens({"[CLS]"});
+  BpeTokenizer to =
+      BpeTokenizer::from_files(small_vocab({"bc", "abc"}), merge("b", "c") + merge("a", "bc"));
+  to.add_special_tokens({"[CLS]"});
+
+  const attnlens::train::VocabularyMap map = attnlens::train::map_vocabulary(from, to);
+  REQUIRE(map.old_size == 258);
+  REQUIRE(map.sources.size() == 259);
+  REQUIRE(map.same == 257);  // the 256 bytes and [CLS]
+  REQUIRE(map.composed == 2);
+  REQUIRE(map.sources[256] == std::vector<std::int32_t>{'b', 'c'});
+  REQUIRE(map.sources[257] == std::vector<std::int32_t>{256, 'c'});  // the old "ab", then "c"
+  REQUIRE(map.sources[258] == std::vector<std::int32_t>{257});
+
+  const Tensor rows = attnlens::train::remap_rows(numbered_rows(258), map, "wte.weight");
+  REQUIRE(rows.shape == attnlens::Shape{259, 2});
+  require_row(rows, 'a', 97, -194);
+  require_row(rows, 0, 0, 0);
+  require_row(rows, 255, 255, -510);
+  require_row(rows, 256, 98.5f, -197);   // ("b" + "c") / 2
+  require_row(rows, 257, 177.5f, -355);  // ("ab" + "c") / 2
+  require_row(rows, 258, 257, -514);     // [CLS]
+
+  // A bias (one value per token) maps the same way.
+  Tensor bias(attnlens::Shape{258});
+  for (int i = 0; i < 258; ++i)
+    bias.data[static_cast<std::size_t>(i)] = static_cast<float>(i);
+  const Tensor mapped = attnlens::train::remap_rows(bias, map, "cls.predictions.bias");
+  REQUIRE(mapped.shape == attnlens::Shape{259});
+  REQUIRE(mapped.data[257] == 177.5f);
+}
+
+TEST_CASE("a warm start maps a token that ends inside a UTF-8 character", "[train][warm]") {
+  // New "é" + the first byte of another "é" (C3 A9 C3): the old tokenizer cannot encode it (it is
+  // not UTF-8), so the longest old tokens are taken: "é" (256), then byte C3.
+  const BpeTokenizer from =
+      BpeTokenizer::from_files(small_vocab({"\xC3\xA9"}), merge("\xC3", "\xA9"));
+  const BpeTokenizer to = BpeTokenizer::from_files(
+      small_vocab({"\xC3\xA9", "\xC3\xA9\xC3"}), merge("\xC3", "\xA9") + merge("\xC3\xA9", "\xC3"));
+  const attnlens::train::VocabularyMap map = attnlens::train::map_vocabulary(from, to);
+  REQUIRE(map.same == 257);
+  REQUIRE(map.composed == 1);
+  REQUIRE(map.sources[257] == std::vector<std::int32_t>{256, 0xC3});
+  const Tensor rows = attnlens::train::remap_rows(numbered_rows(257), map, "wte.weight");
+  require_row(rows, 257, 225.5f, -451);  // (256 + 195) / 2
+}
+
+TEST_CASE("a warm start's bad inputs are named", "[train][warm][errors]") {
+  const BpeTokenizer from = BpeTokenizer::from_files(small_vocab({"ab"}), merge("a", "b"));
+  const attnlens::train::VocabularyMap map = attnlens::train::map_vocabulary(from, from);
+  REQUIRE(map.same == 257);
+  REQUIRE(map.composed == 0);
+  require_error([&] { attnlens::train::remap_rows(numbered_rows(5), map, "wte.weight"); },
+                ErrorCode::SHAPE_MISMATCH, {"wte.weight", "[5, 2]", "257 tokens"});
+  // A model may have more rows than its tokenizer has tokens: those rows belong to no token.
+  REQUIRE(attnlens::train::remap_rows(numbered_rows(300), map, "wte.weight").shape ==
+          attnlens::Shape{257, 2});
+  attnlens::train::VocabularyMap bad = map;
+  bad.sources[3] = {257};
+  require_error([&] { attnlens::train::remap_rows(numbered_rows(300), bad, "wte.weight"); },
+                ErrorCode::BAD_ARGUMENT, {"new token 3", "old token 257", "0 .. 256"});
+  bad.sources[3].clear();
+  require_error([&] { attnlens::train::remap_rows(numbered_rows(300), bad, "wte.weight"); },
+                ErrorCode::BAD_ARGUMENT, {"new token 3", "no old tokens"});
+
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / "attnlens_test_warm_start";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  require_error([&] { attnlens::train::read_warm_start("--init-from", dir.string()); },
+                ErrorCode::BAD_ARGUMENT, {"--init-from", "no config.json"});
+
+  // A model folder as attnlens_train writes it reads back with its weights and vocabulary.
+  const attnlens::Gpt2Model model = attnlens::Gpt2Model::random({1, 2, 8, 16, 257}, 3);
+  attnlens::CheckpointSaveOptions save;
+  const attnlens::CheckpointFiles files = attnlens::save_checkpoint(model, &from, save);
+  const auto write = [&](const char* name, const std::string& text) {
+    std::ofstream(dir / name, std::ios::binary) << text;
+  };
+  write("config.json", files.config_json);
+  write("vocab.json", files.vocab_json);
+  write("merges.txt", files.merges_txt);
+  require_error([&] { attnlens::train::read_warm_start("--init-from", dir.string()); },
+                ErrorCode::BAD_ARGUMENT, {"--init-from", "no model.safetensors"});
+  write("model.safetensors",
+        std::string(files.model_safetensors.begin(), files.model_safetensors.end()));
+  const attnlens::train::WarmStart warm =
+      attnlens::train::read_warm_start("--init-from", dir.string());
+  REQUIRE(warm.tokenizer.vocab_size() == 257);
+  REQUIRE(warm.loaded.model->gpt2() != nullptr);
+  REQUIRE(warm.loaded.model->gpt2()->parameters() == model.parameters());
+
+  // A folder whose files do not load: the loader's message after the flag and the folder.
+  write("config.json", "{\"model_type\": \"gpt2\", \"n_layer\": 1}");
+  require_error([&] { attnlens::train::read_warm_start("--init-from", dir.string()); },
+                ErrorCode::BAD_ARGUMENT, {"--init-from", dir.string(), "config.json"});
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a warm-started GPT-2 keeps every weight and maps the token embeddings",
+          "[train][warm]") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / "attnlens_test_warm_gpt2";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const auto write = [&](const std::string& name, const std::string& text) {
+    std::ofstream(dir / name, std::ios::binary) << text;
+  };
+  const BpeTokenizer from = BpeTokenizer::from_files(small_vocab({"ab"}), merge("a", "b"));
+  const attnlens::Gpt2Config old_config{2, 2, 8, 16, 257};
+  const attnlens::Gpt2Model old = attnlens::Gpt2Model::random(old_config, 5);
+  const attnlens::CheckpointFiles files = attnlens::save_checkpoint(old, &from);
+  write("config.json", files.config_json);
+  write("vocab.json", files.vocab_json);
+  write("merges.txt", files.merges_txt);
+  write("model.safetensors",
+        std::string(files.model_safetensors.begin(), files.model_safetensors.end()));
+  const attnlens::train::WarmStart warm =
+      attnlens::train::read_warm_start("--init-from", dir.string());
+
+  // New vocabulary: the bytes, then "bc" (256) and "abc" (257).
+  const BpeTokenizer to =
+      BpeTokenizer::from_files(small_vocab({"bc", "abc"}), merge("b", "c") + merge("a", "bc"));
+  attnlens::Gpt2Config config = old_config;
+  config.vocab_size = to.vocab_size();
+  attnlens::train::VocabularyMap map;
+  const attnlens::Gpt2Model model = attnlens::train::warm_gpt2(config, warm, to, map);
+  REQUIRE(map.same == 256);
+  REQUIRE(map.composed == 2);
+
+  const attnlens::TensorList before = old.to_tensors();
+  const attnlens::TensorList after = model.to_tensors();
+  REQUIRE(before.size() == after.size());
+  for (std::size_t i = 0; i < before.size(); ++i) {
+    const auto& [name, a] = before[i];
+    const auto& b = after[i].second;
+    INFO(name);
+    REQUIRE(after[i].first == name);
+    if (name != "wte.weight") {
+      REQUIRE(b.shape == a.shape);
+      REQUIRE(b.data == a.data);  // copied bit for bit (F32 files)
+      continue;
+    }
+    REQUIRE(b.shape == attnlens::Shape{258, 8});
+    for (int j = 0; j < 8; ++j) {
+      const auto at = [&](const Tensor& t, int row) {
+        return t.data[static_cast<std::size_t>(row * 8 + j)];
+      };
+      REQUIRE(at(b, 'q') == at(a, 'q'));
+      REQUIRE(at(b, 256) == static_cast<float>((static_cast<double>(at(a, 'b')) + at(a, 'c')) / 2));
+      REQUIRE(at(b, 257) == static_cast<float>((static_cast<double>(at(a, 256)) + at(a, 'c')) / 2));
+    }
+  }
+
+  // Blocks of another shape, and a model of another family, are named.
+  attnlens::Gpt2Config wider = config;
+  wider.d_model = 16;
+  require_error([&] { attnlens::train::warm_gpt2(wider, warm, to, map); }, ErrorCode::BAD_ARGUMENT,
+                {"--init-from", "its blocks are 2 layers, 2 heads, d_model 8, context 16",
+                 "this run's are 2 layers, 2 heads, d_model 16"});
+  attnlens::BertConfig bert_config;
+  bert_config.layers = 1;
+  bert_config.heads = 2;
+  bert_config.d_model = 8;
+  bert_config.intermediate = 16;
+  bert_config.context = 16;
+  BpeTokenizer encoder_vocabulary = from;
+  encoder_vocabulary.add_special_tokens({"[CLS]", "[SEP]", "[MASK]", "[PAD]"});
+  bert_config.vocab_size = encoder_vocabulary.vocab_size();
+  const auto bert_model = attnlens::as_model(attnlens::BertModel::random(bert_config, 1));
+  const auto bert_tokenizer = attnlens::as_encoder_tokenizer(encoder_vocabulary);
+  for (const auto& [name, bytes] : attnlens::save_model(*bert_model, bert_tokenizer.get()))
+    write(name, std::string(bytes.begin(), bytes.end()));
+  const attnlens::train::WarmStart encoder =
+      attnlens::train::read_warm_start("--init-from", dir.string());
+  require_error([&] { attnlens::train::warm_gpt2(config, encoder, to, map); },
+                ErrorCode::BAD_ARGUMENT, {"--init-from", "not a GPT-2 model"});
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a warm-started encoder maps its word embeddings, its MLM bias and its special tokens",
+          "[train][warm]") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / "attnlens_test_warm_bert";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  // Old: the bytes, "ab" (256), [CLS] [SEP] [MASK] [PAD] (257..260). New: the bytes, "bc"
+  // (256), "abc" (257), then the four specials (258..261).
+  BpeTokenizer from = BpeTokenizer::from_files(small_vocab({"ab"}), merge("a", "b"));
+  from.add_special_tokens({"[CLS]", "[SEP]", "[MASK]", "[PAD]"});
+  BpeTokenizer to =
+      BpeTokenizer::from_files(small_vocab({"bc", "abc"}), merge("b", "c") + merge("a", "bc"));
+  to.add_special_tokens({"[CLS]", "[SEP]", "[MASK]", "[PAD]"});
+  attnlens::BertConfig config;
+  config.layers = 1;
+  config.heads = 2;
+  config.d_model = 8;
+  config.intermediate = 16;
+  config.context = 16;
+  config.vocab_size = from.vocab_size();
+  const auto old = attnlens::as_model(attnlens::BertModel::random(config, 4));
+  const auto old_tokenizer = attnlens::as_encoder_tokenizer(from);
+  for (const auto& [name, bytes] : attnlens::save_model(*old, old_tokenizer.get()))
+    std::ofstream(dir / name, std::ios::binary) << std::string(bytes.begin(), bytes.end());
+  const attnlens::train::WarmStart warm =
+      attnlens::train::read_warm_start("--init-from", dir.string());
+
+  attnlens::BertConfig new_config = config;
+  new_config.vocab_size = to.vocab_size();
+  attnlens::train::VocabularyMap map;
+  const attnlens::BertModel model = attnlens::train::warm_bert(new_config, warm, to, map);
+  REQUIRE(map.same == 260);
+  REQUIRE(map.composed == 2);
+  const attnlens::TensorList before = old->bert()->to_tensors();
+  const attnlens::TensorList after = model.to_tensors();
+  REQUIRE(before.size() == after.size());
+  int mapped = 0;
+  for (std::size_t i = 0; i < before.size(); ++i) {
+    const auto& [name, a] = before[i];
+    const Tensor& b = after[i].second;
+    INFO(name);
+    REQUIRE(after[i].first == name);
+    const bool rows = name == "bert.embeddings.word_embeddings.weight";
+    if (!rows && name != "cls.predictions.bias") {
+      REQUIRE(b.data == a.data);
+      continue;
+    }
+    ++mapped;
+    const std::int64_t w = rows ? 8 : 1;
+    REQUIRE(b.shape[0] == 262);
+    for (std::int64_t j = 0; j < w; ++j) {
+      const auto at = [&](const Tensor& t, std::int64_t row) {
+        return t.data[static_cast<std::size_t>(row * w + j)];
+      };
+      REQUIRE(at(b, 'x') == at(a, 'x'));
+      REQUIRE(at(b, 258) == at(a, 257));  // [CLS]
+      REQUIRE(at(b, 261) == at(a, 260));  // [PAD]
+      REQUIRE(at(b, 257) == static_cast<float>((static_cast<double>(at(a, 256)) + at(a, 'c')) / 2));
+    }
+  }
+  REQUIRE(mapped == 2);
+
+  // Another shape, and a causal folder, are named.
+  attnlens::BertConfig wider = new_config;
+  wider.intermediate = 32;
+  require_error([&] { attnlens::train::warm_bert(wider, warm, to, map); }, ErrorCode::BAD_ARGUMENT,
+                {"--init-from", "intermediate 16", "intermediate 32"});
+  const BpeTokenizer plain = BpeTokenizer::from_files(small_vocab({"ab"}), merge("a", "b"));
+  const attnlens::CheckpointFiles gpt2 =
+      attnlens::save_checkpoint(attnlens::Gpt2Model::random({1, 2, 8, 16, 257}, 2), &plain);
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::ofstream(dir / "config.json", std::ios::binary) << gpt2.config_json;
+  std::ofstream(dir / "vocab.json", std::ios::binary) << gpt2.vocab_json;
+  std::ofstream(dir / "merges.txt", std::ios::binary) << gpt2.merges_txt;
+  std::ofstream(dir / "model.safetensors", std::ios::binary)
+      << std::string(gpt2.model_safetensors.begin(), gpt2.model_safetensors.end());
+  const attnlens::train::WarmStart causal =
+      attnlens::train::read_warm_start("--init-from", dir.string());
+  require_error([&] { attnlens::train::warm_bert(new_config, causal, to, map); },
+                ErrorCode::BAD_ARGUMENT, {"--init-from", "not a BERT model"});
+  fs::remove_all(dir);
+}
