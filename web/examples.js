@@ -33,7 +33,8 @@ export const RANDOM_MODE_EXAMPLES = [
 
 /**
  * For the trained models (models/attnlens, causal; models/attnlens-encoder, full attention):
- * sentences in the style of their training text (Jane Austen, the State of the Union), and
+ * sentences in the style of their training text (Jane Austen, the State of the Union, and the
+ * everyday words WordNet's definitions brought, which their 8 192-token vocabulary keeps whole), and
  * presets that open the head doing something recognisable on that sentence: `category` is a
  * label of web/element/head-labels.js, and the page picks the head with the highest score in it
  * once the figure is computed (so the presets follow the models as they are trained). `mode`
@@ -63,7 +64,7 @@ export const TRAINED_MODE_EXAMPLES = [
   },
   {
     label: "A next-token head (the encoder)",
-    sentence: "My dear Lizzy, I have just received your letter, and I am very glad to hear that you are well.",
+    sentence: "The animal didn't cross the street because it was too tired, so it lay down by the garden wall.",
     view: "heatmap",
     mode: "full",
     category: "next",

@@ -18,6 +18,8 @@ const tokenizer = {
   vocab: readFileSync(new URL("vocab.json", shipped), "utf8"),
   merges: readFileSync(new URL("merges.txt", shipped), "utf8"),
 };
+/** The shipped tokenizer's size: the test model's vocabulary. */
+const VOCAB = Object.keys(JSON.parse(tokenizer.vocab)).length;
 const KNOWN_CODES = new Set(lens.errorCodes.map((c) => c.name));
 
 // Each override changes what an array says of itself, never its own elements.
@@ -74,7 +76,7 @@ function sameResult(a, b, where) {
 }
 
 test(`boundary fuzz: ${CASES} hostile arrays at random entry points (seed ${SEED}), twice`, async () => {
-  const model = await lens.createModel({ config: { layers: 1, heads: 2, dModel: 16, context: 12, vocabSize: 4096 }, seed: 3, tokenizer });
+  const model = await lens.createModel({ config: { layers: 1, heads: 2, dModel: 16, context: 12, vocabSize: VOCAB }, seed: 3, tokenizer });
   const files = model.save();
   // The same cases run twice: the second pass must leave both heaps where the first left them
   // (the first may grow staging areas and explain()'s bounded embedding table once).

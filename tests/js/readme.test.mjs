@@ -51,9 +51,9 @@ test("docs/api.md's model example runs on the shipped model and prints what it s
   // console.log breaks an object over lines once it is long: compare with spaces collapsed.
   assert.match(
     out.replace(/\s+/g, " "),
-    /\{ family: 'gpt2', causal: true, prediction: 'next-token', hasHead: true, layers: 2, heads: 4, dModel: 128, context: 128, vocabSize: 4096, typeVocabSize: 0, attentionNorm: true \}/,
+    /\{ family: 'gpt2', causal: true, prediction: 'next-token', hasHead: true, layers: 2, heads: 4, dModel: 128, context: 128, vocabSize: 8192, typeVocabSize: 0, attentionNorm: true \}/,
   );
-  assert.match(out, /\[ 8, 4096 \] \[ 2, 4, 8, 8 \]/);
+  assert.match(out, /\[ 7, 8192 \] \[ 2, 4, 7, 7 \]/);
   assert.match(out, /\[ 'Mr', '\.', ' Darcy' \]/);
   assert.equal(out.match(/\{ id: \d+, text: .+, p: 0\.\d+ \}/g)?.length, 3, "three predictions");
 });
@@ -64,7 +64,7 @@ test("docs/api.md's encoder example runs on the shipped encoder and prints what 
   const out = run(code, "api-encoder-example");
   assert.match(out, /\[ 'gpt2', 'bert', 'distilbert' \]/);
   assert.match(out, /^bert false masked-token$/m);
-  assert.match(out, /^\[CLS\]\/0 Mr\/0 \.\/0  Darcy\/0 \[SEP\]\/0 He\/1  b\/1 owed\/1 \.\/1 \[SEP\]\/1$/m);
+  assert.match(out, /^\[CLS\]\/0 Mr\/0 \.\/0  Darcy\/0 \[SEP\]\/0 He\/1  bow\/1 ed\/1 \.\/1 \[SEP\]\/1$/m);
   assert.match(out, /^8 3$/m);
   assert.match(out, /\[ 2, 4, 7, 7 \]/);
 });
