@@ -9,6 +9,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { loadAttnLens } from "attnlens";
 import { assertAttnLensError, randomGenerator } from "./helpers.mjs";
 import { parseAttentionFile } from "../../web/files/index.js";
@@ -478,7 +479,7 @@ test("issue 29 #5: tokens() holds a bounded amount of JS memory per byte of text
     import { readFileSync } from "node:fs";
     const lens = await loadAttnLens();
     // Read here: the files are larger than one command-line argument may be (128 KiB).
-    const dir = ${JSON.stringify(shipped.pathname)};
+    const dir = ${JSON.stringify(fileURLToPath(shipped))};
     const tok = await lens.loadTokenizer({ vocab: readFileSync(dir + "vocab.json", "utf8"), merges: readFileSync(dir + "merges.txt", "utf8") });
     const text = "It is a truth universally acknowledged, that a single man in possession of a good fortune, must be in want of a wife. ".repeat(70000);
     const tokens = tok.tokens(text);
