@@ -1,7 +1,8 @@
 // A warm start (attnlens_train --init-from, lib/tools/warm_start.hpp): each token of the new
 // vocabulary takes the row of the old token with the same bytes, or the mean of the rows of the
 // old tokens its bytes are encoded into; the rows below are numbered so that every expected
-// value is worked out by hand.
+// value is worked out by hand. Tagged [model], as test_model_card.cpp: the training tools are
+// native only, and the WebAssembly suites run everything outside [corpus] and [model].
 #include "bpe_files.hpp"
 #include "helpers.hpp"
 #include "warm_start.hpp"
@@ -46,7 +47,7 @@ std::string merge(const std::string& left, const std::string& right) {
 
 }  // namespace
 
-TEST_CASE("a warm start maps each new token to the old tokens of its bytes", "[train][warm]") {
+TEST_CASE("a warm start maps each new token to the old tokens of its bytes", "[model][warm]") {
   // Old: the 256 bytes, "ab" (256), then [CLS] (257). New: the bytes, "bc" (256), "abc" (257),
   // then [CLS] (258).
   BpeTokenizer from = BpeTokenizer::from_files(small_vocab({"ab"}), merge("a", "b"));
@@ -82,7 +83,7 @@ TEST_CASE("a warm start maps each new token to the old tokens of its bytes", "[t
   REQUIRE(mapped.data[257] == 177.5f);
 }
 
-TEST_CASE("a warm start maps a token that ends inside a UTF-8 character", "[train][warm]") {
+TEST_CASE("a warm start maps a token that ends inside a UTF-8 character", "[model][warm]") {
   // New "é" + the first byte of another "é" (C3 A9 C3): the old tokenizer cannot encode it (it is
   // not UTF-8), so the longest old tokens are taken: "é" (256), then byte C3.
   const BpeTokenizer from =
@@ -97,7 +98,7 @@ TEST_CASE("a warm start maps a token that ends inside a UTF-8 character", "[trai
   require_row(rows, 257, 225.5f, -451);  // (256 + 195) / 2
 }
 
-TEST_CASE("a warm start's bad inputs are named", "[train][warm][errors]") {
+TEST_CASE("a warm start's bad inputs are named", "[model][warm][errors]") {
   const BpeTokenizer from = BpeTokenizer::from_files(small_vocab({"ab"}), merge("a", "b"));
   const attnlens::train::VocabularyMap map = attnlens::train::map_vocabulary(from, from);
   REQUIRE(map.same == 257);
@@ -150,7 +151,7 @@ TEST_CASE("a warm start's bad inputs are named", "[train][warm][errors]") {
 }
 
 TEST_CASE("a warm-started GPT-2 keeps every weight and maps the token embeddings",
-          "[train][warm]") {
+          "[model][warm]") {
   namespace fs = std::filesystem;
   const fs::path dir = fs::temp_directory_path() / "attnlens_test_warm_gpt2";
   fs::remove_all(dir);
@@ -231,7 +232,7 @@ TEST_CASE("a warm-started GPT-2 keeps every weight and maps the token embeddings
 }
 
 TEST_CASE("a warm-started encoder maps its word embeddings, its MLM bias and its special tokens",
-          "[train][warm]") {
+          "[model][warm]") {
   namespace fs = std::filesystem;
   const fs::path dir = fs::temp_directory_path() / "attnlens_test_warm_bert";
   fs::remove_all(dir);
