@@ -146,19 +146,7 @@ std::string eval_json(const Evaluation& e, const TrainRecord& r) {
   std::string build;
   detail::append_json_string(build, r.build);
   // A warm start's record (absent for a run from random weights).
-  std::string init;
-  if (!r.init_from.empty()) {
-    std::string dir, step;
-    detail::append_json_string(dir, r.init_from);
-    detail::append_json_string(step, r.init_step);
-    init = format(
-        "    \"init_from\": {\"dir\": %s, \"step\": %s, \"vocab_size\": %d, "
-        "\"same_tokens\": %lld, \"composed_tokens\": %lld, \"cut_tokens\": %lld, "
-        "\"files_hash\": \"%s\"},\n",
-        dir.c_str(), step.c_str(), r.init_vocab, static_cast<long long>(r.init_same),
-        static_cast<long long>(r.init_composed), static_cast<long long>(r.init_cut),
-        r.init_hash.c_str());
-  }
+  const std::string init = train::warm_start_json(r.init, "    ");
   std::string out = "{\n  \"format\": \"attnlens eval 1\",\n";
   out += format(
       "  \"model\": {\"layers\": %d, \"heads\": %d, \"d_model\": %d, \"context\": %d, "
@@ -323,9 +311,9 @@ std::string model_card(const Evaluation& e, const TrainRecord& r) {
       wordnet ? "19th-century novels, American political speeches and WordNet's definitions and "
                 "examples of English words"
               : "19th-century novels and American political speeches",
-      r.init_from.empty()
+      r.init.dir.empty()
           ? "from scratch"
-          : format("from the model of `%s` (the section Training says how)", r.init_from.c_str())
+          : format("from the model of `%s` (the section Training says how)", r.init.dir.c_str())
                 .c_str(),
       format(prev.score >= kPreviousTokenTarget
                  ? "Layer %d, head %d is a previous-token head (score %.3f)."
@@ -426,9 +414,9 @@ std::string model_card(const Evaluation& e, const TrainRecord& r) {
       static_cast<double>(r.tokens_seen) / 1e6, epochs, r.weight_decay, r.grad_clip,
       static_cast<long long>(r.warmup_steps), r.max_lr, r.min_lr, r.span_rows, r.random_rows,
       r.min_repeat, r.max_repeat, static_cast<unsigned long long>(r.seed),
-      r.init_from.empty() ? "initialisation and batches" : "batches", r.threads, r.seconds / 60.0,
+      r.init.dir.empty() ? "initialisation and batches" : "batches", r.threads, r.seconds / 60.0,
       r.machine.c_str(), r.build.c_str());
-  if (!r.init_from.empty()) {
+  if (!r.init.dir.empty()) {
     md += format(
         "Where it started: the weights of `%s`%s, a model of the same blocks with a %d-token "
         "vocabulary, instead of random ones (`--init-from`). Its blocks, position embeddings and "
@@ -439,14 +427,14 @@ std::string model_card(const Evaluation& e, const TrainRecord& r) {
         "moments start at zero, and the learning rate warms up again. `scripts/train.sh` says "
         "how that folder is made; its own card is in it, and `eval.json` records a hash of its "
         "files.\n\n",
-        r.init_from.c_str(),
-        r.init_step.empty() ? "" : format(" (trained for %s steps)", r.init_step.c_str()).c_str(),
-        r.init_vocab, r.tokenizer_size, static_cast<long long>(r.init_same),
-        static_cast<long long>(r.init_composed),
-        r.init_cut == 0 ? ""
+        r.init.dir.c_str(),
+        r.init.step.empty() ? "" : format(" (trained for %s steps)", r.init.step.c_str()).c_str(),
+        r.init.old_size, r.tokenizer_size, static_cast<long long>(r.init.same),
+        static_cast<long long>(r.init.composed),
+        r.init.cut == 0 ? ""
                         : format(" (%lld of them end inside a UTF-8 character, which it cannot "
                                  "encode: the longest old tokens, left to right)",
-                                 static_cast<long long>(r.init_cut))
+                                 static_cast<long long>(r.init.cut))
                               .c_str());
   }
   md += format(

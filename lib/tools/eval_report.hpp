@@ -4,6 +4,7 @@
 
 #include "eval_metrics.hpp"
 #include "train_state.hpp"
+#include "warm_start.hpp"
 
 #include <attnlens/bpe.hpp>
 #include <attnlens/gpt2.hpp>
@@ -76,14 +77,9 @@ struct TrainRecord {
   // lists those. Empty: the two of build/corpus.
   std::string corpus_dir = "build/corpus";
   std::vector<std::string> sources;
-  // A warm start (attnlens_train --init-from): the folder as given, its vocabulary's size, its
-  // "step" metadata (empty when absent), and how this run's tokens got their embeddings. Empty
-  // init_from: the run started from random weights.
-  std::string init_from;
-  std::int32_t init_vocab = 0;
-  std::string init_step;
-  std::int64_t init_same = 0, init_composed = 0, init_cut = 0;
-  std::string init_hash;  // of its model.safetensors, vocab.json and merges.txt (16 hex digits)
+  // A warm start (attnlens_train --init-from); an empty init.dir: the run started from random
+  // weights.
+  train::WarmStartRecord init;
   std::vector<train::CurvePoint> curve;
 };
 

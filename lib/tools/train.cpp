@@ -447,17 +447,7 @@ int run(const Options& o) {
   r.sample_file = o.sample;
   r.corpus_dir = o.corpus;
   r.sources = sources;
-  if (warm) {
-    r.init_from = o.init_from;
-    r.init_vocab = vocabulary_map.old_size;
-    r.init_same = vocabulary_map.same;
-    r.init_composed = vocabulary_map.composed;
-    r.init_cut = vocabulary_map.cut;
-    r.init_hash = hex(warm->hash);
-    for (const auto& [key, value] : warm->loaded.metadata) {
-      if (key == "step") r.init_step = value;
-    }
-  }
+  if (warm) r.init = train::warm_start_record(*warm, vocabulary_map);
   r.curve = state.curve;
 
   std::error_code ec;

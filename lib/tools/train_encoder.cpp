@@ -20,7 +20,6 @@
 #include "corpus/io.hpp"
 #include "encoder_data.hpp"
 #include "eval_report.hpp"
-#include "io/json.hpp"
 #include "train_data.hpp"
 #include "train_progress.hpp"
 #include "train_state.hpp"
@@ -327,36 +326,15 @@ std::string table_json(const std::vector<std::vector<double>>& t) {
   return out + "]";
 }
 
-// A warm start's record for the card and eval.json (empty `dir`: from scratch).
-struct Start {
-  std::string dir;
-  std::string step;  // the folder's "step" metadata, or empty
-  std::uint64_t hash = 0;
-  train::VocabularyMap map;
-};
-
-std::string start_json(const Start& start) {
-  if (start.dir.empty()) return {};
-  std::string dir, step;
-  detail::append_json_string(dir, start.dir);
-  detail::append_json_string(step, start.step);
-  return format(
-      "  \"init_from\": {\"dir\": %s, \"step\": %s, \"vocab_size\": %d, \"same_tokens\": "
-      "%lld, \"composed_tokens\": %lld, \"cut_tokens\": %lld, \"files_hash\": \"%016llx\"},\n",
-      dir.c_str(), step.c_str(), start.map.old_size, static_cast<long long>(start.map.same),
-      static_cast<long long>(start.map.composed), static_cast<long long>(start.map.cut),
-      static_cast<unsigned long long>(start.hash));
-}
-
 std::string eval_json(const Evaluation& e, const Options& o, const train::TrainState& s,
-                      std::int64_t parameters, const Start& start) {
+                      std::int64_t parameters, const train::WarmStartRecord& start) {
   const train::HeadPatterns& p = e.heads;
   std::string out = "{\n";
   out += format("  \"model\": \"attnlens-encoder\",\n  \"parameters\": %lld,\n  \"steps\": %lld,\n",
                 static_cast<long long>(parameters), static_cast<long long>(s.step));
   out += format("  \"tokens_seen\": %lld,\n  \"seconds\": %.1f,\n",
                 static_cast<long long>(s.step * o.batch * o.model.context), s.seconds);
-  out += start_json(start);
+  out += train::warm_start_json(start, "  ");
   out += format(
       "  \"heldout\": {\"windows\": %d, \"masked_tokens\": %lld, \"model\": %.4f, \"unigram\": "
       "%.4f},\n",
@@ -372,7 +350,8 @@ std::string eval_json(const Evaluation& e, const Options& o, const train::TrainS
 }
 
 std::string model_card(const Evaluation& e, const Options& o, const train::TrainState& s,
-                       std::int64_t parameters, const Data& d, const Start& start) {
+                       std::int64_t parameters, const Data& d,
+                       const train::WarmStartRecord& start) {
   const train::HeadPatterns& p = e.heads;
   const Best prev = best_of(p.previous), next = best_of(p.next);
   const double gap = e.loss.unigram - e.loss.model;
@@ -439,8 +418,8 @@ std::string model_card(const Evaluation& e, const Options& o, const train::Train
         "those of the old tokens the old tokenizer splits them into |\n",
         start.dir.c_str(),
         start.step.empty() ? "" : format(" (trained for %s steps)", start.step.c_str()).c_str(),
-        start.map.old_size, d.tokenizer.vocab_size(), static_cast<long long>(start.map.same),
-        static_cast<long long>(start.map.composed));
+        start.old_size, d.tokenizer.vocab_size(), static_cast<long long>(start.same),
+        static_cast<long long>(start.composed));
   }
   md += format(
       "| objective | masked LM: %.0f%% of each window's tokens predicted; of those 80%% "
@@ -707,15 +686,8 @@ int run(const Options& o) {
   LoadedModel loaded = load_model(shipped);
   std::printf("evaluating the F16 model on 256 held-out windows ...\n");
   const Evaluation e = evaluate(*loaded.model->bert(), d, T, 256, 64, o.mask_rate);
-  Start start;
-  if (warm) {
-    start.dir = o.init_from;
-    start.hash = warm->hash;
-    start.map = vocabulary_map;
-    for (const auto& [key, value] : warm->loaded.metadata) {
-      if (key == "step") start.step = value;
-    }
-  }
+  train::WarmStartRecord start;
+  if (warm) start = train::warm_start_record(*warm, vocabulary_map);
   corpus::write_file(o.out + "/eval.json", eval_json(e, o, state, model->num_parameters(), start));
   corpus::write_file(o.out + "/MODEL.md",
                      model_card(e, o, state, model->num_parameters(), d, start));

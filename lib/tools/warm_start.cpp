@@ -2,8 +2,10 @@
 
 #include "core/check.hpp"
 #include "corpus/io.hpp"
+#include "io/json.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <string_view>
 #include <unordered_map>
@@ -35,6 +37,19 @@ std::vector<std::int32_t> longest_pieces(
     }
   }
   return out;
+}
+
+// Remaps the tensors whose name `by_token` picks (their rows are tokens); returns how many.
+template <typename Pick>
+int remap_token_rows(TensorList& tensors, const VocabularyMap& map, const std::string& dir,
+                     Pick by_token) {
+  int mapped = 0;
+  for (auto& [name, tensor] : tensors) {
+    if (!by_token(name)) continue;
+    tensor = remap_rows(tensor, map, "--init-from " + dir + ": " + name);
+    ++mapped;
+  }
+  return mapped;
 }
 
 }  // namespace
@@ -129,6 +144,9 @@ WarmStart read_warm_start(const std::string& flag, const std::string& dir) {
     w.loaded = load_model(files);
     w.tokenizer = BpeTokenizer::from_files(vocab, merges);
     w.hash = hash_bytes(merges, hash_bytes(vocab, hash_bytes(weights, 0)));
+    for (const auto& [key, value] : w.loaded.metadata) {
+      if (key == "step") w.step = value;
+    }
   } catch (const Error& e) {
     detail::fail(ErrorCode::BAD_ARGUMENT, flag, " ", dir, ": ", e.what());
   }
@@ -153,11 +171,8 @@ Gpt2Model warm_gpt2(const Gpt2Config& config, const WarmStart& warm, const BpeTo
   }
   map = map_vocabulary(warm.tokenizer, tokenizer);
   TensorList tensors = old->to_tensors();
-  for (auto& [name, tensor] : tensors) {
-    if (name == "wte.weight") {
-      tensor = remap_rows(tensor, map, "--init-from " + warm.dir + ": " + name);
-    }
-  }
+  remap_token_rows(tensors, map, warm.dir,
+                   [](const std::string& name) { return name == "wte.weight"; });
   return Gpt2Model::from_tensors(config, tensors);
 }
 
@@ -182,22 +197,38 @@ BertModel warm_bert(const BertConfig& config, const WarmStart& warm, const BpeTo
                  " token types", config.mlm_head ? "" : ", no MLM head");
   }
   map = map_vocabulary(warm.tokenizer, tokenizer);
-  const auto ends_with = [](const std::string& s, std::string_view tail) {
-    return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
-  };
   TensorList tensors = old->to_tensors();
-  int mapped = 0;
-  for (auto& [name, tensor] : tensors) {
-    if (ends_with(name, "embeddings.word_embeddings.weight") || name == "cls.predictions.bias") {
-      tensor = remap_rows(tensor, map, "--init-from " + warm.dir + ": " + name);
-      ++mapped;
-    }
-  }
+  const int mapped = remap_token_rows(tensors, map, warm.dir, [](const std::string& name) {
+    constexpr std::string_view word = "embeddings.word_embeddings.weight";
+    return (name.size() >= word.size() &&
+            name.compare(name.size() - word.size(), word.size(), word) == 0) ||
+           name == "cls.predictions.bias";
+  });
   if (mapped != (config.mlm_head ? 2 : 1)) {
     detail::fail(ErrorCode::BAD_ARGUMENT, "--init-from ", warm.dir, ": found ", mapped,
                  " of the word embeddings and the MLM bias, not ", config.mlm_head ? 2 : 1);
   }
   return BertModel::from_tensors(config, tensors);
+}
+
+WarmStartRecord warm_start_record(const WarmStart& warm, const VocabularyMap& map) {
+  return {warm.dir, warm.step, warm.hash, map.old_size, map.same, map.composed, map.cut};
+}
+
+std::string warm_start_json(const WarmStartRecord& r, std::string_view indent) {
+  if (r.dir.empty()) return {};
+  std::string out(indent);
+  out += "\"init_from\": {\"dir\": ";
+  detail::append_json_string(out, r.dir);
+  out += ", \"step\": ";
+  detail::append_json_string(out, r.step);
+  char buf[200];
+  std::snprintf(buf, sizeof buf,
+                ", \"vocab_size\": %d, \"same_tokens\": %lld, \"composed_tokens\": %lld, "
+                "\"cut_tokens\": %lld, \"files_hash\": \"%016llx\"},\n",
+                r.old_size, static_cast<long long>(r.same), static_cast<long long>(r.composed),
+                static_cast<long long>(r.cut), static_cast<unsigned long long>(r.hash));
+  return out + buf;
 }
 
 }  // namespace attnlens::train

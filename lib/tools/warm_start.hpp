@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace attnlens::train {
@@ -40,6 +41,7 @@ struct WarmStart {
   LoadedModel loaded;
   BpeTokenizer tokenizer;
   std::uint64_t hash = 0;  // of model.safetensors, vocab.json and merges.txt (the state's key)
+  std::string step;        // model.safetensors' "step" metadata, or empty
 };
 
 // Throws Error(BAD_ARGUMENT) naming `flag` and the folder for a folder that cannot be read
@@ -62,5 +64,21 @@ Gpt2Model warm_gpt2(const Gpt2Config& config, const WarmStart& warm, const BpeTo
 // are not `config`'s.
 BertModel warm_bert(const BertConfig& config, const WarmStart& warm, const BpeTokenizer& tokenizer,
                     VocabularyMap& map);
+
+// What a model card and eval.json say of a warm start; an empty `dir` is a run from random
+// weights.
+struct WarmStartRecord {
+  std::string dir;   // --init-from, as given
+  std::string step;  // the folder's "step" metadata, or empty
+  std::uint64_t hash = 0;
+  std::int32_t old_size = 0;
+  std::int64_t same = 0, composed = 0, cut = 0;  // VocabularyMap's counts
+};
+
+WarmStartRecord warm_start_record(const WarmStart& warm, const VocabularyMap& map);
+
+// eval.json's member for the record, `indent` "\"init_from\": {...},\n"; empty for a run from
+// random weights.
+std::string warm_start_json(const WarmStartRecord& record, std::string_view indent);
 
 }  // namespace attnlens::train

@@ -151,13 +151,7 @@ TEST_CASE("a warm-started model's card and eval.json say where it started", "[mo
   CHECK(scratch.find("Where it started") == std::string::npos);
   CHECK(attnlens::eval::eval_json(evaluation(), r).find("init_from") == std::string::npos);
 
-  r.init_from = "build/model-4096";
-  r.init_vocab = 4096;
-  r.init_step = "56000";
-  r.init_same = 3918;
-  r.init_composed = 4274;
-  r.init_cut = 12;
-  r.init_hash = "0123456789abcdef";
+  r.init = {"build/model-4096", "56000", 0x0123456789abcdef, 4096, 3918, 4274, 12};
   const std::string warm = attnlens::eval::model_card(evaluation(), r);
   INFO(warm);
   CHECK(warm.find("trained from the model of `build/model-4096` (the section Training says how) "
