@@ -10,7 +10,9 @@
 // frame with the predictions and the grid of 144 heads: issue 27's page targets; for the edit at
 // the start also the time until every token's predictions are ranked (the last token's come with
 // the figure, the others in tasks after it).
-//   node bench/painted.mjs [--quick] [--before=DIR] [--no-views] [--no-checkpoint]
+//   node bench/painted.mjs [--quick] [--edits=N] [--only=VIEW/MODE/TOKENS] [--before=DIR] [--no-views] [--no-checkpoint]
+//   --only: one of the scenarios below (e.g. lines/compare/64) and nothing else; --edits: per
+//   scenario (11, or 5 with --quick).
 //   DIR: an older built site (a copy of dist/site made before a change), whose page is edited
 //   turn about with this build's, the same edits in the same browser, so both columns share the
 //   machine's load.
@@ -19,7 +21,7 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { serve } from "../scripts/serve.mjs";
-import { cli, cliError } from "../scripts/cli.mjs";
+import { cli, cliError, cliNumber } from "../scripts/cli.mjs";
 import { launchBrowser, openPage } from "../tests/support/browser.mjs";
 import { sentence } from "../tests/support/sentences.mjs";
 import { EDIT, installProbe, measure, median } from "../tests/support/painted.mjs";
@@ -28,17 +30,19 @@ import { GPT2_SMALL, writeGpt2Checkpoint } from "../scripts/gpt2-checkpoint.mjs"
 
 const root = new URL("..", import.meta.url).pathname;
 const usage =
-  "usage: node bench/painted.mjs [--quick] [--before=DIR] [--no-views] [--no-checkpoint]   DIR: an older built site (a copy of dist/site)";
+  "usage: node bench/painted.mjs [--quick] [--edits=N] [--only=VIEW/MODE/TOKENS] [--before=DIR] [--no-views] [--no-checkpoint]   DIR: an older built site (a copy of dist/site)";
 const { values } = cli({
   usage,
   options: {
     quick: { type: "boolean" },
     before: { type: "string" },
+    edits: { type: "string" },
+    only: { type: "string" },
     "no-checkpoint": { type: "boolean" },
     "no-views": { type: "boolean" },
   },
 });
-const edits = values.quick ? 5 : 11;
+const edits = cliNumber(values, "edits", { fallback: values.quick ? 5 : 11, min: 1, integer: true, usage, label: "--edits" });
 const sites = [["this build", join(root, "dist/site")]];
 if (values.before) sites.push(["before", values.before]);
 for (const [, dir] of sites) if (!existsSync(join(dir, "index.html"))) cliError(`no built site in ${dir} (index.html is missing)`, usage);
@@ -53,6 +57,10 @@ const SCENARIOS = [
   ["heatmap", "compare", 512],
 ];
 const TARGET = { 64: 16, 512: 50 };
+const names = SCENARIOS.map((s) => s.join("/"));
+if (values.only !== undefined && !names.includes(values.only))
+  cliError(`--only must be one of ${names.join(", ")}; got "${values.only}"`, usage);
+const scenarios = values.only === undefined ? SCENARIOS : SCENARIOS.filter((s) => s.join("/") === values.only);
 
 const servers = await Promise.all(sites.map(([, dir]) => serve(dir)));
 const browser = await launchBrowser();
@@ -60,7 +68,7 @@ const rows = [];
 const checkpoint = [];
 const shipped = { tokens: 0, rows: [] };
 try {
-  for (const [view, mode, n] of values["no-views"] ? [] : SCENARIOS) {
+  for (const [view, mode, n] of values["no-views"] ? [] : scenarios) {
     const base = sentence(n - 1);
     const pages = [];
     for (const server of servers) {
@@ -89,8 +97,8 @@ try {
     rows.push({ view, mode, n, cells: pages.map((p) => ({ ms: median(p.times), explain: median(p.explain) })) });
     console.error(`  ${view}, ${mode}, ${n} tokens: ${pages.map((p) => `${median(p.times).toFixed(1)} ms`).join(" / ")}`);
   }
-  await shippedRows();
-  if (!values["no-checkpoint"]) await checkpointRows();
+  if (values.only === undefined) await shippedRows();
+  if (values.only === undefined && !values["no-checkpoint"]) await checkpointRows();
 } finally {
   await browser.close();
   await Promise.all(servers.map((s) => s.close()));

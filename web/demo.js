@@ -104,6 +104,12 @@ const trainCard = {};
 let paintedFrom = null;
 
 function fillSelect(select, values, label = String) {
+  // Called on every keystroke (showState): options already as wanted are left alone, since new
+  // ones would be styled and laid out again before the figure's frame.
+  const same =
+    select.options.length === values.length &&
+    values.every((v, i) => select.options[i].value === String(v) && select.options[i].textContent === label(v));
+  if (same) return;
   select.replaceChildren(
     ...values.map((v) => {
       const option = document.createElement("option");

@@ -126,16 +126,40 @@ export class CanvasPainter {
     c.fill();
   }
 
-  /** Straight segments [x1, y1, x2, y2, ...] stroked as one path (one colour and opacity). */
+  /**
+   * Straight segments [x1, y1, x2, y2, ...] stroked as one path (one colour and opacity). A
+   * whole width of 2 px or more is drawn as that many 1 px lines side by side, 1 px apart:
+   * without a GPU, Skia fills a wider stroke's outline through a coverage mask as large as the
+   * whole path's bounds, ~13 µs per 300 px segment here against ~1 µs for a 1 px line (200
+   * segments: 2.6 ms stroked, 0.6 ms as pairs of 1 px lines; docs/performance.md, "The lines
+   * view's thick lines"). Side by side they cover the same pixels.
+   */
   segments(coords, stroke, width = 1, opacity = 1) {
     const c = this.c;
     c.globalAlpha = opacity;
     c.strokeStyle = stroke;
-    c.lineWidth = width;
+    const lines = width >= 2 && Number.isInteger(width) ? width : 1;
+    c.lineWidth = lines > 1 ? 1 : width;
     c.beginPath();
     for (let k = 0; k < coords.length; k += 4) {
-      c.moveTo(coords[k], coords[k + 1]);
-      c.lineTo(coords[k + 2], coords[k + 3]);
+      const x1 = coords[k];
+      const y1 = coords[k + 1];
+      const x2 = coords[k + 2];
+      const y2 = coords[k + 3];
+      if (lines === 1) {
+        c.moveTo(x1, y1);
+        c.lineTo(x2, y2);
+        continue;
+      }
+      // Offsets across the segment: along its unit normal, centred on it.
+      const length = Math.hypot(x2 - x1, y2 - y1) || 1;
+      const nx = -(y2 - y1) / length;
+      const ny = (x2 - x1) / length;
+      for (let n = 0; n < lines; n++) {
+        const o = n - (lines - 1) / 2;
+        c.moveTo(x1 + o * nx, y1 + o * ny);
+        c.lineTo(x2 + o * nx, y2 + o * ny);
+      }
     }
     c.stroke();
     c.globalAlpha = 1;
@@ -160,6 +184,11 @@ export class CanvasPainter {
     c.fillStyle = fill;
     c.textAlign = ANCHOR[anchor];
     c.textBaseline = baseline;
+    // Most labels are level and unboxed: drawn in place, without saving and moving the context.
+    if (!rotate && !background) {
+      c.fillText(str, x, y);
+      return;
+    }
     c.save();
     c.translate(x, y);
     if (rotate) c.rotate((rotate * Math.PI) / 180);
