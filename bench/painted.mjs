@@ -9,7 +9,8 @@
 // 32-token sentence (append a token, delete it, change the first word), each to the painted
 // frame with the predictions and the grid of 144 heads: issue 27's page targets; for the edit at
 // the start also the time until every token's predictions are ranked (the last token's come with
-// the figure, the others in tasks after it).
+// the figure, the others in tasks after it), and the page's longest task (Long Tasks API, over
+// 50 ms; 0: none) while loading and over all the keystrokes.
 //   node bench/painted.mjs [--quick] [--edits=N] [--only=VIEW/MODE/TOKENS] [--before=DIR] [--no-views] [--no-checkpoint]
 //   --only: one of the scenarios below (e.g. lines/compare/64) and nothing else; --edits: per
 //   scenario (11, or 5 with --quick).
@@ -183,26 +184,40 @@ async function checkpointRows() {
       if (!status.ok) throw new Error(`the page did not show the checkpoint: ${status.text}`);
       return performance.now() - t0;
     };
+    // The page's longest task (the Long Tasks API: those over 50 ms) since the last call; 0 for none.
+    const longest = (page) =>
+      page.evaluate(() => {
+        const ms = Math.max(0, ...window.__longTasks.map((e) => e.duration));
+        window.__longTasks = [];
+        return ms;
+      });
     const pages = [];
     for (const server of servers) {
       const { page, problems } = await openPage(browser.context, server.url);
+      await page.addInitScript(() => {
+        window.__longTasks = [];
+        new PerformanceObserver((list) => window.__longTasks.push(...list.getEntries())).observe({ type: "longtask" });
+      });
       await page.goto(`${server.url}index.html?sentence=${encodeURIComponent(sentence)}`);
       await page.waitForFunction(() => document.querySelector("#figure").explanation?.causal);
+      await longest(page);
       const load = await timedPick(page);
       // A large model's induction probe may follow its first figure (web/element/trained.js): the
       // keystrokes are timed after it.
       await page.waitForFunction(() => document.querySelector("#figure").attention?.scores?.induction, null, { timeout: 60000 });
-      pages.push({ page, problems, load, append: [], delete: [], start: [], ranked: [] });
+      pages.push({ page, problems, load, loadTask: await longest(page), append: [], delete: [], start: [], ranked: [], tasks: [] });
     }
     for (let k = 0; k < Math.ceil(edits / 2); k++)
       for (const p of pages) {
         await p.page.bringToFront();
+        await longest(p.page);
         p.append.push(await typeAndTime(p.page, `${sentence}.`));
         p.delete.push(await typeAndTime(p.page, sentence));
         const edit = await typeAndTime(p.page, start, { ranked: true });
         p.start.push(edit.painted);
         p.ranked.push(edit.ranked);
         await typeAndTime(p.page, sentence);
+        p.tasks.push(await longest(p.page));
       }
     // Closed, then the same files picked again.
     for (const p of pages) {
@@ -224,6 +239,8 @@ async function checkpointRows() {
       row("delete it", 50, (p) => median(p.delete)),
       row("change the first word", 200, (p) => median(p.start)),
       row("  every prediction ranked", NaN, (p) => median(p.ranked)),
+      row("longest page task, load", 50, (p) => p.loadTask),
+      row("longest page task, keystrokes", 50, (p) => Math.max(...p.tasks)),
     );
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -243,15 +260,15 @@ if (shipped.rows.length) {
   );
   console.log(`${"keystroke with".padEnd(27)}${"target".padStart(8)}${sites.map(([name]) => `${name} (ms)`.padStart(18)).join("")}`);
   for (const r of shipped.rows)
-    console.log(`${r.name.padEnd(27)}${String(r.target).padStart(8)}${r.cells.map((c) => c.ms.toFixed(1).padStart(18)).join("")}`);
+    console.log(`${r.name.padEnd(32)}${String(r.target).padStart(8)}${r.cells.map((c) => c.ms.toFixed(1).padStart(18)).join("")}`);
 }
 if (checkpoint.length) {
   console.log(
     `\nGPT-2 small's shapes picked in the page (random weights, 32 tokens), to the painted frame; medians of ${Math.ceil(edits / 2)}`,
   );
-  console.log(`${"keystroke".padEnd(27)}${"target".padStart(8)}${sites.map(([name]) => `${name} (ms)`.padStart(18)).join("")}`);
+  console.log(`${"keystroke".padEnd(32)}${"target".padStart(8)}${sites.map(([name]) => `${name} (ms)`.padStart(18)).join("")}`);
   for (const r of checkpoint)
     console.log(
-      `${r.name.padEnd(27)}${String(Number.isNaN(r.target) ? "" : r.target).padStart(8)}${r.cells.map((c) => c.ms.toFixed(0).padStart(18)).join("")}`,
+      `${r.name.padEnd(32)}${String(Number.isNaN(r.target) ? "" : r.target).padStart(8)}${r.cells.map((c) => c.ms.toFixed(0).padStart(18)).join("")}`,
     );
 }

@@ -6,6 +6,8 @@
 //                         only when shown
 //   dist/element-train-worker.js  <attn-lens-train>'s Web Worker (the trainer and the JS API in
 //                         one module), and dist/train-snapshot/ its "Skip ahead" run
+//   dist/element-model-worker.js  <attn-lens>'s model worker: a checkpoint a reader picks loads
+//                         and computes there (the JS API in one module)
 //   dist/site/            the static demo site, with the blog example under examples/
 import { build } from "vite";
 import { copyFileSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
@@ -74,6 +76,8 @@ await library("web/element/index.js", "element.js", {
 copyFileSync(join(root, "web/element/element.d.ts"), join(dist, "element.d.ts"));
 // The training element's worker: one module (no chunks), found by the element beside itself.
 await library("web/train/worker.js", "element-train-worker.js", { output: { codeSplitting: false } });
+// The model worker: a checkpoint a reader picks computes there (web/element/remote-model.js).
+await library("web/element/model-worker.js", "element-model-worker.js", { output: { codeSplitting: false } });
 
 await build({
   ...quiet,

@@ -1,7 +1,8 @@
 // The demo page's checkpoint picker in Chromium: a GPT-2-shaped checkpoint picked from disk (made
 // by scripts/gpt2-checkpoint.mjs, random weights) is shown with GPT-2's own tokenizer; a BERT
 // config gets a message naming it; GPT-2 small's exact shapes (500 MB) load and run a 32-token
-// sentence in the page, and the load and forward times are printed.
+// sentence in the page, and the load and forward times are printed. A picked checkpoint loads and
+// computes in the element's model worker (web/element/remote-model.js).
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdtempSync, readFileSync, rmSync, statfsSync, writeFileSync } from "node:fs";
@@ -69,6 +70,59 @@ test("the page's picker: a GPT-2-shaped checkpoint without a tokenizer is shown 
     await page.waitForFunction(
       () => document.querySelector("#figure").model === "random" && document.querySelector("#figure").explanation?.causal,
     );
+    assert.deepEqual(problems, []);
+    await page.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("a picked checkpoint loads and computes in the model worker; its errors come back as the library's", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "attnlens-ckpt-"));
+  try {
+    const config = { layers: 2, heads: 3, dModel: 48, context: 64, vocabSize: 50257 };
+    writeGpt2Checkpoint(dir, config, 3);
+    const { page, problems } = await openDemo();
+    const workerUrl = /\/element-model-worker\.js$/;
+    assert.equal(page.workers().filter((w) => workerUrl.test(w.url())).length, 0, "no model worker before a checkpoint is picked");
+    const status = await pickCheckpoint(page, dir);
+    assert.ok(status.ok, status.text);
+    const workers = page.workers().filter((w) => workerUrl.test(w.url()));
+    assert.equal(
+      workers.length,
+      1,
+      page
+        .workers()
+        .map((w) => w.url())
+        .join(", "),
+    );
+    // The worker loaded the model module itself (the checkpoint's weights went there, not to the page's heap).
+    const fetched = await workers[0].evaluate(() => performance.getEntriesByType("resource").map((e) => new URL(e.name).pathname));
+    assert.ok(
+      fetched.some((p) => /\/attnlens-model(-relaxed)?\.wasm$/.test(p)),
+      fetched.join(", "),
+    );
+    // Typing is answered from the worker: the tokens of the new text, GPT-2's.
+    const text = "The worker answers this sentence.";
+    await typeAndTime(page, text);
+    const tokens = await page.evaluate(() => document.querySelector("#figure").attention.tokens.map((t) => t.text));
+    assert.deepEqual(
+      tokens,
+      gpt2Encoder.encode(text).map((id) => gpt2Encoder.decode([id])),
+    );
+
+    // A truncated model.safetensors: the library's message, from the worker, word for word.
+    const bytes = readFileSync(join(dir, "model.safetensors"));
+    writeFileSync(join(dir, "model.safetensors"), bytes.subarray(0, bytes.length - 1000));
+    await page.setInputFiles("#open-checkpoint", [join(dir, "model.safetensors"), join(dir, "config.json")]);
+    await page.waitForFunction(() => /truncated/.test(document.querySelector("#checkpoint-status").textContent));
+    assert.match(
+      await page.textContent("#checkpoint-status"),
+      /model\.safetensors: tensor "wte\.weight" ends at byte \d+ of the data, but only \d+ bytes follow the header: the file is truncated/,
+    );
+    // The same worker served both; the figure shown before stays (the page keeps it on an error).
+    assert.equal(page.workers().filter((w) => workerUrl.test(w.url())).length, 1);
+    assert.deepEqual(await page.evaluate(() => document.querySelector("#figure").attention.tokens.map((t) => t.text)), tokens);
     assert.deepEqual(problems, []);
     await page.close();
   } finally {
@@ -351,6 +405,22 @@ test("GPT-2 small's exact shapes (random weights, 500 MB) load and run a 32-toke
     for (const text of [sentence, `${sentence}.`, sentence]) times.push(await typeAndTime(page, text));
     const shape = await page.evaluate(() => document.querySelector("#figure").attention.weights.shape);
     assert.deepEqual(shape, [12, 12, L, L]);
+    // The forward runs in the model worker: a task queued right after the keystroke runs before
+    // the figure of the edit arrives (on the page's thread the whole forward would come first).
+    const order = await page.evaluate(
+      (text) =>
+        new Promise((done) => {
+          const seen = [];
+          const see = (what) => seen.push(what) === 2 && done(seen);
+          document.querySelector("#figure").addEventListener("attn-lens-render", () => see("figure"), { once: true });
+          const input = document.querySelector("#sentence");
+          input.value = text;
+          input.dispatchEvent(new Event("input", { bubbles: true }));
+          setTimeout(() => see("next task"));
+        }),
+      `A${sentence.slice(1)}`,
+    );
+    assert.deepEqual(order, ["next task", "figure"]);
     console.log(
       `GPT-2 small shapes in Chromium: ${(bytes / 1e6).toFixed(0)} MB checkpoint picked -> figure in ${loadMs} ms; ` +
         `an edit at ${L} tokens (forward, predictions, grid of 144 heads) ${times.map((ms) => ms.toFixed(0)).join(", ")} ms`,

@@ -41,6 +41,7 @@ test("npm pack ships exactly the package files", () => {
     "dist/element-trained.js",
     "dist/element-train-draw.js",
     "dist/element-train-worker.js",
+    "dist/element-model-worker.js",
     "dist/train-snapshot/model.safetensors",
     "dist/train-snapshot/config.json",
     "dist/train-snapshot/state.json",

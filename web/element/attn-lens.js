@@ -110,6 +110,8 @@ export class AttnLensElement extends LitElement {
     this._loading = null;
     this._changeStart = 0;
     this._computeMs = 0;
+    // A figure under way in the model worker (trained.js, computeInWorker).
+    this._workerBusy = false;
     // Frame of each frame box; boxes of a view not shown are kept by Lit's cache() with their
     // canvases (a new canvas costs milliseconds to allocate), and their Frames with them.
     this._frames = new WeakMap();
@@ -377,7 +379,7 @@ export class AttnLensElement extends LitElement {
     const settled = drew || this._error || this._figure?.empty;
     // A change whose figure is still to come (a computation in its own task, a view loading)
     // keeps its start time, so the render event counts from the change itself.
-    const waiting = this._deferred || this._loading || isScheduled(this) || !loadedView(this._state.state.view);
+    const waiting = this._deferred || this._workerBusy || this._loading || isScheduled(this) || !loadedView(this._state.state.view);
     if (!settled && waiting) return;
     if (settled && this._changeStart) {
       const ms = performance.now() - this._changeStart;

@@ -165,7 +165,7 @@ function startModel(element) {
         element._loading = null;
         element._computedKey = null;
         element.requestUpdate();
-        if (opened.some((o) => o.probeLater)) probeAfterFirstFigure(element, opened);
+        if (opened.some((o) => o.probeLater)) trained.probeAfterFirstFigure(element, opened);
         modelEvent(element, opened);
       },
       (error) => {
@@ -183,45 +183,6 @@ function startModel(element) {
       },
     );
   return element._modelLoad;
-}
-
-/**
- * A large causal model's induction probe (trained.js), in a task after its first figure is
- * painted; then the figure is made again (from the cache: no row is computed again) with the
- * head labels that name induction heads.
- */
-function probeAfterFirstFigure(element, opened) {
-  element.addEventListener(
-    "attn-lens-painted",
-    () =>
-      setTimeout(() => {
-        // Another model shown since: this one may be freed.
-        if (element._openedModels !== opened) return;
-        let probed = false;
-        for (const o of opened) probed = trained.probeInduction(o) || probed;
-        if (!probed) return;
-        element._computedKey = null;
-        element.requestUpdate();
-      }),
-    { once: true },
-  );
-}
-
-/** The predictions a figure left for later (trained.rankLater): a task at a time once it is painted, while it is shown. */
-function rankAfterPaint(element, panels, opened, sentence) {
-  const step = () => {
-    if (element._panels !== panels || !element.isConnected) return;
-    let more = false;
-    try {
-      panels.forEach((data, k) => (more = (data.pendingPredictions.length > 0 && trained.rankLater(opened[k], data, sentence)) || more));
-    } catch (error) {
-      // As a failed figure: the error instead of cards that would wait for ever.
-      Object.assign(element, { _figure: null, _panels: [], _error: error.message });
-    }
-    element.requestUpdate();
-    if (more) setTimeout(step);
-  };
-  requestAnimationFrame(() => setTimeout(step));
 }
 
 /** A new `model`, `model-src` or (for the shipped models) `mode` (not openModel's "custom") drops the models shown. */
@@ -246,25 +207,33 @@ export function showModel(element, { sentence, specials }) {
   if (!element._modelLoad) startModel(element).catch(() => {});
   else if (element._openedModels && key !== element._computedKey) {
     element._computedKey = key;
-    element._computeWith((state) => {
-      const panels = element._openedModels.map((opened) =>
-        trained.modelFigure(opened, state.sentence, { hideSpecial: state.specials === "hide" }),
+    if (element._openedModels.some((opened) => opened.model.remote)) trained.computeInWorker(element, key, showPanels);
+    else
+      element._computeWith((state) =>
+        showPanels(
+          element,
+          state,
+          element._openedModels.map((opened) => trained.modelFigure(opened, state.sentence, { hideSpecial: state.specials === "hide" })),
+        ),
       );
-      const data = panels.every(Boolean) ? panels : [];
-      element._panels = data;
-      if (data.some((d) => d.pendingPredictions?.length)) rankAfterPaint(element, data, element._openedModels, state.sentence);
-      element._figure = data.length
-        ? {
-            file: true,
-            model: true,
-            state,
-            totalTokens: data[0].totalTokens,
-            truncated: data.some((d) => d.totalTokens > d.tokens.length),
-          }
-        : { empty: true };
-    });
     element._state = element.figureState;
   }
+}
+
+/** Shows the panels modelFigure() made for `state` (none: the text has no tokens). */
+function showPanels(element, state, panels) {
+  const data = panels.every(Boolean) ? panels : [];
+  element._panels = data;
+  if (data.some((d) => d.pendingPredictions?.length)) trained.rankAfterPaint(element, data, element._openedModels, state.sentence);
+  element._figure = data.length
+    ? {
+        file: true,
+        model: true,
+        state,
+        totalTokens: data[0].totalTokens,
+        truncated: data.some((d) => d.totalTokens > d.tokens.length),
+      }
+    : { empty: true };
 }
 
 /** Under a model's figure: its predictions (the next tokens, or each [MASK]'s fillers), one strip per model. */

@@ -7,6 +7,33 @@
 import { html, nothing } from "lit";
 import { headLabel, headScores } from "./head-labels.js";
 import { chunkError } from "./chunks.js";
+import { loadRemoteModel, remoteFamilies, workersAvailable } from "./remote-model.js";
+
+/**
+ * The model calls below are written once, as generators that yield [method, ...args] for each
+ * call of the model and get its result back: a model on this thread (the shipped ones) runs them
+ * at once (run()), a reader's checkpoint in the model worker (remote-model.js) through promises.
+ */
+function run(model, steps) {
+  let step = steps.next();
+  while (!step.done) {
+    const [method, ...args] = step.value;
+    step = steps.next(model[method](...args));
+  }
+  return step.value;
+}
+
+async function runRemote(model, steps) {
+  let step = steps.next();
+  while (!step.done) {
+    const [method, ...args] = step.value;
+    step = steps.next(await model[method](...args));
+  }
+  return step.value;
+}
+
+/** `steps` of `model`: their result, or (a model in the worker) a promise of it. */
+const drive = (model, steps) => (model.remote ? runRemote(model, steps) : run(model, steps));
 
 /** Every file name a checkpoint folder of some family may hold. */
 export const CHECKPOINT_FILES = [
@@ -153,9 +180,13 @@ function probeIds(V, trial) {
 
 /**
  * Induction score per [layer][head]: mean attention from each token of the second copy to the
- * token after its earlier occurrence, over the probe.
+ * token after its earlier occurrence, over the probe (a promise of them for a model in the worker).
  */
 export function inductionScores(model) {
+  return drive(model, inductionSteps(model));
+}
+
+function* inductionSteps(model) {
   const { layers, heads, vocabSize, context } = model.config;
   const n = Math.min(PROBE.length, Math.floor(context / 2));
   const scores = Array.from({ length: layers }, () => new Array(heads).fill(0));
@@ -163,7 +194,7 @@ export function inductionScores(model) {
   for (let trial = 0; trial < PROBE.trials; trial++) {
     const ids = probeIds(vocabSize, trial).subarray(0, 2 * n);
     if (n < PROBE.length) ids.copyWithin(n, 0, n);
-    const { data } = model.forward(ids, { attention: true }).attention;
+    const { data } = (yield ["forward", ids, { attention: true }]).attention;
     const T = 2 * n;
     for (let l = 0; l < layers; l++)
       for (let h = 0; h < heads; h++) {
@@ -189,12 +220,19 @@ export function previousTokenScores({ data, shape: [layers, heads, L] }) {
 /** Models up to this many parameters are probed for induction heads as they open (~60 ms here). */
 const PROBE_NOW_PARAMETERS = 5e6;
 
-/** Runs the induction probe that openModel() left for later; true if it ran. */
+/** Runs the induction probe that openModel() left for later; true if it ran (a promise of it for a model in the worker). */
 export function probeInduction(opened) {
   if (!opened.probeLater) return false;
   opened.probeLater = false;
-  opened.induction = inductionScores(opened.model);
-  return true;
+  const scores = inductionScores(opened.model);
+  if (!opened.model.remote) {
+    opened.induction = scores;
+    return true;
+  }
+  return scores.then((s) => {
+    opened.induction = s;
+    return true;
+  });
 }
 
 // Models are cached per URL, so several figures of one post share one download and one instance.
@@ -206,12 +244,16 @@ const shipped = new Map();
  * null for an encoder, and until probeInduction() for a large causal model (probeLater).
  */
 export function openModel(lens, source, { signal, onProgress } = {}) {
+  // A reader's checkpoint computes in the model worker, so that the page stays responsive
+  // while a real-size model runs (and this thread need not load the model module at all); the
+  // shipped models (small) on this thread.
+  const remote = Boolean(source.files) && workersAvailable();
   const load = async () => {
-    const families = await lens.modelFamilies();
+    const families = remote ? await remoteFamilies() : await lens.modelFamilies();
     const files = source.url
       ? await fetchCheckpoint(source.url, families, { signal, onProgress, known: source.tokenizerFiles })
       : await readPicked(source.files, families);
-    const model = await lens.loadModel({ files, onProgress });
+    const model = remote ? await loadRemoteModel(files, { onProgress }) : await lens.loadModel({ files, onProgress });
     if (!model.hasTokenizer) {
       model.dispose();
       throw bad("this checkpoint has no tokenizer: add its tokenizer's files to read text with it");
@@ -222,7 +264,7 @@ export function openModel(lens, source, { signal, onProgress } = {}) {
     // (GPT-2 small: 1.6 s of its 5 s to the first figure) is probed after its first figure is
     // shown (probeInduction()), and its head labels follow.
     if (model.config.causal) {
-      if (model.parameters <= PROBE_NOW_PARAMETERS) opened.induction = inductionScores(model);
+      if (model.parameters <= PROBE_NOW_PARAMETERS) opened.induction = await inductionScores(model);
       else opened.probeLater = true;
     }
     return opened;
@@ -311,18 +353,23 @@ function withoutSpecials(tokens, attention) {
  * attention (causal or full, as the model is), `predictions` (a next-token model: the five
  * likeliest after each token; an encoder: the five likeliest fillers of each [MASK]), and per
  * head a label of what it does on this sentence (head-labels.js). `hideSpecial` drops [CLS] and
- * [SEP], renormalising. Null for a text without tokens.
+ * [SEP], renormalising. Null for a text without tokens. A model in the worker (a reader's
+ * checkpoint): a promise of the same.
  */
-export function modelFigure(opened, sentence, { hideSpecial = false } = {}) {
+export function modelFigure(opened, sentence, options) {
+  return drive(opened.model, figureSteps(opened, sentence, options));
+}
+
+function* figureSteps(opened, sentence, { hideSpecial = false } = {}) {
   const { model, name, induction, cache } = opened;
   const causal = model.config.causal;
   const text = causal ? sentence : pairOf(sentence);
-  let { now, later } = causal ? rowsToRank(opened, text) : { now: undefined, later: [] };
-  let r = model.analyze(text, { k: 5, attention: true, cache: causal ? cache : undefined, predictionRows: now });
+  let { now, later } = causal ? yield* rowsToRank(opened, text) : { now: undefined, later: [] };
+  let r = yield ["analyze", text, { k: 5, attention: true, cache: causal ? cache : undefined, predictionRows: now }];
   if (!r.tokens.length) return null;
   // Hidden special tokens renumber the rows: everything is ranked now (from the cache).
   if (later.length && hideSpecial && r.tokens.some((t) => t.special)) {
-    r = model.analyze(text, { k: 5, attention: true, cache });
+    r = yield ["analyze", text, { k: 5, attention: true, cache }];
     later = [];
   }
   if (causal) opened.ranked = { ids: Int32Array.from(r.tokens, (t) => t.id), rows: r.predictions.map(Boolean) };
@@ -377,13 +424,13 @@ const RANK_BUDGET = 2 ** 27;
 const rankedBy = new WeakMap();
 
 /** The token positions a causal model's figure ranks now (undefined: all) and later. */
-function rowsToRank(opened, text) {
+function* rowsToRank(opened, text) {
   const { model } = opened;
   const perRow = model.config.vocabSize * model.config.dModel;
   // A model whose whole context is within the budget (the shipped one) ranks everything at once:
   // no tokenizing twice per keystroke to find out.
   if (model.config.context * perRow <= RANK_BUDGET) return { now: undefined, later: [] };
-  const ids = model.encode(text).subarray(0, model.config.context);
+  const ids = (yield ["encode", text]).subarray(0, model.config.context);
   const n = ids.length;
   if (n * perRow <= RANK_BUDGET) return { now: undefined, later: [] };
   // Rows ranked for the same prefix before (kept with the model's cache): free now.
@@ -401,13 +448,17 @@ function rowsToRank(opened, text) {
 /**
  * Ranks a budget's worth of `data`'s pending predictions (modelFigure) for `sentence`, from the
  * model's cache (no block runs again: only those rows' unembedding). Returns whether some are
- * still pending.
+ * still pending (a promise of it for a model in the worker).
  */
 export function rankLater(opened, data, sentence) {
+  return drive(opened.model, rankSteps(opened, data, sentence));
+}
+
+function* rankSteps(opened, data, sentence) {
   const { model, cache } = opened;
   const perRow = model.config.vocabSize * model.config.dModel;
   const rows = data.pendingPredictions.slice(0, Math.max(1, Math.floor(RANK_BUDGET / perRow)));
-  const r = model.analyze(sentence, { k: 5, cache, predictionRows: rows });
+  const r = yield ["analyze", sentence, { k: 5, cache, predictionRows: rows }];
   const predictions = [...data.predictions];
   for (const i of rows) predictions[i] = r.predictions[i];
   data.predictions = predictions;
@@ -415,6 +466,98 @@ export function rankLater(opened, data, sentence) {
   // (Another figure of the same model since, e.g. in a second element: that record is its own.)
   if (opened.ranked && opened.ranked === rankedBy.get(data)) for (const i of rows) opened.ranked.rows[i] = true;
   return data.pendingPredictions.length > 0;
+}
+
+/**
+ * The figure of a checkpoint in the model worker: computed there while the page goes on (the
+ * figure shown stays until the new one comes, and the render event counts from the change). One
+ * computation at a time: keys typed meanwhile are answered by one more, of the text as it is
+ * when the running one ends. `showPanels(element, state, panels)` shows what it made.
+ */
+export function computeInWorker(element, key, showPanels) {
+  if (element._workerBusy) return;
+  // (The element's updated() waits for it: the render event counts from the change.)
+  element._workerBusy = true;
+  const opened = element._openedModels;
+  const state = element._state?.state ?? element.figureState.state;
+  const started = performance.now();
+  const done = (apply) => {
+    element._workerBusy = false;
+    if (element._openedModels === opened) {
+      apply();
+      element._computeMs = performance.now() - started;
+      element._generation++;
+      element._computedSinceRender = true;
+      // The text changed while this one ran: the next update computes it.
+      if (element._computedKey !== key) element._computedKey = null;
+    } else {
+      // Another model (or none) shown since: the next update computes its figure.
+      element._computedKey = null;
+    }
+    element.requestUpdate();
+  };
+  Promise.all(opened.map((o) => modelFigure(o, state.sentence, { hideSpecial: state.specials === "hide" }))).then(
+    (panels) =>
+      done(() => {
+        showPanels(element, state, panels);
+        element._error = null;
+      }),
+    (error) =>
+      done(() => {
+        element._figure = null;
+        element._panels = [];
+        element._error = error.message;
+      }),
+  );
+}
+
+// What the element (model-source.js) runs after a model's figure is painted: here, in the chunk
+// loaded with the models, not in element.js.
+
+/**
+ * A large causal model's induction probe (trained.js), in a task after its first figure is
+ * painted; then the figure is made again (from the cache: no row is computed again) with the
+ * head labels that name induction heads.
+ */
+export function probeAfterFirstFigure(element, opened) {
+  element.addEventListener(
+    "attn-lens-painted",
+    () =>
+      setTimeout(async () => {
+        // Another model shown since: this one may be freed.
+        if (element._openedModels !== opened) return;
+        let probed = false;
+        try {
+          // (A checkpoint in the model worker probes there: promises.)
+          for (const o of opened) probed = (await probeInduction(o)) || probed;
+        } catch {
+          return; // the figure stays without the induction labels
+        }
+        if (!probed || element._openedModels !== opened) return;
+        element._computedKey = null;
+        element.requestUpdate();
+      }),
+    { once: true },
+  );
+}
+
+/** The predictions a figure left for later (rankLater): a task at a time once it is painted, while it is shown. */
+export function rankAfterPaint(element, panels, opened, sentence) {
+  const step = async () => {
+    if (element._panels !== panels || !element.isConnected) return;
+    let more = false;
+    try {
+      // (A checkpoint in the model worker ranks there: each panel's a promise.)
+      for (const [k, data] of panels.entries())
+        more = (data.pendingPredictions.length > 0 && (await rankLater(opened[k], data, sentence))) || more;
+    } catch (error) {
+      // As a failed figure: the error instead of cards that would wait for ever.
+      if (element._panels === panels) Object.assign(element, { _figure: null, _panels: [], _error: error.message });
+    }
+    element.requestUpdate();
+    if (more) setTimeout(step);
+  };
+  requestAnimationFrame(() => setTimeout(step));
 }
 
 /** A token as a reader can see it: spaces and line breaks made visible. */

@@ -1,0 +1,92 @@
+// A reader's checkpoint in a Web Worker (issue 27): a real-size model's forward takes hundreds of
+// milliseconds (GPT-2 small, an edit at the start of 32 tokens), which on the page's thread would
+// hold every keystroke, scroll and paint for as long. The worker loads the model module and the
+// checkpoint's files into its own heap and answers the calls of remote-model.js, in the order
+// they were posted. Messages in:
+//   { id, op: "families" }                lens.modelFamilies() (the page's thread need not load the model module)
+//   { id, op: "open", model, files }      loadModel({ files }) as handle `model`
+//   { id, op: "call", model, method, args } model[method](...args); an argument's { cache: { remoteCache: n } } is cache n
+//   { id, op: "cache", model, cache }     model.createCache() as handle `cache`
+//   { op: "dispose", handle }             frees a model (and its caches) or a cache
+// Out: { id, progress } while opening, then { id, result } or { id, error: { message, code, name } }.
+// Typed arrays in a result are transferred, not copied.
+import { loadLens } from "../lens.js";
+
+const handles = new Map();
+// The caches of each model handle: freed with it.
+const cachesOf = new Map();
+
+/** The buffers of the typed arrays in `value` (plain objects and arrays, any depth), once each. */
+function buffers(value, out = new Set()) {
+  if (ArrayBuffer.isView(value)) {
+    if (value.buffer instanceof ArrayBuffer) out.add(value.buffer);
+  } else if (Array.isArray(value)) {
+    for (const v of value) if (v && typeof v === "object") buffers(v, out);
+  } else if (value && typeof value === "object" && Object.getPrototypeOf(value) === Object.prototype) {
+    for (const v of Object.values(value)) if (v && typeof v === "object") buffers(v, out);
+  }
+  return out;
+}
+
+function reply(id, result) {
+  const transfer = [...buffers(result)];
+  try {
+    postMessage({ id, result }, transfer);
+  } catch {
+    // A buffer that cannot be moved (a view of the module's memory): copied instead.
+    postMessage({ id, result });
+  }
+}
+
+const failed = (id, error) =>
+  postMessage({ id, error: { message: error?.message ?? String(error), code: error?.code ?? "", name: error?.name ?? "Error" } });
+
+/** A call's options with the cache handle replaced by the cache it names. */
+function withCache(options) {
+  if (!options || typeof options !== "object" || !options.cache?.remoteCache) return options;
+  const cache = handles.get(options.cache.remoteCache);
+  if (!cache) throw Object.assign(new Error("options.cache was disposed; make another with createCache()"), { code: "BAD_ARGUMENT" });
+  return { ...options, cache };
+}
+
+function model(handle) {
+  const m = handles.get(handle);
+  if (!m) throw Object.assign(new Error("this model was disposed (model.dispose()); load or create it again"), { code: "BAD_ARGUMENT" });
+  return m;
+}
+
+const METHODS = new Set(["analyze", "forward", "encode", "decode", "tokens", "predict", "fillMask"]);
+
+onmessage = async ({ data: message }) => {
+  const { id, op } = message;
+  try {
+    if (op === "families") {
+      reply(id, await (await loadLens()).modelFamilies());
+    } else if (op === "open") {
+      const lens = await loadLens();
+      const m = await lens.loadModel({ files: message.files, onProgress: (progress) => postMessage({ id, progress }) });
+      handles.set(message.model, m);
+      reply(id, {
+        config: { ...m.config },
+        parameters: m.parameters,
+        hasTokenizer: m.hasTokenizer,
+        tokenizer: m.tokenizer ? { ...m.tokenizer } : null,
+      });
+    } else if (op === "call") {
+      if (!METHODS.has(message.method)) throw new Error(`the model worker has no method ${message.method}`);
+      const [first, options, ...rest] = message.args;
+      reply(id, model(message.model)[message.method](first, withCache(options), ...rest));
+    } else if (op === "cache") {
+      handles.set(message.cache, model(message.model).createCache());
+      cachesOf.set(message.model, [...(cachesOf.get(message.model) ?? []), message.cache]);
+      reply(id, null);
+    } else if (op === "dispose") {
+      handles.get(message.handle)?.dispose();
+      handles.delete(message.handle);
+      for (const cache of cachesOf.get(message.handle) ?? []) handles.delete(cache);
+      cachesOf.delete(message.handle);
+    }
+  } catch (error) {
+    if (id !== undefined) failed(id, error);
+  }
+};
