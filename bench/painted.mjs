@@ -9,8 +9,9 @@
 // 32-token sentence (append a token, delete it, change the first word), each to the painted
 // frame with the predictions and the grid of 144 heads: issue 27's page targets; for the edit at
 // the start also the time until every token's predictions are ranked (the last token's come with
-// the figure, the others in tasks after it), and the page's longest task (Long Tasks API, over
-// 50 ms; 0: none) while loading and over all the keystrokes.
+// the figure, the others in tasks after it) and an edit at the start typed while they are; and
+// the page's longest task (Long Tasks API, over 50 ms; 0: none) while loading and over all the
+// keystrokes.
 //   node bench/painted.mjs [--quick] [--edits=N] [--only=VIEW/MODE/TOKENS] [--before=DIR] [--no-views] [--no-checkpoint]
 //   --only: one of the scenarios below (e.g. lines/compare/64) and nothing else; --edits: per
 //   scenario (11, or 5 with --quick).
@@ -205,7 +206,18 @@ async function checkpointRows() {
       // A large model's induction probe may follow its first figure (web/element/trained.js): the
       // keystrokes are timed after it.
       await page.waitForFunction(() => document.querySelector("#figure").attention?.scores?.induction, null, { timeout: 60000 });
-      pages.push({ page, problems, load, loadTask: await longest(page), append: [], delete: [], start: [], ranked: [], tasks: [] });
+      pages.push({
+        page,
+        problems,
+        load,
+        loadTask: await longest(page),
+        append: [],
+        delete: [],
+        start: [],
+        ranked: [],
+        again2: [],
+        tasks: [],
+      });
     }
     for (let k = 0; k < Math.ceil(edits / 2); k++)
       for (const p of pages) {
@@ -217,6 +229,9 @@ async function checkpointRows() {
         p.start.push(edit.painted);
         p.ranked.push(edit.ranked);
         await typeAndTime(p.page, sentence);
+        // The first word changed again while the last change's predictions are still ranked.
+        await typeAndTime(p.page, start);
+        p.again2.push(await typeAndTime(p.page, sentence));
         p.tasks.push(await longest(p.page));
       }
     // Closed, then the same files picked again.
@@ -239,6 +254,7 @@ async function checkpointRows() {
       row("delete it", 50, (p) => median(p.delete)),
       row("change the first word", 200, (p) => median(p.start)),
       row("  every prediction ranked", NaN, (p) => median(p.ranked)),
+      row("  again, while those rank", 200, (p) => median(p.again2)),
       row("longest page task, load", 50, (p) => p.loadTask),
       row("longest page task, keystrokes", 50, (p) => Math.max(...p.tasks)),
     );

@@ -130,6 +130,37 @@ test("a picked checkpoint loads and computes in the model worker; its errors com
   }
 });
 
+test("a page whose model worker does not load computes a picked checkpoint on its own thread", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "attnlens-ckpt-"));
+  try {
+    writeGpt2Checkpoint(dir, { layers: 2, heads: 3, dModel: 48, context: 64, vocabSize: 50257 }, 3);
+    const { page, problems } = await openDemo();
+    let refused = 0;
+    await page.route("**/element-model-worker.js", (route) => {
+      refused++;
+      return route.abort();
+    });
+    const status = await pickCheckpoint(page, dir);
+    assert.ok(status.ok, status.text);
+    assert.equal(refused, 1, "the page asked for the worker once");
+    const text = "Typed on the page's own thread.";
+    await typeAndTime(page, text);
+    const tokens = await page.evaluate(() => document.querySelector("#figure").attention.tokens.map((t) => t.text));
+    assert.deepEqual(
+      tokens,
+      gpt2Encoder.encode(text).map((id) => gpt2Encoder.decode([id])),
+    );
+    // The browser logs the refused script; the page itself reports nothing.
+    assert.deepEqual(
+      problems.filter((p) => !/element-model-worker|ERR_FAILED/.test(p)),
+      [],
+    );
+    await page.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test("the same checkpoint picked again is shown without loading it again; other files load", async () => {
   const dirs = [mkdtempSync(join(tmpdir(), "attnlens-ckpt-")), mkdtempSync(join(tmpdir(), "attnlens-ckpt-"))];
   try {

@@ -376,7 +376,8 @@ export class AttnLensElement extends LitElement {
     }
     showReadout(this);
     updateZoomButton(this);
-    const settled = drew || this._error || this._figure?.empty;
+    // (While the model worker computes, the figure, error or empty text shown is the last one's.)
+    const settled = !this._workerBusy && (drew || this._error || this._figure?.empty);
     // A change whose figure is still to come (a computation in its own task, a view loading)
     // keeps its start time, so the render event counts from the change itself.
     const waiting = this._deferred || this._workerBusy || this._loading || isScheduled(this) || !loadedView(this._state.state.view);

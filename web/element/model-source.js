@@ -93,8 +93,13 @@ export function openModel(element, files, options) {
           _modelKey: previous.key,
           _figure: previous.figure,
           _panels: previous.panels,
-          // Predictions still to rank when the load began: the figure is made again (from the cache).
-          _computedKey: previous.panels.some((p) => p.pendingPredictions?.length) ? null : previous.computedKey,
+          // Predictions still to rank when the load began, or a checkpoint in the model worker (whose
+          // figure under way then may have been dropped, leaving the key of a figure never shown):
+          // the figure is made again (from the cache).
+          _computedKey:
+            previous.panels.some((p) => p.pendingPredictions?.length) || previous.opened?.some((o) => o.model.remote)
+              ? null
+              : previous.computedKey,
           _error: null,
           _restored: true,
         });
@@ -160,7 +165,12 @@ function startModel(element) {
     })
     .then(
       (opened) => {
-        if (generation !== element._loadGeneration) return;
+        if (generation !== element._loadGeneration) {
+          // Superseded (another checkpoint, or closed) while it loaded: a reader's checkpoint is
+          // put away like one closed (kept for a second open); the shipped models stay shared.
+          for (const o of opened) if (o.signature && !element._openedModels?.includes(o)) trained.release(o);
+          return;
+        }
         element._openedModels = opened;
         element._loading = null;
         element._computedKey = null;

@@ -38,8 +38,16 @@ function reply(id, result) {
   }
 }
 
+// (Only the library's codes, which are strings: a DOMException's is a number.)
 const failed = (id, error) =>
-  postMessage({ id, error: { message: error?.message ?? String(error), code: error?.code ?? "", name: error?.name ?? "Error" } });
+  postMessage({
+    id,
+    error: {
+      message: error?.message ?? String(error),
+      code: typeof error?.code === "string" ? error.code : "",
+      name: error?.name ?? "Error",
+    },
+  });
 
 /** A call's options with the cache handle replaced by the cache it names. */
 function withCache(options) {

@@ -4,26 +4,39 @@
 // the first checkpoint a reader picks and kept for the next ones (a checkpoint put away stays in
 // it for a second open). Handles are numbered here, so a call may name a model or cache whose
 // creation is still on its way: the worker takes messages in order.
-import { chunkError } from "./chunks.js";
 
 // The worker, beside the module that holds this one (dist/element-model-worker.js beside the
 // element's chunks; the page's bundles sit beside it too). A variable, so that Vite leaves it as
 // a file to find rather than a module to bundle.
 const WORKER_FILE = "./element-model-worker.js";
 
-let worker = null;
+let worker = null; // { w: Worker, started, dead }: the page's model worker
 let nextId = 1;
 const pending = new Map();
 
-function rejectAll(error) {
-  for (const { reject } of pending.values()) reject(error);
-  pending.clear();
+const failure = (message, code) => Object.assign(new Error(message), { code });
+
+/** Rejects the calls waiting on `instance` with `error`. */
+function rejectAll(instance, error) {
+  for (const [id, call] of pending)
+    if (call.instance === instance) {
+      pending.delete(id);
+      call.reject(error);
+    }
 }
 
 function ensureWorker() {
   if (worker) return worker;
-  worker = new Worker(new URL(WORKER_FILE, import.meta.url), { type: "module" });
-  worker.onmessage = ({ data }) => {
+  let w;
+  try {
+    w = new Worker(new URL(WORKER_FILE, import.meta.url), { type: "module" });
+  } catch (error) {
+    // Not allowed here (the element served from another origin than the page, a policy).
+    throw failure(`the model worker could not start (${error.message})`, "NO_WORKER");
+  }
+  const instance = { w, started: false, dead: false };
+  w.onmessage = ({ data }) => {
+    instance.started = true;
     const call = pending.get(data.id);
     if (!call) return;
     if (data.progress) return call.onProgress?.(data.progress);
@@ -31,22 +44,42 @@ function ensureWorker() {
     if (data.error) call.reject(Object.assign(new Error(data.error.message), { code: data.error.code, name: data.error.name }));
     else call.resolve(data.result);
   };
-  worker.onerror = (event) => {
-    event.preventDefault?.();
-    // The script did not load (offline, a file missing beside the element): said in words, and
-    // the next checkpoint starts another worker.
-    worker = null;
-    rejectAll(chunkError(new Error(event.message || "its script failed to load"), "the model worker"));
+  const stop = (error) => {
+    instance.dead = true;
+    w.terminate();
+    if (worker === instance) worker = null;
+    rejectAll(instance, error);
   };
-  return worker;
+  // A message that could not be read back: the calls waiting would wait for ever.
+  w.onmessageerror = () => stop(failure("the model worker's answer could not be read; pick the checkpoint again", "WORKER_FAILED"));
+  w.onerror = (event) => {
+    event.preventDefault?.();
+    // Before its first answer: the script did not load (offline, a file missing beside the
+    // element), and the checkpoint computes on the page's thread instead. After: it failed, and
+    // the models in it are gone; the next checkpoint starts another worker.
+    stop(
+      instance.started
+        ? failure(`the model worker stopped (${event.message || "an error"}); pick the checkpoint again`, "WORKER_FAILED")
+        : failure(`the model worker could not start (${event.message || "its script failed to load"})`, "NO_WORKER"),
+    );
+  };
+  worker = instance;
+  return instance;
 }
 
-/** Posts `message` with a new id; resolves with the worker's result. */
-function request(message, onProgress) {
+/** Posts `message` with a new id to `instance` (else the page's worker); resolves with the worker's result. */
+function request(message, { onProgress, instance } = {}) {
   const id = nextId++;
   return new Promise((resolve, reject) => {
-    pending.set(id, { resolve, reject, onProgress });
-    ensureWorker().postMessage({ ...message, id });
+    try {
+      instance ??= ensureWorker();
+      if (instance.dead) throw failure("the model worker stopped; pick the checkpoint again", "WORKER_FAILED");
+      pending.set(id, { resolve, reject, onProgress, instance });
+      instance.w.postMessage({ ...message, id });
+    } catch (error) {
+      pending.delete(id);
+      reject(error);
+    }
   });
 }
 
@@ -62,20 +95,19 @@ export const remoteFamilies = () => request({ op: "families" });
  */
 export async function loadRemoteModel(files, { onProgress } = {}) {
   const handle = nextId++;
-  const info = await request({ op: "open", model: handle, files }, onProgress);
+  const instance = ensureWorker();
+  const info = await request({ op: "open", model: handle, files }, { onProgress, instance });
   let disposed = false;
   const call =
     (method) =>
     (...args) => {
-      if (disposed)
-        return Promise.reject(
-          Object.assign(new Error("this model was disposed (model.dispose()); load or create it again"), { code: "BAD_ARGUMENT" }),
-        );
+      if (disposed) return Promise.reject(failure("this model was disposed (model.dispose()); load or create it again", "BAD_ARGUMENT"));
       // A cache travels as its handle.
       const [first, options, ...rest] = args;
       const sent = options?.cache?.remoteCache ? { ...options, cache: { remoteCache: options.cache.remoteCache } } : options;
-      return request({ op: "call", model: handle, method, args: [first, sent, ...rest] });
+      return request({ op: "call", model: handle, method, args: [first, sent, ...rest] }, { instance });
     };
+  const post = (message) => instance.dead || instance.w.postMessage(message);
   return Object.freeze({
     remote: true,
     config: Object.freeze(info.config),
@@ -90,13 +122,13 @@ export async function loadRemoteModel(files, { onProgress } = {}) {
     /** A prefix cache kept in the worker, named by its handle. */
     createCache() {
       const cache = nextId++;
-      request({ op: "cache", model: handle, cache }).catch(() => {});
-      return Object.freeze({ remoteCache: cache, dispose: () => worker?.postMessage({ op: "dispose", handle: cache }) });
+      request({ op: "cache", model: handle, cache }, { instance }).catch(() => {});
+      return Object.freeze({ remoteCache: cache, dispose: () => post({ op: "dispose", handle: cache }) });
     },
     dispose() {
       if (disposed) return;
       disposed = true;
-      worker?.postMessage({ op: "dispose", handle });
+      post({ op: "dispose", handle });
     },
   });
 }

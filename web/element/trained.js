@@ -194,7 +194,8 @@ function* inductionSteps(model) {
   for (let trial = 0; trial < PROBE.trials; trial++) {
     const ids = probeIds(vocabSize, trial).subarray(0, 2 * n);
     if (n < PROBE.length) ids.copyWithin(n, 0, n);
-    const { data } = (yield ["forward", ids, { attention: true }]).attention;
+    // (Attention only: the logits would be 2 × 32 × the unembedding, 2.5 G multiply-adds for GPT-2 small.)
+    const { data } = (yield ["forward", ids, { attention: true, logits: false }]).attention;
     const T = 2 * n;
     for (let l = 0; l < layers; l++)
       for (let h = 0; h < heads; h++) {
@@ -247,9 +248,20 @@ export function openModel(lens, source, { signal, onProgress } = {}) {
   // A reader's checkpoint computes in the model worker, so that the page stays responsive
   // while a real-size model runs (and this thread need not load the model module at all); the
   // shipped models (small) on this thread.
-  const remote = Boolean(source.files) && workersAvailable();
+  let remote = Boolean(source.files) && workersAvailable();
   const load = async () => {
-    const families = remote ? await remoteFamilies() : await lens.modelFamilies();
+    let families = null;
+    if (remote) {
+      try {
+        families = await remoteFamilies();
+      } catch (error) {
+        // A worker the page may not start (the element served from another origin, a policy):
+        // the checkpoint computes on this thread, as the shipped models do.
+        if (error.code !== "NO_WORKER") throw error;
+        remote = false;
+      }
+    }
+    families ??= await lens.modelFamilies();
     const files = source.url
       ? await fetchCheckpoint(source.url, families, { signal, onProgress, known: source.tokenizerFiles })
       : await readPicked(source.files, families);
@@ -475,9 +487,14 @@ function* rankSteps(opened, data, sentence) {
  * when the running one ends. `showPanels(element, state, panels)` shows what it made.
  */
 export function computeInWorker(element, key, showPanels) {
-  if (element._workerBusy) return;
+  if (element._workerBusy) {
+    // Asked again meanwhile (the text typed on, or the probe's head labels): once more after it.
+    element._workerAgain = true;
+    return;
+  }
   // (The element's updated() waits for it: the render event counts from the change.)
   element._workerBusy = true;
+  element._workerAgain = false;
   const opened = element._openedModels;
   const state = element._state?.state ?? element.figureState.state;
   const started = performance.now();
@@ -488,8 +505,8 @@ export function computeInWorker(element, key, showPanels) {
       element._computeMs = performance.now() - started;
       element._generation++;
       element._computedSinceRender = true;
-      // The text changed while this one ran: the next update computes it.
-      if (element._computedKey !== key) element._computedKey = null;
+      // Asked again while this one ran: the next update computes the figure as it is wanted now.
+      if (element._workerAgain || element._computedKey !== key) element._computedKey = null;
     } else {
       // Another model (or none) shown since: the next update computes its figure.
       element._computedKey = null;
@@ -544,12 +561,17 @@ export function probeAfterFirstFigure(element, opened) {
 /** The predictions a figure left for later (rankLater): a task at a time once it is painted, while it is shown. */
 export function rankAfterPaint(element, panels, opened, sentence) {
   const step = async () => {
-    if (element._panels !== panels || !element.isConnected) return;
+    // A figure under way in the model worker replaces these panels and ranks its own: a step
+    // posted now would run after it there, on a cache that holds the new text, and compute this
+    // text again from its first token (and then the new one again).
+    if (element._panels !== panels || !element.isConnected || element._workerBusy) return;
     let more = false;
     try {
       // (A checkpoint in the model worker ranks there: each panel's a promise.)
-      for (const [k, data] of panels.entries())
+      for (const [k, data] of panels.entries()) {
+        if (element._panels !== panels) return;
         more = (data.pendingPredictions.length > 0 && (await rankLater(opened[k], data, sentence))) || more;
+      }
     } catch (error) {
       // As a failed figure: the error instead of cards that would wait for ever.
       if (element._panels === panels) Object.assign(element, { _figure: null, _panels: [], _error: error.message });
