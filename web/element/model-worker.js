@@ -12,10 +12,6 @@
 // Typed arrays in a result are transferred, not copied.
 import { loadLens } from "../lens.js";
 
-const handles = new Map();
-// The caches of each model handle: freed with it.
-const cachesOf = new Map();
-
 /** The buffers of the typed arrays in `value` (plain objects and arrays, any depth), once each. */
 function buffers(value, out = new Set()) {
   if (ArrayBuffer.isView(value)) {
@@ -28,73 +24,86 @@ function buffers(value, out = new Set()) {
   return out;
 }
 
-function reply(id, result) {
-  const transfer = [...buffers(result)];
-  try {
-    postMessage({ id, result }, transfer);
-  } catch {
-    // A buffer that cannot be moved (a view of the module's memory): copied instead.
-    postMessage({ id, result });
-  }
-}
-
-// (Only the library's codes, which are strings: a DOMException's is a number.)
-const failed = (id, error) =>
-  postMessage({
-    id,
-    error: {
-      message: error?.message ?? String(error),
-      code: typeof error?.code === "string" ? error.code : "",
-      name: error?.name ?? "Error",
-    },
-  });
-
-/** A call's options with the cache handle replaced by the cache it names. */
-function withCache(options) {
-  if (!options || typeof options !== "object" || !options.cache?.remoteCache) return options;
-  const cache = handles.get(options.cache.remoteCache);
-  if (!cache) throw Object.assign(new Error("options.cache was disposed; make another with createCache()"), { code: "BAD_ARGUMENT" });
-  return { ...options, cache };
-}
-
-function model(handle) {
-  const m = handles.get(handle);
-  if (!m) throw Object.assign(new Error("this model was disposed (model.dispose()); load or create it again"), { code: "BAD_ARGUMENT" });
-  return m;
-}
-
 const METHODS = new Set(["analyze", "forward", "encode", "decode", "tokens", "predict", "fillMask"]);
+const badArgument = (message) => Object.assign(new Error(message), { code: "BAD_ARGUMENT" });
 
-onmessage = async ({ data: message }) => {
-  const { id, op } = message;
-  try {
-    if (op === "families") {
-      reply(id, await (await loadLens()).modelFamilies());
-    } else if (op === "open") {
-      const lens = await loadLens();
-      const m = await lens.loadModel({ files: message.files, onProgress: (progress) => postMessage({ id, progress }) });
-      handles.set(message.model, m);
-      reply(id, {
-        config: { ...m.config },
-        parameters: m.parameters,
-        hasTokenizer: m.hasTokenizer,
-        tokenizer: m.tokenizer ? { ...m.tokenizer } : null,
-      });
-    } else if (op === "call") {
-      if (!METHODS.has(message.method)) throw new Error(`the model worker has no method ${message.method}`);
-      const [first, options, ...rest] = message.args;
-      reply(id, model(message.model)[message.method](first, withCache(options), ...rest));
-    } else if (op === "cache") {
-      handles.set(message.cache, model(message.model).createCache());
-      cachesOf.set(message.model, [...(cachesOf.get(message.model) ?? []), message.cache]);
-      reply(id, null);
-    } else if (op === "dispose") {
-      handles.get(message.handle)?.dispose();
-      handles.delete(message.handle);
-      for (const cache of cachesOf.get(message.handle) ?? []) handles.delete(cache);
-      cachesOf.delete(message.handle);
+/**
+ * The worker's side: a function that handles one message, given `getLens()` (the library) and
+ * `post(message, transfer)`. Exported so that Node can drive it without a worker
+ * (tests/js/remote-model.test.mjs).
+ */
+export function modelServer(getLens, post) {
+  const handles = new Map();
+  // The caches of each model handle: freed with it.
+  const cachesOf = new Map();
+  const reply = (id, result) => {
+    const transfer = [...buffers(result)];
+    try {
+      post({ id, result }, transfer);
+    } catch {
+      // A buffer that cannot be moved (a view of the module's memory): copied instead.
+      post({ id, result });
     }
-  } catch (error) {
-    if (id !== undefined) failed(id, error);
-  }
-};
+  };
+  // (Only the library's codes, which are strings: a DOMException's is a number.)
+  const failed = (id, error) =>
+    post({
+      id,
+      error: {
+        message: error?.message ?? String(error),
+        code: typeof error?.code === "string" ? error.code : "",
+        name: error?.name ?? "Error",
+      },
+    });
+  const model = (handle) => {
+    const m = handles.get(handle);
+    if (!m) throw badArgument("this model was disposed (model.dispose()); load or create it again");
+    return m;
+  };
+  // A call's options with the cache handle replaced by the cache it names.
+  const withCache = (options) => {
+    if (!options || typeof options !== "object" || !options.cache?.remoteCache) return options;
+    const cache = handles.get(options.cache.remoteCache);
+    if (!cache) throw badArgument("options.cache was disposed; make another with createCache()");
+    return { ...options, cache };
+  };
+  return async (message) => {
+    const { id, op } = message;
+    try {
+      if (op === "families") {
+        reply(id, await (await getLens()).modelFamilies());
+      } else if (op === "open") {
+        const lens = await getLens();
+        const m = await lens.loadModel({ files: message.files, onProgress: (progress) => post({ id, progress }) });
+        handles.set(message.model, m);
+        reply(id, {
+          config: { ...m.config },
+          parameters: m.parameters,
+          hasTokenizer: m.hasTokenizer,
+          tokenizer: m.tokenizer ? { ...m.tokenizer } : null,
+        });
+      } else if (op === "call") {
+        if (!METHODS.has(message.method)) throw new Error(`the model worker has no method ${message.method}`);
+        const [first, options, ...rest] = message.args;
+        reply(id, model(message.model)[message.method](first, withCache(options), ...rest));
+      } else if (op === "cache") {
+        handles.set(message.cache, model(message.model).createCache());
+        cachesOf.set(message.model, [...(cachesOf.get(message.model) ?? []), message.cache]);
+        reply(id, null);
+      } else if (op === "dispose") {
+        handles.get(message.handle)?.dispose();
+        handles.delete(message.handle);
+        for (const cache of cachesOf.get(message.handle) ?? []) handles.delete(cache);
+        cachesOf.delete(message.handle);
+      }
+    } catch (error) {
+      if (id !== undefined) failed(id, error);
+    }
+  };
+}
+
+// In a worker (not when Node imports this module): answer the page.
+if (typeof WorkerGlobalScope !== "undefined" && globalThis instanceof WorkerGlobalScope) {
+  const serve = modelServer(loadLens, (message, transfer) => postMessage(message, transfer));
+  onmessage = ({ data }) => serve(data);
+}

