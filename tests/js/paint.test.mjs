@@ -4,6 +4,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { CanvasPainter } from "../../web/paint.js";
+import { assertClose } from "./helpers.mjs";
 
 /** A CanvasRenderingContext2D stand-in: property writes and method calls, in order. */
 function recorder() {
@@ -34,15 +35,14 @@ function strokedLines(calls) {
   return lines;
 }
 
-/** Fails on NaN and on a length mismatch; names the first coordinate off by more than 1e-12. */
-function sameLines(actual, expected, what) {
-  assert.equal(actual.length, expected.length, `${what}: ${actual.length} lines, expected ${expected.length}`);
-  actual.forEach((line, n) =>
-    line.forEach((v, c) =>
-      assert.ok(Math.abs(v - expected[n][c]) <= 1e-12, `${what}: line ${n}, coordinate ${c}: ${v}, expected ${expected[n][c]}`),
-    ),
-  );
-}
+/**
+ * The lines against the expected ones, coordinate by coordinate (helpers.mjs assertClose: fails
+ * on NaN and on a size mismatch, names the worst difference). The expected coordinates are the
+ * segment's ends plus half-pixel multiples of its unit normal: a few double roundings of numbers
+ * under 25, so 1e-12 is far above their error and far below a pixel.
+ */
+const sameLines = (actual, expected, what) =>
+  assertClose(actual.flat(), expected.flat(), 1e-12, `${what}: [x1, y1, x2, y2] of ${expected.length} lines`, [actual.length, 4]);
 
 const count = (calls, name) => calls.filter((c) => c[0] === name).length;
 

@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadAttnLens } from "attnlens";
 import { writeGpt2Checkpoint } from "../../scripts/gpt2-checkpoint.mjs";
+import { assertClose } from "./helpers.mjs";
 import { modelServer } from "../../web/element/model-worker.js";
 
 const lens = await loadAttnLens();
@@ -99,6 +100,9 @@ const figurePart = (data) =>
     scores: data.scores,
   };
 
+/** Every probability of a figure's predictions, in order (rows not ranked yet: none). */
+const probabilities = (data) => data.predictions.flatMap((row) => (row ?? []).map((p) => p.p));
+
 // More than 128 tokens: over trained.js's ranking budget for this model (8 192 × 128 per row),
 // so the figure ranks the last token's predictions now and the rest later (rowsToRank encodes).
 const LONG =
@@ -125,18 +129,23 @@ for (const [name, makeFiles] of [
     for (const sentence of ["The cat sat", "The cat sat on the mat.", "The cat sat", "A cat sat", LONG, `${LONG} Yes.`]) {
       const here = trained.modelFigure(local, sentence);
       const there = await trained.modelFigure(far, sentence);
+      // The same code on the same model: the same bits (assertClose at 0 also fails on NaN).
+      assertClose(there.weights.data, here.weights.data, 0, `attention of "${sentence.slice(0, 30)}…"`, here.weights.shape);
+      assertClose(probabilities(there), probabilities(here), 0, "prediction probabilities");
       assert.deepEqual(figurePart(there), figurePart(here), `the figure of "${sentence.slice(0, 30)}…"`);
       rankedLater += here.pendingPredictions.length;
       if (here.pendingPredictions.length) {
         while (trained.rankLater(local, here, sentence));
         while (await trained.rankLater(far, there, sentence));
+        assertClose(probabilities(there), probabilities(here), 0, "every token's prediction probabilities, ranked later");
         assert.deepEqual(there.predictions, here.predictions, "every token's predictions, ranked later");
         assert.equal(there.pendingPredictions.length, 0);
       }
     }
     if (later) assert.ok(rankedLater > 0, "the long text ranks some predictions later");
     const scores = trained.inductionScores(local.model);
-    assert.deepEqual(await trained.inductionScores(far.model), scores);
+    const farScores = await trained.inductionScores(far.model);
+    assertClose(farScores.flat(), scores.flat(), 0, "induction scores", [scores.length, scores[0].length]);
     assert.equal(scores.length, local.model.config.layers);
     // A library error in the worker comes back with its code and message.
     const wrong = (() => {

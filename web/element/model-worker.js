@@ -24,7 +24,8 @@ function buffers(value, out = new Set()) {
   return out;
 }
 
-const METHODS = new Set(["analyze", "forward", "encode", "decode", "tokens", "predict", "fillMask"]);
+// What the page's stand-in (remote-model.js) calls.
+const METHODS = new Set(["analyze", "forward", "encode"]);
 const badArgument = (message) => Object.assign(new Error(message), { code: "BAD_ARGUMENT" });
 
 /**

@@ -1,6 +1,6 @@
 // A model loaded in the element's model worker (model-worker.js): the properties a figure reads
-// (config, parameters, hasTokenizer, tokenizer) as the model has them, and its calls (analyze,
-// forward, encode, …) as promises of what the model returns. One worker per page, started at
+// (config, parameters, hasTokenizer, tokenizer) as the model has them, and the calls trained.js
+// makes (analyze, forward, encode) as promises of what the model returns. One worker per page, started at
 // the first checkpoint a reader picks and kept for the next ones (a checkpoint put away stays in
 // it for a second open). Handles are numbered here, so a call may name a model or cache whose
 // creation is still on its way: the worker takes messages in order.
@@ -117,8 +117,6 @@ export async function loadRemoteModel(files, { onProgress } = {}) {
     analyze: call("analyze"),
     forward: call("forward"),
     encode: call("encode"),
-    decode: call("decode"),
-    tokens: call("tokens"),
     /** A prefix cache kept in the worker, named by its handle. */
     createCache() {
       const cache = nextId++;

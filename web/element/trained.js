@@ -225,15 +225,9 @@ const PROBE_NOW_PARAMETERS = 5e6;
 export function probeInduction(opened) {
   if (!opened.probeLater) return false;
   opened.probeLater = false;
+  const keep = (scores) => ((opened.induction = scores), true);
   const scores = inductionScores(opened.model);
-  if (!opened.model.remote) {
-    opened.induction = scores;
-    return true;
-  }
-  return scores.then((s) => {
-    opened.induction = s;
-    return true;
-  });
+  return opened.model.remote ? scores.then(keep) : keep(scores);
 }
 
 // Models are cached per URL, so several figures of one post share one download and one instance.
@@ -496,7 +490,7 @@ export function computeInWorker(element, key, showPanels) {
   element._workerBusy = true;
   element._workerAgain = false;
   const opened = element._openedModels;
-  const state = element._state?.state ?? element.figureState.state;
+  const { state } = element._state;
   const started = performance.now();
   const done = (apply) => {
     element._workerBusy = false;
