@@ -3,7 +3,9 @@
 # installs the peers (bench/package.json), then prints the comparison tables: attention in Node
 # (bench/run.mjs) and in Chromium (bench/browser.mjs), the model against PyTorch (bench/training.mjs),
 # explain() at the page's sizes (bench/explain.mjs), the lines view's pair finder
-# (bench/line-pairs.mjs), an edit of the demo page to its painted frame (bench/painted.mjs), a
+# (bench/line-pairs.mjs), an edit of the demo page to its painted frame (bench/painted.mjs), what
+# a line costs the canvas (bench/line-cost.mjs), keystrokes in the model worker
+# (bench/worker-typing.mjs), a
 # keystroke on real-size models with and without the prefix cache (bench/typing.mjs), and the training page in Chromium until its
 # induction head forms (bench/train-browser.mjs).
 set -euo pipefail
@@ -53,6 +55,10 @@ step "the lines view's pair finder at 512 tokens, before and after (Node 22)"
 
 step "the demo page in Chromium: an edit to the painted frame, lines and heatmap at 64 and 512 tokens"
 node bench/painted.mjs "$@"
+step "what a line costs the canvas in Chromium (web/paint.js's thick lines)"
+node bench/line-cost.mjs
+step "keystrokes on GPT-2 small's shapes in the model worker: appends, and edits at the start while predictions rank"
+node bench/worker-typing.mjs
 
 step "the training page in Chromium: time until the induction head forms (default settings)"
 node bench/train-browser.mjs
