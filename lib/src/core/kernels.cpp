@@ -755,49 +755,57 @@ constexpr std::int64_t kLargeOperand = std::int64_t{1} << 20;
 // (154 MB for GPT-2 small's unembedding): bench/typing.mjs's full forward, docs/performance.md.
 // Each tile of C is still one kernel() call summing k = 0 .. K-1 in order, so the results are the
 // same bits.
+// A tile of `rows` (fewer than kRows) rows. Each row's outputs are the same operations in the
+// same order whatever the tile's height, so the same bits as in a full tile, for less work: a
+// 32-token sentence's last 2 rows went through a zero-padded tile of 6 (docs/performance.md,
+// "Weights packed once").
+template <bool Accumulate, int MR = kRows - 1>
+void tail_kernel(std::int64_t rows, std::int64_t K, const float* A, std::int64_t lda,
+                 const float* panel, float* C, std::int64_t ldc, std::int64_t cols) {
+  if constexpr (MR >= 1) {
+    if (rows == MR) {
+      kernel<MR, Accumulate>(K, A, lda, panel, C, ldc, cols);
+    } else {
+      tail_kernel<Accumulate, MR - 1>(rows, K, A, lda, panel, C, ldc, cols);
+    }
+  }
+}
+
+// With `prepacked` (b packed whole by pack_panels), nothing is packed: panel j is read from
+// prepacked + j · K · P.
 template <bool Accumulate>
 void panel_matmul(float* c, const float* a, const float* b, std::int64_t M, std::int64_t N,
-                  std::int64_t K, bool transpose_b) {
+                  std::int64_t K, bool transpose_b, const float* prepacked = nullptr) {
   const std::int64_t group = transpose_b ? 1 : kPanelGroup;
-  float* packed = scratch(tl_values, group * K * P);
+  float* packed = prepacked != nullptr ? nullptr : scratch(tl_values, group * K * P);
   for (std::int64_t m0 = 0; m0 < M; m0 += kPanelBlockRows) {
     const std::int64_t rows = std::min(kPanelBlockRows, M - m0);
+    // Tiles of kRows rows, then the last rows (fewer) in a shorter tile. A short tile's
+    // accumulators are too few to hide the multiply-add's latency (two rows: 4 chains, 2/3 of a
+    // full tile's time for 1/3 of its work), so a remainder of up to half a tile shares the last
+    // full tile's rows: two tiles of about equal height (6 + 2 rows as 4 + 4).
     const std::int64_t full = rows / kRows * kRows;
     const std::int64_t tail = rows - full;
+    const bool share = tail > 0 && tail <= kRows / 2 && full >= kRows;
+    const std::int64_t whole = share ? full - kRows : full;
+    const std::int64_t last[2] = {share ? (kRows + tail + 1) / 2 : tail,
+                                  share ? (kRows + tail) / 2 : 0};
     const float* A = a + m0 * K;
     float* C = c + m0 * N;
-    // The last rows (fewer than kRows): without accumulation the tile moves up over rows already
-    // written, which get the same bits again; otherwise (or when the block is shorter than a tile)
-    // through a zero-padded copy of those rows of A, made once per block, and of C, per panel.
-    const bool overlap = tail > 0 && !Accumulate && rows >= kRows;
-    float* a_pad = nullptr;
-    float* c_pad = nullptr;
-    if (tail > 0 && !overlap) {
-      a_pad = scratch(tl_tail, kRows * (K + P));
-      c_pad = a_pad + kRows * K;
-      std::fill(a_pad, a_pad + kRows * (K + P), 0.0f);
-      std::copy(A + full * K, A + rows * K, a_pad);
-    }
     for (std::int64_t j = 0; j < panels(N); ++j) {
       const std::int64_t cols = std::min(P, N - j * P);
-      const float* panel = packed + (j % group) * K * P;
-      if (transpose_b) {
+      const float* panel =
+          prepacked != nullptr ? prepacked + j * K * P : packed + (j % group) * K * P;
+      if (prepacked == nullptr && transpose_b) {
         pack_keys(b + j * P * K, K, cols, K, packed);
-      } else if (j % group == 0) {
+      } else if (prepacked == nullptr && j % group == 0) {
         pack_value_rows(b + j * P, N, K, std::min(group * P, N - j * P), packed);
       }
-      for (std::int64_t i = 0; i < full; i += kRows)
+      for (std::int64_t i = 0; i < whole; i += kRows)
         kernel<kRows, Accumulate>(K, A + i * K, K, panel, C + i * N + j * P, N, cols);
-      if (overlap) {
-        kernel<kRows, false>(K, A + (rows - kRows) * K, K, panel, C + (rows - kRows) * N + j * P, N,
-                             cols);
-      } else if (tail > 0) {
-        for (std::int64_t r = 0; r < tail; ++r) {
-          if (Accumulate) std::copy_n(C + (full + r) * N + j * P, cols, c_pad + r * P);
-        }
-        kernel<kRows, Accumulate>(K, a_pad, K, panel, c_pad, P, cols);
-        for (std::int64_t r = 0; r < tail; ++r)
-          std::copy_n(c_pad + r * P, cols, C + (full + r) * N + j * P);
+      for (std::int64_t i = whole, t = 0; t < 2; i += last[t++]) {
+        if (last[t] > 0)
+          tail_kernel<Accumulate>(last[t], K, A + i * K, K, panel, C + i * N + j * P, N, cols);
       }
     }
   }
@@ -858,6 +866,39 @@ void packed_matmul(float* c, const float* a, const float* b, std::int64_t M, std
     gemm<true>(M, N, K, lhs, K, packed, K * P, c, N);
   } else {
     gemm<false>(M, N, K, lhs, K, packed, K * P, c, N);
+  }
+}
+
+std::int64_t panel_floats(std::int64_t K, std::int64_t N) {
+  return panels(N) * K * P;
+}
+
+void pack_panels(const float* b, std::int64_t K, std::int64_t N, float* out) {
+  pack_values(b, N, K, N, out);
+}
+
+bool packs_operand(std::int64_t M) {
+  return M > kFewRows;
+}
+
+void panels_matmul(float* c, const float* a, const float* panels, std::int64_t M, std::int64_t N,
+                   std::int64_t K, bool accumulate) {
+  if (M == 0 || N == 0) return;
+  if (K == 0) {
+    if (!accumulate) std::fill(c, c + M * N, 0.0f);
+    return;
+  }
+  // packed_matmul's choice of schedule, with its packing done already.
+  if (M <= kPanelBlockRows || K * N > kLargeOperand) {
+    if (accumulate) {
+      panel_matmul<true>(c, a, nullptr, M, N, K, false, panels);
+    } else {
+      panel_matmul<false>(c, a, nullptr, M, N, K, false, panels);
+    }
+  } else if (accumulate) {
+    gemm<true>(M, N, K, a, K, panels, K * P, c, N);
+  } else {
+    gemm<false>(M, N, K, a, K, panels, K * P, c, N);
   }
 }
 

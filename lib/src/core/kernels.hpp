@@ -101,6 +101,19 @@ void packed_matmul(float* c, const float* a, const float* b, std::int64_t M, std
                    std::int64_t K, bool transpose_a, bool transpose_b, bool accumulate,
                    float alpha);
 
+// A right-hand operand packed ahead of its products (a model's weight matrix, packed once
+// instead of in every product): b (K, N) row-major as packed_matmul packs it, panels of
+// columns, each K rows of the panel's width, zero past N. panel_floats(K, N) floats.
+std::int64_t panel_floats(std::int64_t K, std::int64_t N);
+void pack_panels(const float* b, std::int64_t K, std::int64_t N, float* out);
+// Whether packed_matmul packs b (K, N) for a product with M rows of a (no transposes, alpha 1):
+// false when it reads b in place (a few rows, a cached forward's new tokens).
+bool packs_operand(std::int64_t M);
+// packed_matmul(c, a, b, M, N, K, false, false, accumulate, 1) with b given as pack_panels
+// made it, for packs_operand(M): the same kernel calls in the same order, so the same bits.
+void panels_matmul(float* c, const float* a, const float* panels, std::int64_t M, std::int64_t N,
+                   std::int64_t K, bool accumulate);
+
 // Frees this thread's scratch buffers that a large call grew past 512 KiB each; smaller ones
 // stay for the next call. Called at the end of every attention() call and forward pass.
 void release_scratch();

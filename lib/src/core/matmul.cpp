@@ -4,6 +4,9 @@
 
 #include <attnlens/tensor.hpp>
 
+#include <new>
+#include <utility>
+
 namespace attnlens::detail {
 namespace {
 
@@ -47,6 +50,46 @@ void matmul(float* c, const float* a, const float* b, std::int64_t M, std::int64
   } else {
     product(cm, am, bm, accumulate, alpha);
   }
+}
+
+void WeightPanels::sync(std::uint64_t stamp) {
+  if (stamp != stamp_) clear();
+  stamp_ = stamp;
+}
+
+void WeightPanels::matmul(float* c, const float* a, const float* w, std::int64_t M, std::int64_t N,
+                          std::int64_t K, bool accumulate) {
+#if defined(__wasm_simd128__)
+  if (packs_operand(M)) {
+    auto found = panels_.find(w);
+    if (found == panels_.end()) {
+      try {
+        std::vector<float> packed(static_cast<std::size_t>(panel_floats(K, N)));
+        pack_panels(w, K, N, packed.data());
+        found = panels_.emplace(w, std::move(packed)).first;
+      } catch (const std::bad_alloc&) {
+        found = panels_.end();  // no room for a second copy: pack per product
+      }
+    }
+    if (found != panels_.end() &&
+        static_cast<std::int64_t>(found->second.size()) == panel_floats(K, N)) {
+      panels_matmul(c, a, found->second.data(), M, N, K, accumulate);
+      return;
+    }
+  }
+#endif
+  detail::matmul(c, a, w, M, N, K, false, false, accumulate);
+}
+
+std::int64_t WeightPanels::bytes() const {
+  std::int64_t total = 0;
+  for (const auto& [w, packed] : panels_)
+    total += static_cast<std::int64_t>(packed.size() * sizeof(float));
+  return total;
+}
+
+void WeightPanels::clear() {
+  panels_.clear();
 }
 
 }  // namespace attnlens::detail

@@ -91,7 +91,8 @@ void layernorm_backward(float* dx, float* dw, float* db, const float* dout, cons
 }
 
 void linear_forward(float* out, const float* x, const float* w, const float* b,
-                    const float* residual, std::int64_t N, std::int64_t in, std::int64_t out_dim) {
+                    const float* residual, std::int64_t N, std::int64_t in, std::int64_t out_dim,
+                    WeightPanels* panels) {
   Mat o(out, N, out_dim);
   const ConstRow bias(b, out_dim);
   if (residual != nullptr) {
@@ -99,7 +100,11 @@ void linear_forward(float* out, const float* x, const float* w, const float* b,
   } else {
     o.rowwise() = bias;
   }
-  matmul(out, x, w, N, out_dim, in, false, false, true);
+  if (panels != nullptr) {
+    panels->matmul(out, x, w, N, out_dim, in, true);
+  } else {
+    matmul(out, x, w, N, out_dim, in, false, false, true);
+  }
 }
 
 void linear_backward(float* dx, float* dw, float* db, const float* dout, const float* x,

@@ -10,6 +10,8 @@
 
 namespace attnlens::detail {
 
+class WeightPanels;  // core/matmul.hpp
+
 inline constexpr float kLayerNormEps = 1e-5f;
 
 // out[b, t, :] = wte[ids[b, t], :] + wpe[t, :] (+ wtt[types[b, t], :] when wtt is not null)
@@ -36,9 +38,11 @@ void layernorm_backward(float* dx, float* dw, float* db, const float* dout, cons
                         std::int64_t d);
 
 // out[n, :] = x[n, :] · w + b: x (N, in), w (in, out), b (out), out (N, out). When `residual` is
-// non-null (N, out), it is added too: out = residual + x w + b.
+// non-null (N, out), it is added too: out = residual + x w + b. With `panels` (an inference
+// forward's), w's product goes through its packed copy there: the same bits.
 void linear_forward(float* out, const float* x, const float* w, const float* b,
-                    const float* residual, std::int64_t N, std::int64_t in, std::int64_t out_dim);
+                    const float* residual, std::int64_t N, std::int64_t in, std::int64_t out_dim,
+                    WeightPanels* panels = nullptr);
 
 // dx = dout · wᵀ (written, not accumulated); dw += xᵀ · dout; db += column sums of dout.
 void linear_backward(float* dx, float* dw, float* db, const float* dout, const float* x,

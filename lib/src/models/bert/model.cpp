@@ -179,10 +179,11 @@ void embed(const BertConfig& c, const BertLayout& l, const float* P, BertActivat
 // it is read before a.out is written.
 void layer_forward(const BertConfig& c, const BertLayerOffsets& o, const float* P,
                    BertLayerActivations& a, float* qkv, const float* x, std::int64_t B,
-                   std::int64_t T, const MaskView& mask, bool keep_weights, int layer) {
+                   std::int64_t T, const MaskView& mask, bool keep_weights, int layer,
+                   detail::WeightPanels* panels = nullptr) {
   const std::int64_t N = B * T, d = c.d_model, H = c.heads, hd = d / H, I = c.intermediate;
   const float eps = c.layer_norm_eps;
-  detail::linear_forward(qkv, x, P + o.qkv_w, P + o.qkv_b, nullptr, N, d, 3 * d);
+  detail::linear_forward(qkv, x, P + o.qkv_w, P + o.qkv_b, nullptr, N, d, 3 * d, panels);
   detail::split_heads(a.q.data(), a.k.data(), a.v.data(), qkv, B, T, H, hd);
   AttentionOptions options;
   options.scale = attention_scale(c);
@@ -196,12 +197,14 @@ void layer_forward(const BertConfig& c, const BertLayerOffsets& o, const float* 
     detail::fail(e.code(), "BERT layer ", layer, " attention: ", e.what());
   }
   detail::merge_heads(a.atty.data(), a.attention.output.data.data(), B, T, H, hd);
-  detail::linear_forward(a.r1.data(), a.atty.data(), P + o.ao_w, P + o.ao_b, x, N, d, d);
+  detail::linear_forward(a.r1.data(), a.atty.data(), P + o.ao_w, P + o.ao_b, x, N, d, d, panels);
   detail::layernorm_forward(a.h1.data(), a.h1_mean.data(), a.h1_rstd.data(), a.r1.data(),
                             P + o.ln1_w, P + o.ln1_b, N, d, eps);
-  detail::linear_forward(a.f.data(), a.h1.data(), P + o.fc1_w, P + o.fc1_b, nullptr, N, d, I);
+  detail::linear_forward(a.f.data(), a.h1.data(), P + o.fc1_w, P + o.fc1_b, nullptr, N, d, I,
+                         panels);
   detail::gelu_erf_forward(a.g.data(), a.f.data(), N * I);
-  detail::linear_forward(a.r2.data(), a.g.data(), P + o.fc2_w, P + o.fc2_b, a.h1.data(), N, I, d);
+  detail::linear_forward(a.r2.data(), a.g.data(), P + o.fc2_w, P + o.fc2_b, a.h1.data(), N, I, d,
+                         panels);
   detail::layernorm_forward(a.out.data(), a.out_mean.data(), a.out_rstd.data(), a.r2.data(),
                             P + o.ln2_w, P + o.ln2_b, N, d, eps);
 }
@@ -475,7 +478,8 @@ BertOutput BertModel::forward(const BertInputs& in, const BertForwardOptions& op
   BertLayerActivations& a = ws.layers[0];
   for (int i = 0; i < c.layers; ++i) {
     layer_forward(c, l.layers[static_cast<std::size_t>(i)], P, a, ws.qkv.data(),
-                  i == 0 ? ws.emb.data() : a.out.data(), B, T, mask, options.attention, i);
+                  i == 0 ? ws.emb.data() : a.out.data(), B, T, mask, options.attention, i,
+                  &work_->panels);
     if (!std::isfinite(detail::finite_max_abs(a.out.data(), N * d))) {
       detail::fail(ErrorCode::NON_FINITE, "the forward pass overflowed float32 in layer ", i,
                    ": the weights are finite but too large for these inputs");
@@ -596,6 +600,7 @@ float BertModel::train_step(const BertInputs& in, const TokenIds& labels, float 
   last_grad_norm_ = clip_grad_norm(grads_.data(), num_parameters(), adamw_config_.max_grad_norm);
   if (!adamw_) adamw_ = std::make_unique<AdamW>(adamw_config_, num_parameters());
   adamw_->step(params_.data(), grads_.data(), segments_, lr);
+  work_->panels.clear();  // packed from the weights before this step
   return loss;
 }
 

@@ -4,6 +4,7 @@
 // 64-byte aligned, so Eigen's reductions split the same elements the same way on every run.
 #pragma once
 
+#include "core/matmul.hpp"
 #include "models/bert/layout.hpp"
 
 #include <attnlens/attention.hpp>
@@ -49,6 +50,9 @@ struct BertWorkspace {
   BertLayout layout;
   std::vector<BertActivations> parts = std::vector<BertActivations>(1);
   std::vector<std::vector<float>> part_grads;
+  // The layers' weight matrices packed for forward() (not for training, whose every step changes
+  // them; train_step forgets them).
+  WeightPanels panels;
 };
 
 // Resizes `buffer` to at least n floats (never shrinks). Throws OUT_OF_MEMORY naming `what`.

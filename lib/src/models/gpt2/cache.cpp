@@ -151,6 +151,7 @@ Gpt2Output Gpt2Model::forward(const TokenIds& ids, Gpt2Cache& cache,
     c.ids.assign(ids.data, ids.data + T);
 
     if (fresh > 0) {
+      work_->panels.sync(stamp_);
       const detail::Gpt2Layout& layout = work_->layout;
       const float* P = params_.data();
       // The fresh rows' activations, one layer at a time.
@@ -180,7 +181,8 @@ Gpt2Output Gpt2Model::forward(const TokenIds& ids, Gpt2Cache& cache,
                                     fresh, d);
           attn_in = h.data();
         }
-        detail::linear_forward(qkv.data(), attn_in, p.attn_w, p.attn_b, nullptr, fresh, d, 3 * d);
+        detail::linear_forward(qkv.data(), attn_in, p.attn_w, p.attn_b, nullptr, fresh, d, 3 * d,
+                               &work_->panels);
         detail::split_heads(q.data(), kn.data(), vn.data(), qkv.data(), 1, fresh, H, hd);
         for (std::int64_t head = 0; head < H; ++head) {
           std::copy(kn.begin() + head * fresh * hd, kn.begin() + (head + 1) * fresh * hd,
@@ -211,14 +213,15 @@ Gpt2Output Gpt2Model::forward(const TokenIds& ids, Gpt2Cache& cache,
         detail::merge_heads(atty.data(), a.output.data.data(), 1, fresh, H, hd);
         // The residual stream in place: x += atty W + b, then x += MLP(ln_2(x)).
         detail::linear_forward(h.data(), atty.data(), p.attn_proj_w, p.attn_proj_b, x.data(), fresh,
-                               d, d);
+                               d, d, &work_->panels);
         std::swap(x, h);
         detail::layernorm_forward(h.data(), mean.data(), rstd.data(), x.data(), p.ln2_w, p.ln2_b,
                                   fresh, d);
-        detail::linear_forward(mlp.data(), h.data(), p.fc_w, p.fc_b, nullptr, fresh, d, 4 * d);
+        detail::linear_forward(mlp.data(), h.data(), p.fc_w, p.fc_b, nullptr, fresh, d, 4 * d,
+                               &work_->panels);
         detail::gelu_forward(act.data(), mlp.data(), fresh * 4 * d);
         detail::linear_forward(h.data(), act.data(), p.fc_proj_w, p.fc_proj_b, x.data(), fresh,
-                               4 * d, d);
+                               4 * d, d, &work_->panels);
         std::swap(x, h);
         if (!std::isfinite(detail::finite_max_abs(x.data(), fresh * d))) {
           detail::fail(ErrorCode::NON_FINITE, "the forward pass overflowed float32 in block ", l,

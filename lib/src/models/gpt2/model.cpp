@@ -88,14 +88,15 @@ float attention_scale(const Gpt2Config& config) {
 // it is read only before a.res3 is written.
 void block_forward(const Gpt2Config& config, const Gpt2Block<const float>& p,
                    Gpt2BlockActivations& a, float* qkv, const float* x, std::int64_t B,
-                   std::int64_t T, bool keep_weights, int layer) {
+                   std::int64_t T, bool keep_weights, int layer,
+                   detail::WeightPanels* panels = nullptr) {
   const std::int64_t N = B * T, d = config.d_model, H = config.heads, hd = d / H;
   const float* attn_in = x;
   if (config.attention_norm) {
     detail::layernorm_forward(a.ln1, a.ln1_mean, a.ln1_rstd, x, p.ln1_w, p.ln1_b, N, d);
     attn_in = a.ln1;
   }
-  detail::linear_forward(qkv, attn_in, p.attn_w, p.attn_b, nullptr, N, d, 3 * d);
+  detail::linear_forward(qkv, attn_in, p.attn_w, p.attn_b, nullptr, N, d, 3 * d, panels);
   detail::split_heads(a.q, a.k, a.v, qkv, B, T, H, hd);
   AttentionOptions options;
   options.causal = true;
@@ -108,11 +109,11 @@ void block_forward(const Gpt2Config& config, const Gpt2Block<const float>& p,
     detail::fail(e.code(), "GPT-2 block ", layer, " attention: ", e.what());
   }
   detail::merge_heads(a.atty, a.attention.output.data.data(), B, T, H, hd);
-  detail::linear_forward(a.res2, a.atty, p.attn_proj_w, p.attn_proj_b, x, N, d, d);
+  detail::linear_forward(a.res2, a.atty, p.attn_proj_w, p.attn_proj_b, x, N, d, d, panels);
   detail::layernorm_forward(a.ln2, a.ln2_mean, a.ln2_rstd, a.res2, p.ln2_w, p.ln2_b, N, d);
-  detail::linear_forward(a.fch, a.ln2, p.fc_w, p.fc_b, nullptr, N, d, 4 * d);
+  detail::linear_forward(a.fch, a.ln2, p.fc_w, p.fc_b, nullptr, N, d, 4 * d, panels);
   detail::gelu_forward(a.fch_gelu, a.fch, N * 4 * d);
-  detail::linear_forward(a.res3, a.fch_gelu, p.fc_proj_w, p.fc_proj_b, a.res2, N, 4 * d, d);
+  detail::linear_forward(a.res3, a.fch_gelu, p.fc_proj_w, p.fc_proj_b, a.res2, N, 4 * d, d, panels);
 }
 
 // One block backward: on entry ws.dres is dL/d(block output), on exit dL/d(block input x).
@@ -301,6 +302,7 @@ Gpt2Output Gpt2Model::forward(const TokenIds& ids, const Gpt2ForwardOptions& opt
   }
   Gpt2Output out;
   Gpt2Activations& ws = work_->parts[0];
+  work_->panels.sync(stamp_);
   try {
     if (some_rows) {
       out.logits = Tensor({R, V});
@@ -343,7 +345,7 @@ Gpt2Output Gpt2Model::forward(const TokenIds& ids, const Gpt2ForwardOptions& opt
   for (int l = 0; l < config_.layers; ++l) {
     const float* x = l == 0 ? ws.encoded : a.res3;
     block_forward(config_, detail::gpt2_block(layout.blocks[l], P), a, ws.qkv, x, B, T,
-                  options.attention, l);
+                  options.attention, l, &work_->panels);
     if (config_.attention_norm) require_layernorm(a.ln1_rstd, "block ", l, " (h.", l, ".ln_1)");
     require_layernorm(a.ln2_rstd, "block ", l, " (h.", l, ".ln_2)");
     require_finite_stage(a.res3, N * d, "block ", l, " (h.", l, ")");
@@ -490,6 +492,7 @@ float Gpt2Model::train_step(const TokenIds& inputs, const TokenIds& targets, flo
   if (!adamw_) adamw_ = std::make_unique<AdamW>(adamw_config_, num_parameters());
   adamw_->step(params_.data(), grads_.data(), segments_, lr);
   stamp_ = detail::next_model_stamp();
+  work_->panels.clear();  // packed from the weights before this step
   return loss;
 }
 

@@ -5,6 +5,7 @@
 // reductions and exp/tanh split the same elements into the same packets on every run.
 #pragma once
 
+#include "core/matmul.hpp"
 #include "models/gpt2/layout.hpp"
 
 #include <attnlens/attention.hpp>
@@ -79,6 +80,9 @@ struct Gpt2Workspace {
   std::vector<std::vector<float>> part_grads;
   // [B, T] ids copied out of a [B, T + 1] batch for train_step.
   std::vector<std::int32_t> inputs, targets;
+  // The blocks' weight matrices packed for forward() and cached forwards (not for training,
+  // whose every step changes them), under the model's stamp.
+  WeightPanels panels;
 };
 
 // Throws Error(BAD_ARGUMENT) for a row of options.logit_rows outside [0, rows) (rows = B · T),
