@@ -1,9 +1,10 @@
 // A model loaded in the element's model worker (model-worker.js): the properties a figure reads
 // (config, parameters, hasTokenizer, tokenizer) as the model has them, and the calls trained.js
-// makes (analyze, forward, encode) as promises of what the model returns. One worker per page, started at
-// the first checkpoint a reader picks and kept for the next ones (a checkpoint put away stays in
-// it for a second open). Handles are numbered here, so a call may name a model or cache whose
-// creation is still on its way: the worker takes messages in order.
+// makes (analyze, forward, and rank-rows.js's analyzeFigure) as promises of what the model
+// returns. One worker per page, started at the first checkpoint a reader picks and kept for the
+// next ones (a checkpoint put away stays in it for a second open). Handles are numbered here, so
+// a call may name a model or cache whose creation is still on its way: the worker takes messages
+// in order.
 
 // The worker, beside the module that holds this one (dist/element-model-worker.js beside the
 // element's chunks; the page's bundles sit beside it too). A variable, so that Vite leaves it as
@@ -115,8 +116,9 @@ export async function loadRemoteModel(files, { onProgress } = {}) {
     hasTokenizer: info.hasTokenizer,
     tokenizer: info.tokenizer && Object.freeze(info.tokenizer),
     analyze: call("analyze"),
+    /** rank-rows.js's analyzeFigure(model, text, options, before), in the worker. */
+    analyzeFigure: call("analyzeFigure"),
     forward: call("forward"),
-    encode: call("encode"),
     /** A prefix cache kept in the worker, named by its handle. */
     createCache() {
       const cache = nextId++;

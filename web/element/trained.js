@@ -8,6 +8,7 @@ import { html, nothing } from "lit";
 import { headLabel, headScores } from "./head-labels.js";
 import { chunkError } from "./chunks.js";
 import { loadRemoteModel, remoteFamilies, workersAvailable } from "./remote-model.js";
+import { RANK_BUDGET, analyzeFigure } from "./rank-rows.js";
 
 /**
  * The model calls below are written once, as generators that yield [method, ...args] for each
@@ -18,7 +19,7 @@ function run(model, steps) {
   let step = steps.next();
   while (!step.done) {
     const [method, ...args] = step.value;
-    step = steps.next(model[method](...args));
+    step = steps.next(method === "analyzeFigure" ? analyzeFigure(model, ...args) : model[method](...args));
   }
   return step.value;
 }
@@ -370,8 +371,13 @@ function* figureSteps(opened, sentence, { hideSpecial = false } = {}) {
   const { model, name, induction, cache } = opened;
   const causal = model.config.causal;
   const text = causal ? sentence : pairOf(sentence);
-  let { now, later } = causal ? yield* rowsToRank(opened, text) : { now: undefined, later: [] };
-  let r = yield ["analyze", text, { k: 5, attention: true, cache: causal ? cache : undefined, predictionRows: now }];
+  // (One call: in the model worker the tokenizing and the figure are one message.)
+  let { r, later } = yield [
+    "analyzeFigure",
+    text,
+    { k: 5, attention: true, cache: causal ? cache : undefined },
+    causal ? opened.ranked : null,
+  ];
   if (!r.tokens.length) return null;
   // Hidden special tokens renumber the rows: everything is ranked now (from the cache).
   if (later.length && hideSpecial && r.tokens.some((t) => t.special)) {
@@ -418,38 +424,8 @@ function* figureSteps(opened, sentence, { hideSpecial = false } = {}) {
   return data;
 }
 
-// Multiply-adds of unembedding a figure does before it is drawn. Each token's next-token
-// predictions cost one row of the unembedding, vocabulary × d_model multiply-adds (38.6 M for
-// GPT-2 small; 0.5 M for the shipped model): at 32 tokens GPT-2 small's are 115 ms of a 420 ms
-// forward. Over this budget a figure ranks the last token's predictions and those it ranked
-// before for the same tokens, and rankLater() ranks the rest after the figure is painted, a
-// budget's worth per task: for GPT-2 small 3 rows, 25 ms in Node 22 here (1 row 18 ms: the
-// 154 MB matrix is read once per task; 6 rows 46 ms), under the 50 ms of a long task.
-const RANK_BUDGET = 2 ** 27;
 // Each causal figure's record of the rows ranked (opened.ranked when it was made).
 const rankedBy = new WeakMap();
-
-/** The token positions a causal model's figure ranks now (undefined: all) and later. */
-function* rowsToRank(opened, text) {
-  const { model } = opened;
-  const perRow = model.config.vocabSize * model.config.dModel;
-  // A model whose whole context is within the budget (the shipped one) ranks everything at once:
-  // no tokenizing twice per keystroke to find out.
-  if (model.config.context * perRow <= RANK_BUDGET) return { now: undefined, later: [] };
-  const ids = (yield ["encode", text]).subarray(0, model.config.context);
-  const n = ids.length;
-  if (n * perRow <= RANK_BUDGET) return { now: undefined, later: [] };
-  // Rows ranked for the same prefix before (kept with the model's cache): free now.
-  const before = opened.ranked;
-  const now = [];
-  const later = [];
-  let same = true;
-  for (let i = 0; i < n; i++) {
-    same = same && before !== undefined && i < before.ids.length && before.ids[i] === ids[i];
-    (i === n - 1 || (same && before.rows[i]) ? now : later).push(i);
-  }
-  return { now, later };
-}
 
 /**
  * Ranks a budget's worth of `data`'s pending predictions (modelFigure) for `sentence`, from the
