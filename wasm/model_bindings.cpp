@@ -669,9 +669,11 @@ val set_optimizer(int handle, const val& options) {
   });
 }
 
-// Bytes currently allocated by malloc in the wasm heap (for leak tests).
+// Bytes currently allocated by malloc in the wasm heap (for leak tests). mallinfo's fields are
+// ints: read as unsigned, so that more than 2 GiB in use (GPT-2 medium with its weights packed:
+// 2.6 GB) is not negative; wasm32's heap is at most 4 GiB.
 double heap_used() {
-  return static_cast<double>(mallinfo().uordblks);
+  return static_cast<double>(static_cast<unsigned>(mallinfo().uordblks));
 }
 
 // What model.js needs to know of the library: limits and defaults.
