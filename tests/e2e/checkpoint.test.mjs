@@ -110,6 +110,21 @@ test("a picked checkpoint loads and computes in the model worker; its errors com
       tokens,
       gpt2Encoder.encode(text).map((id) => gpt2Encoder.decode([id])),
     );
+    // A keystroke's figure is one message to the worker (rank-rows.js's analyzeFigure: the text's
+    // ids and the figure in one call), not a round trip for the ids first.
+    await page.evaluate(() => {
+      const post = Worker.prototype.postMessage;
+      window.calls = [];
+      Worker.prototype.postMessage = function (message, transfer) {
+        if (message?.op === "call") window.calls.push(message.method);
+        return post.call(this, message, transfer);
+      };
+    });
+    await typeAndTime(page, `${text} More`);
+    const calls = await page.evaluate(() => window.calls);
+    assert.equal(calls.filter((m) => m === "analyzeFigure").length, 1, calls.join(", "));
+    assert.equal(calls.filter((m) => m === "encode").length, 0, calls.join(", "));
+    await typeAndTime(page, text);
 
     // A truncated model.safetensors: the library's message, from the worker, word for word.
     const bytes = readFileSync(join(dir, "model.safetensors"));

@@ -746,15 +746,6 @@ constexpr std::int64_t kPanelBlockRows = 16 * kRows;
 // would read it from memory each time.
 constexpr std::int64_t kLargeOperand = std::int64_t{1} << 20;
 
-// C[M x N] (+)= A[M x K] · op(B), A row-major with rows K apart, op(B) (K, N): B stored (K, N), or
-// (N, K) when transpose_b (the tied unembedding). Panel by panel: P columns of op(B) are packed
-// into a scratch (kPanelGroup panels at a time; transposed B one panel, packed by pack_keys) and
-// multiplied by every row group of a block of A before the next panel. Packing all of B first and
-// then sweeping it once per row group read a weight matrix from memory ceil(M / kRows) times per
-// product (six times for a 32-token sentence) and wrote and read a packed copy of it as large as B
-// (154 MB for GPT-2 small's unembedding): bench/typing.mjs's full forward, docs/performance.md.
-// Each tile of C is still one kernel() call summing k = 0 .. K-1 in order, so the results are the
-// same bits.
 // A tile of `rows` (fewer than kRows) rows. Each row's outputs are the same operations in the
 // same order whatever the tile's height, so the same bits as in a full tile, for less work: a
 // 32-token sentence's last 2 rows went through a zero-padded tile of 6 (docs/performance.md,
@@ -771,6 +762,15 @@ void tail_kernel(std::int64_t rows, std::int64_t K, const float* A, std::int64_t
   }
 }
 
+// C[M x N] (+)= A[M x K] · op(B), A row-major with rows K apart, op(B) (K, N): B stored (K, N), or
+// (N, K) when transpose_b (the tied unembedding). Panel by panel: P columns of op(B) are packed
+// into a scratch (kPanelGroup panels at a time; transposed B one panel, packed by pack_keys) and
+// multiplied by every row group of a block of A before the next panel. Packing all of B first and
+// then sweeping it once per row group read a weight matrix from memory ceil(M / kRows) times per
+// product (six times for a 32-token sentence) and wrote and read a packed copy of it as large as B
+// (154 MB for GPT-2 small's unembedding): bench/typing.mjs's full forward, docs/performance.md.
+// Each tile of C is still one kernel() call summing k = 0 .. K-1 in order, so the results are the
+// same bits.
 // With `prepacked` (b packed whole by pack_panels), nothing is packed: panel j is read from
 // prepacked + j · K · P.
 template <bool Accumulate>

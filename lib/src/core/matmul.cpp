@@ -68,11 +68,12 @@ void WeightPanels::matmul(float* c, const float* a, const float* w, std::int64_t
         pack_panels(w, K, N, packed.data());
         found = panels_.emplace(w, std::move(packed)).first;
       } catch (const std::bad_alloc&) {
-        found = panels_.end();  // no room for a second copy: pack per product
+        // No room for a second copy: this matrix is packed per product (an empty entry, so that
+        // the allocation is not tried again at every product).
+        found = panels_.emplace(w, std::vector<float>{}).first;
       }
     }
-    if (found != panels_.end() &&
-        static_cast<std::int64_t>(found->second.size()) == panel_floats(K, N)) {
+    if (static_cast<std::int64_t>(found->second.size()) == panel_floats(K, N)) {
       panels_matmul(c, a, found->second.data(), M, N, K, accumulate);
       return;
     }
