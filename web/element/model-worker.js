@@ -5,14 +5,14 @@
 // they were posted. Messages in:
 //   { id, op: "families" }                lens.modelFamilies() (the page's thread need not load the model module)
 //   { id, op: "open", model, files }      loadModel({ files }) as handle `model`
-//   { id, op: "call", model, method, args } model[method](...args), or rank-rows.js's analyzeFigure(model, ...args);
+//   { id, op: "call", model, method, args } rank-rows.js's callModel(model, method, args);
 //                                         an argument's { cache: { remoteCache: n } } is cache n
 //   { id, op: "cache", model, cache }     model.createCache() as handle `cache`
 //   { op: "dispose", handle }             frees a model (and its caches) or a cache
 // Out: { id, progress } while opening, then { id, result } or { id, error: { message, code, name } }.
 // Typed arrays in a result are transferred, not copied.
 import { loadLens } from "../lens.js";
-import { analyzeFigure } from "./rank-rows.js";
+import { callModel } from "./rank-rows.js";
 
 /** The buffers of the typed arrays in `value` (plain objects and arrays, any depth), once each. */
 function buffers(value, out = new Set()) {
@@ -88,9 +88,7 @@ export function modelServer(getLens, post) {
       } else if (op === "call") {
         if (!METHODS.has(message.method)) throw new Error(`the model worker has no method ${message.method}`);
         const [first, options, ...rest] = message.args;
-        const m = model(message.model);
-        const args = [first, withCache(options), ...rest];
-        reply(id, message.method === "analyzeFigure" ? analyzeFigure(m, ...args) : m[message.method](...args));
+        reply(id, callModel(model(message.model), message.method, [first, withCache(options), ...rest]));
       } else if (op === "cache") {
         handles.set(message.cache, model(message.model).createCache());
         cachesOf.set(message.model, [...(cachesOf.get(message.model) ?? []), message.cache]);

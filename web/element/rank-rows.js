@@ -45,3 +45,10 @@ export function analyzeFigure(model, text, options, before) {
   const { now, later } = rowsToRank(model, text, before);
   return { r: model.analyze(text, { ...options, predictionRows: now }), later };
 }
+
+/**
+ * `model[method](...args)`, or for "analyzeFigure" the function above: the one way trained.js's
+ * steps call a model, on the page's thread (a shipped model) and in the model worker (a reader's
+ * checkpoint, where the stand-in forwards the same [method, ...args]).
+ */
+export const callModel = (model, method, args) => (method === "analyzeFigure" ? analyzeFigure(model, ...args) : model[method](...args));

@@ -8,7 +8,7 @@ import { html, nothing } from "lit";
 import { headLabel, headScores } from "./head-labels.js";
 import { chunkError } from "./chunks.js";
 import { loadRemoteModel, remoteFamilies, workersAvailable } from "./remote-model.js";
-import { RANK_BUDGET, analyzeFigure } from "./rank-rows.js";
+import { RANK_BUDGET, callModel } from "./rank-rows.js";
 
 /**
  * The model calls below are written once, as generators that yield [method, ...args] for each
@@ -19,7 +19,7 @@ function run(model, steps) {
   let step = steps.next();
   while (!step.done) {
     const [method, ...args] = step.value;
-    step = steps.next(method === "analyzeFigure" ? analyzeFigure(model, ...args) : model[method](...args));
+    step = steps.next(callModel(model, method, args));
   }
   return step.value;
 }

@@ -746,6 +746,14 @@ constexpr std::int64_t kPanelBlockRows = 16 * kRows;
 // would read it from memory each time.
 constexpr std::int64_t kLargeOperand = std::int64_t{1} << 20;
 
+// Whether a product of M rows by a (K, N) operand goes panel by panel (panel_matmul) rather than
+// sweeping a packed copy of the whole operand once per row group (gemm): up to a block of rows, or
+// an operand larger than the caches. More rows by small matrices (the training page's 2 048 × 128
+// products) keep the sweep, which was 7 % faster there (docs/performance.md).
+inline bool by_panels(std::int64_t M, std::int64_t N, std::int64_t K) {
+  return M <= kPanelBlockRows || K * N > kLargeOperand;
+}
+
 // A tile of `rows` (fewer than kRows) rows. Each row's outputs are the same operations in the
 // same order whatever the tile's height, so the same bits as in a full tile, for less work: a
 // 32-token sentence's last 2 rows went through a zero-padded tile of 6 (docs/performance.md,
@@ -842,11 +850,10 @@ void packed_matmul(float* c, const float* a, const float* b, std::int64_t M, std
     }
     lhs = copy;
   }
-  // Up to a block of rows, or a B larger than the caches (a real-size model's weights): panel by
-  // panel, B read from memory once per block of rows (panel_matmul). Otherwise (training: 2 048
-  // rows by matrices of 128 x 512) B is packed once, stays in cache, and each row group sweeps
-  // it; panel by panel made the training page's model's step 7 % slower (docs/performance.md).
-  if (M <= kPanelBlockRows || K * N > kLargeOperand) {
+  // Panel by panel, B read from memory once per block of rows (panel_matmul); otherwise
+  // (training: 2 048 rows by matrices of 128 x 512) B is packed once, stays in cache, and each row
+  // group sweeps it.
+  if (by_panels(M, N, K)) {
     if (accumulate) {
       panel_matmul<true>(c, lhs, b, M, N, K, transpose_b);
     } else {
@@ -889,7 +896,7 @@ void panels_matmul(float* c, const float* a, const float* panels, std::int64_t M
     return;
   }
   // packed_matmul's choice of schedule, with its packing done already.
-  if (M <= kPanelBlockRows || K * N > kLargeOperand) {
+  if (by_panels(M, N, K)) {
     if (accumulate) {
       panel_matmul<true>(c, a, nullptr, M, N, K, false, panels);
     } else {
