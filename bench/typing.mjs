@@ -60,7 +60,12 @@ function median(fn, before = () => {}) {
   return t.sort((a, b) => a - b)[runs >> 1];
 }
 const rows = [];
-const row = (model, what, ms, note = "") => rows.push({ model, what, ms, note });
+// Each row is printed to stderr as it is measured (progress: the table comes at the end).
+const started = performance.now();
+const row = (model, what, ms, note = "") => {
+  rows.push({ model, what, ms, note });
+  console.error(`  [${((performance.now() - started) / 1000).toFixed(0)} s] ${model}: ${what.trim()} ${ms.toFixed(1)} ms`);
+};
 
 // GPT-2 small: full, then each edit with a cache primed on the 32-token sentence.
 const gpt2Config = { layers: 12, heads: 12, dModel: 768, context: 1024, vocabSize: 50257 };
