@@ -268,25 +268,27 @@ test("a large vocabulary's predictions: the last token's with the figure, the re
     const sentence = Array.from({ length: 60 }, (_, i) => words[i % words.length]).join(" ");
     const n = gpt2Encoder.encode(sentence).length;
     assert.ok(n * 50257 * 128 > 2 ** 27, `${n} tokens`);
-    // What the figure held and the strip showed when it was drawn (before any task after it).
-    await page.evaluate(() => {
+    // What the figure held and the strip showed when the typed text's figure was drawn (before
+    // any task after it). Renders of the picked sentence's figure may still come first (its
+    // induction probe and head labels arrive from the worker after the status line): they are
+    // not this figure, and are told apart by their token count.
+    await page.evaluate((tokens) => {
       const el = document.querySelector("#figure");
-      el.addEventListener(
-        "attn-lens-render",
-        () => {
-          const cards = [...el.shadowRoot.querySelectorAll(".prediction")];
-          window.__drawn = {
-            ranked: el.attention.predictions.flatMap((p, i) => (p ? [i] : [])),
-            pending: [...el.attention.pendingPredictions],
-            cards: cards.length,
-            busy: cards.filter((c) => c.getAttribute("aria-busy") === "true").length,
-          };
-        },
-        { once: true },
-      );
-    });
+      const drawn = () => {
+        if (el.attention.tokens.length !== tokens) return;
+        el.removeEventListener("attn-lens-render", drawn);
+        const cards = [...el.shadowRoot.querySelectorAll(".prediction")];
+        window.__drawn = {
+          ranked: el.attention.predictions.flatMap((p, i) => (p ? [i] : [])),
+          pending: [...el.attention.pendingPredictions],
+          cards: cards.length,
+          busy: cards.filter((c) => c.getAttribute("aria-busy") === "true").length,
+        };
+      };
+      el.addEventListener("attn-lens-render", drawn);
+    }, n);
     await typeAndTime(page, sentence);
-    const drawn = await page.evaluate(() => window.__drawn);
+    const drawn = await (await page.waitForFunction(() => window.__drawn)).jsonValue();
     assert.deepEqual(drawn.ranked, [n - 1], "ranked with the figure: the last token only");
     assert.deepEqual(
       drawn.pending,
@@ -326,17 +328,17 @@ test("a large vocabulary's predictions: the last token's with the figure, the re
       ),
     );
     // An append: the tokens ranked before are kept; nothing is pending.
-    await page.evaluate(() => {
+    await page.evaluate((tokens) => {
       const el = document.querySelector("#figure");
-      el.addEventListener(
-        "attn-lens-render",
-        () =>
-          (window.__drawn = { pending: el.attention.pendingPredictions.length, ranked: el.attention.predictions.filter(Boolean).length }),
-        { once: true },
-      );
-    });
+      const drawn = () => {
+        if (el.attention.tokens.length !== tokens) return;
+        el.removeEventListener("attn-lens-render", drawn);
+        window.__appended = { pending: el.attention.pendingPredictions.length, ranked: el.attention.predictions.filter(Boolean).length };
+      };
+      el.addEventListener("attn-lens-render", drawn);
+    }, n + 1);
     await typeAndTime(page, `${sentence} and`);
-    const appended = await page.evaluate(() => window.__drawn);
+    const appended = await (await page.waitForFunction(() => window.__appended)).jsonValue();
     assert.deepEqual(appended, { pending: 0, ranked: n + 1 });
     assert.deepEqual(problems, []);
     await page.close();
