@@ -3,7 +3,9 @@
 // without waiting for the predictions ranked after each figure (web/element/trained.js,
 // rankAfterPaint). For each: the painted frame (tests/support/figure.mjs, typeAndTime) and the
 // element's computeMs (its render event: the model's share). One site at a time, in one
-// headless Chromium; with --before=DIR, an older built site (a copy of dist/site) the same way.
+// headless Chromium: this build's site cross-origin isolated (the model worker loads the threaded
+// module: web/element/threaded-model.js) and not (one thread); with --before=DIR, an older built
+// site (a copy of dist/site) the same way, isolated.
 //   node bench/worker-typing.mjs [--before=DIR] [--edits=N]
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -19,8 +21,12 @@ import { GPT2_SMALL, writeGpt2Checkpoint } from "../scripts/gpt2-checkpoint.mjs"
 const usage = "usage: node bench/worker-typing.mjs [--before=DIR] [--edits=N]   DIR: an older built site (a copy of dist/site)";
 const { values } = cli({ usage, options: { before: { type: "string" }, edits: { type: "string" } } });
 const edits = cliNumber(values, "edits", { fallback: 8, min: 1, integer: true, usage, label: "--edits" });
-const sites = [["this build", new URL("../dist/site", import.meta.url).pathname]];
-if (values.before) sites.push(["before", values.before]);
+const here = new URL("../dist/site", import.meta.url).pathname;
+const sites = [
+  ["this build", here, true],
+  ["one thread", here, false],
+];
+if (values.before) sites.push(["before", values.before, true]);
 for (const [, dir] of sites) if (!existsSync(join(dir, "index.html"))) cliError(`no built site in ${dir} (index.html is missing)`, usage);
 
 const encoder = createRequire(import.meta.url)("gpt-3-encoder");
@@ -34,8 +40,8 @@ const rows = [];
 try {
   console.error("writing GPT-2 small's shapes (498 MB)…");
   writeGpt2Checkpoint(dir, GPT2_SMALL, 1);
-  for (const [name, site] of sites) {
-    const server = await serve(site);
+  for (const [name, site, isolated] of sites) {
+    const server = await serve(site, { isolated });
     try {
       const { page } = await openPage(browser.context, server.url);
       await page.goto(`${server.url}index.html?sentence=${encodeURIComponent(sentence)}`);
@@ -43,6 +49,8 @@ try {
       const status = await pickCheckpoint(page, dir, { timeout: 300000 });
       if (!status.ok) throw new Error(`${name}: the page did not show the checkpoint: ${status.text}`);
       await page.waitForFunction(() => document.querySelector("#figure").attention?.scores?.induction, null, { timeout: 60000 });
+      // The threads the worker's products split over (a build before threads says nothing).
+      const threads = await page.evaluate(() => document.querySelector("#figure")._openedModels?.[0]?.model?.threads ?? 1);
       await page.evaluate(() => {
         window.__compute = [];
         document.querySelector("#figure").addEventListener("attn-lens-render", (e) => window.__compute.push(e.detail.computeMs));
@@ -61,7 +69,7 @@ try {
         starts.compute.push(await computed());
         console.error(`  ${name}: edit at the start ${k + 1} of ${edits}`);
       }
-      rows.push({ name, append, starts });
+      rows.push({ name, threads, append, starts });
       await page.close();
     } finally {
       await server.close();
@@ -73,11 +81,11 @@ try {
 }
 console.log(`\nGPT-2 small's shapes in the page, 32 tokens; medians of ${edits} keystrokes (ms)`);
 console.log(
-  `${"site".padEnd(14)}${"append".padStart(10)}${"computeMs".padStart(11)}${"start edits".padStart(13)}${"computeMs".padStart(11)}`,
+  `${"site".padEnd(14)}${"threads".padStart(8)}${"append".padStart(10)}${"computeMs".padStart(11)}${"start edits".padStart(13)}${"computeMs".padStart(11)}`,
 );
 for (const r of rows)
   console.log(
-    `${r.name.padEnd(14)}${median(r.append.painted).toFixed(1).padStart(10)}${median(r.append.compute).toFixed(1).padStart(11)}` +
+    `${r.name.padEnd(14)}${String(r.threads).padStart(8)}${median(r.append.painted).toFixed(1).padStart(10)}${median(r.append.compute).toFixed(1).padStart(11)}` +
       `${median(r.starts.painted).toFixed(1).padStart(13)}${median(r.starts.compute).toFixed(1).padStart(11)}`,
   );
 console.log("start edits: the first word changed, then back, typed as soon as each figure is painted (its predictions still ranking)");

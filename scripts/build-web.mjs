@@ -100,7 +100,16 @@ await build({
 // of the two, wasm/api.js makeLoader), the training element its worker (web/element/train.js):
 // in the site, the page's bundles and element.js are side by side. The blog example loads the
 // element exactly as a post would: one script tag, no bundler.
-const modules = ["attnlens.wasm", "attnlens-relaxed.wasm", "attnlens-model.wasm", "attnlens-model-relaxed.wasm"];
+const modules = [
+  "attnlens.wasm",
+  "attnlens-relaxed.wasm",
+  "attnlens-model.wasm",
+  "attnlens-model-relaxed.wasm",
+  // The threaded model module (web/lens.js), whole: its helper workers import its JS by URL.
+  "attnlens_model_threads.js",
+  "attnlens_model_threads.worker.js",
+  "attnlens-model-threads.wasm",
+];
 const elementFiles = readdirSync(dist).filter((f) => /^element(-.+)?\.js$/.test(f));
 for (const f of elementFiles) copyFileSync(join(dist, f), join(site, f));
 for (const module of modules) copyFileSync(join(dist, module), join(site, module));

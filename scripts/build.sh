@@ -25,6 +25,13 @@ for variant in wasm:OFF:node wasm-relaxed:ON:"$node22"; do
   cmake --build "build/$dir" -j"$jobs"
 done
 
+# The threaded model module (relaxed SIMD and threads; the model worker of a cross-origin-isolated
+# page loads it: wasm/api.js, threadsUsable): the library again with -pthread, the model module only.
+emcmake cmake -S . -B build/wasm-threads -DCMAKE_BUILD_TYPE=Release -DATTNLENS_WASM_RELAXED_SIMD=ON \
+  -DATTNLENS_WASM_THREADS=ON -DATTNLENS_NODE="$(command -v "$node22")" -DEigen3_DIR=/usr/share/eigen3/cmake \
+  -DCatch2_DIR=/usr/lib/cmake/Catch2 >/dev/null
+cmake --build build/wasm-threads -j"$jobs" --target attnlens_model
+
 # The modules must be what their names say: the baselines validate without relaxed SIMD, the
 # relaxed ones use f32x4.relaxed_madd (LLVM only emits it through the builtin in kernels.cpp).
 for module in attnlens_core attnlens_model; do
@@ -56,10 +63,22 @@ for module in attnlens_core:attnlens attnlens_model:attnlens-model; do
   cp "build/wasm-relaxed/wasm/$target.wasm" "dist/$file-relaxed.wasm"
 done
 
+# The threaded model module, beside them; never bundled (its helpers import its JS by URL), so
+# its own URLs for the .wasm and the worker script (which wasm/api.js always gives it) go too.
+threads=build/wasm-threads/wasm/attnlens_model
+sed -e 's|new URL("attnlens_model.wasm",import.meta.url).toString()|"attnlens-model-threads.wasm"|' \
+  -e 's|new URL("attnlens_model.worker.js",import.meta.url)|"attnlens_model_threads.worker.js"|g' \
+  "$threads.js" >dist/attnlens_model_threads.js
+grep -q 'new URL("attnlens_model' dist/attnlens_model_threads.js &&
+  { echo "build: loader patch failed (attnlens_model_threads)" >&2; exit 1; }
+sed 's|import("./attnlens_model.js")|import("./attnlens_model_threads.js")|' "$threads.worker.js" >dist/attnlens_model_threads.worker.js
+cp "$threads.wasm" dist/attnlens-model-threads.wasm
+
 node scripts/size-report.mjs dist/attnlens.js dist/attnlens.node.js dist/api.js dist/boundary.js dist/attnlens_core.js dist/attnlens.wasm \
   dist/attnlens-relaxed.wasm dist/attnlens.d.ts dist/model.d.ts
 node scripts/size-report.mjs --label "model module (fetched by loadModel / createModel / loadTokenizer)" \
-  dist/model.js dist/model-input.js dist/attnlens_model_core.js dist/attnlens-model.wasm dist/attnlens-model-relaxed.wasm
+  dist/model.js dist/model-input.js dist/attnlens_model_core.js dist/attnlens-model.wasm dist/attnlens-model-relaxed.wasm \
+  dist/attnlens_model_threads.js dist/attnlens_model_threads.worker.js dist/attnlens-model-threads.wasm
 
 node scripts/build-web.mjs
 # A page fetches one of the two modules: each pairing must fit the element's budget.

@@ -21,8 +21,17 @@ const TYPES = {
   ".txt": "text/plain; charset=utf-8",
 };
 
-/** Serves `root` on 127.0.0.1. Resolves to { url, port, requests, close() }. */
-export function serve(root, { port = 0 } = {}) {
+// Cross-origin isolation: with these two headers on every response the page may share memory
+// with its workers (crossOriginIsolated), which the threaded model module needs (wasm/api.js,
+// threadsUsable; docs/api.md, "Threads"). The site loads nothing from other origins.
+const ISOLATION = { "cross-origin-opener-policy": "same-origin", "cross-origin-embedder-policy": "require-corp" };
+
+/**
+ * Serves `root` on 127.0.0.1, cross-origin isolated unless `isolated` is false. Resolves to
+ * { url, port, requests, close() }.
+ */
+export function serve(root, { port = 0, isolated = true } = {}) {
+  const isolation = isolated ? ISOLATION : {};
   const base = resolve(root);
   const requests = [];
   const server = createServer(async (req, res) => {
@@ -51,6 +60,7 @@ export function serve(root, { port = 0 } = {}) {
         "content-type": TYPES[extname(file)] ?? "application/octet-stream",
         "content-length": info.size,
         "cache-control": "no-cache",
+        ...isolation,
       });
       createReadStream(file)
         .on("error", () => res.destroy())
@@ -74,16 +84,21 @@ export function serve(root, { port = 0 } = {}) {
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const usage = "usage: node scripts/serve.mjs [DIR] [--port N]";
-  const { values, positionals } = cli({ usage, positionals: 1, options: { port: { type: "string" } } });
+  const usage = "usage: node scripts/serve.mjs [DIR] [--port N] [--no-isolation]";
+  const { values, positionals } = cli({
+    usage,
+    positionals: 1,
+    options: { port: { type: "string" }, "no-isolation": { type: "boolean" } },
+  });
   const port = cliNumber(values, "port", { fallback: 0, min: 0, max: 65535, integer: true, usage });
   const dir = positionals[0] ?? ".";
+  const isolated = !values["no-isolation"];
   let server;
   try {
-    server = await serve(dir, { port });
+    server = await serve(dir, { port, isolated });
   } catch (error) {
     if (error.code !== "EADDRINUSE") throw error;
-    server = await serve(dir, { port: 0 });
+    server = await serve(dir, { port: 0, isolated });
     console.log(`attnlens: port ${port} is busy; using ${server.port}`);
   }
   console.log(`attnlens: serving ${dir} at ${server.url} (Ctrl+C to stop)`);

@@ -517,23 +517,27 @@ export async function fetchWasm(url) {
  * { baseline, relaxed } }`. Its code, its loader and model.js are fetched on the first
  * lens.loadModel(), createModel() or loadTokenizer(), and instantiated once per SIMD variant
  * (the lens's own, or "auto" for a lens built from wasmBinary / wasmUrl). Without it those
- * methods reject: this build has no model module.
+ * methods reject: this build has no model module. `model.threads` (optional) is a threaded
+ * model module, `{ usable(), createCore, wasm }`, loaded instead of the relaxed one where
+ * usable() says it may (web/element/threaded-model.js).
  */
 export function makeLoader(createCore, readWasm, urls, model) {
   const modules = urls instanceof URL ? { baseline: urls, relaxed: new URL("attnlens-relaxed.wasm", urls) } : urls;
   const shared = new Map();
   const models = new Map();
   const modelApi = (simd) => {
-    const variant = simd ?? (relaxedSimdSupported() ? "relaxed" : "baseline");
+    let variant = simd ?? (relaxedSimdSupported() ? "relaxed" : "baseline");
     if (!model) {
       return Promise.reject(new AttnLensError("BAD_ARGUMENT", "this build of attnlens has no model module (makeLoader was given none)"));
     }
+    if (variant === "relaxed" && model.threads?.usable()) variant = "threads";
     if (!models.has(variant)) {
       const loading = (async () => {
+        const threads = variant === "threads" ? model.threads : null;
         const [{ createModelApi }, createModelCore, bytes] = await Promise.all([
           import("./model.js"),
-          model.createCore(),
-          readWasm(model.urls[variant]),
+          (threads ?? model).createCore(),
+          readWasm(threads ? threads.wasm : model.urls[variant]),
         ]);
         return createModelApi(await createModelCore({ wasmBinary: bytes }));
       })();

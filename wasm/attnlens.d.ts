@@ -383,8 +383,12 @@ export interface AttnLens {
   createModel(options: CreateModelOptions): Promise<Model>;
   /** GPT-2's byte-level BPE tokenizer from vocab.json and merges.txt (BAD_FILE naming the file). */
   loadTokenizer(options: { vocab: FileText; merges: FileText }): Promise<Tokenizer>;
-  /** Diagnostics of the model module (instantiating it): its heap size and the bytes malloc holds. */
-  modelMemory(): Promise<{ heapBytes: number; usedBytes: number }>;
+  /**
+   * Diagnostics of the model module (instantiating it): its heap size, the bytes malloc holds,
+   * and the threads its matrix products split over (1 but in the threaded module, which only a
+   * page's Web Worker loads where the page is cross-origin isolated: docs/api.md, "Threads").
+   */
+  modelMemory(): Promise<{ heapBytes: number; usedBytes: number; threads: number }>;
 }
 
 /**

@@ -210,6 +210,11 @@ function predictionRowsOf(rows, tokens) {
 /** Builds the model API around an instantiated model module. */
 export function createModelApi(core) {
   const { limits, defaults, families } = core._description();
+  // The heap as bytes. In the threaded module (shared memory) another thread may have grown the
+  // heap since this thread's view was made, which leaves core.HEAPU8 short: a view of the memory
+  // as it is now, then.
+  const heapBytes = () =>
+    core.wasmMemory && core.HEAPU8.buffer !== core.wasmMemory.buffer ? new Uint8Array(core.wasmMemory.buffer) : core.HEAPU8;
   // Every file a folder of some family may hold.
   const knownFiles = [
     ...new Set(["model.safetensors", "config.json", ...families.flatMap((f) => [...f.tokenizerFiles.flat(), ...f.optionalFiles])]),
@@ -559,7 +564,7 @@ export function createModelApi(core) {
           ? await blobChunk(blob, at, end, label("model.safetensors"))
           : bytesChunk(weights, at, end, label("model.safetensors"));
         // The heap may have been replaced by growth while we awaited: take its view afresh.
-        core.HEAPU8.set(chunk, stage.address + at);
+        heapBytes().set(chunk, stage.address + at);
         progress("copy", end);
         if (!blob && end < totalBytes) await new Promise((resolve) => setTimeout(resolve, 0));
       }
@@ -627,7 +632,7 @@ export function createModelApi(core) {
     /** The families the library loads: name, causal, prediction kind and tokenizer files. */
     families,
     /** Diagnostics: the model module's heap size and the bytes malloc holds there. */
-    memory: () => ({ heapBytes: core.HEAPU8.length, usedBytes: core._heapUsed() }),
+    memory: () => ({ heapBytes: heapBytes().length, usedBytes: core._heapUsed(), threads: core._computeThreads() }),
   };
 }
 

@@ -708,6 +708,8 @@ val description() {
 
 EMSCRIPTEN_BINDINGS(attnlens_model) {
   emscripten::function("_description", &description);
+  emscripten::function("_setComputeThreads", &attnlens::set_compute_threads);
+  emscripten::function("_computeThreads", &attnlens::compute_threads);
   emscripten::function("_heapUsed", &heap_used);
   emscripten::function("_familyOf", &family_of);
   emscripten::function("_stageFile", &stage_file);

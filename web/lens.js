@@ -10,11 +10,15 @@ import { fetchWasm, isExplanation, makeLoader } from "../wasm/api.js";
 const WASM_FILE = "./attnlens.wasm";
 const MODEL_FILES = { baseline: "./attnlens-model.wasm", relaxed: "./attnlens-model-relaxed.wasm" };
 
-export const loadLens = makeLoader(createAttnLensCore, fetchWasm, new URL(WASM_FILE, import.meta.url), {
-  // The model module (trained mode): its loader, code and .wasm are fetched on first use only.
+export const wasmUrl = new URL(WASM_FILE, import.meta.url);
+
+/** The model module for makeLoader (trained mode): its loader, code and .wasm are fetched on first use only. */
+export const modelModule = {
   createCore: () => import("../dist/attnlens_model_core.js").then((m) => m.default),
   urls: { baseline: new URL(MODEL_FILES.baseline, import.meta.url), relaxed: new URL(MODEL_FILES.relaxed, import.meta.url) },
-});
+};
+
+export const loadLens = makeLoader(createAttnLensCore, fetchWasm, wasmUrl, modelModule);
 
 /**
  * Explains `state.sentence` for the modes the figure needs, up to the library's token limit

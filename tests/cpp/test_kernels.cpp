@@ -5,13 +5,18 @@
 #include "helpers.hpp"
 #include "reference.hpp"
 
+#include <attnlens/model.hpp>
+
 #include "core/kernels.hpp"
 #include "core/matmul.hpp"
+#include "core/parallel.hpp"
 
 #include <array>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <stdexcept>
 
 using attnlens::AttentionOptions;
 using attnlens::CausalAlign;
@@ -334,6 +339,84 @@ TEST_CASE("weights packed ahead: the same bits as packing in every product", "[k
 #endif
       kept.sync(2);  // another stamp: the parameters changed
       CHECK(kept.bytes() == 0);
+    }
+  }
+}
+
+TEST_CASE(
+    "compute threads: every part runs once, errors come back, a call inside a part runs alone",
+    "[kernels][threads]") {
+  using attnlens::detail::parallel_parts;
+#if defined(__EMSCRIPTEN__) && !defined(__EMSCRIPTEN_PTHREADS__)
+  CHECK(attnlens::detail::set_compute_threads(3) == 1);  // no threads in this build
+#else
+  CHECK(attnlens::detail::set_compute_threads(3) == 3);
+  CHECK(attnlens::detail::compute_threads() == 3);
+#endif
+  const int threads = attnlens::detail::compute_threads();
+  for (int round = 0; round < 50; ++round) {
+    // (Catch2's assertions are for the test's own thread: the parts only count.)
+    std::vector<std::atomic<int>> runs(8);
+    std::atomic<int> seen_parts{0}, inner_parts{0};
+    parallel_parts(8, [&](int part, int parts) {
+      runs[static_cast<std::size_t>(part)] += 1;
+      seen_parts = parts;
+      // A call from inside a part runs its parts on its own thread.
+      parallel_parts(4, [&](int, int inner) { inner_parts += inner; });
+    });
+    INFO("round " << round);
+    REQUIRE(seen_parts == threads);
+    CHECK(inner_parts == threads);
+    for (int p = 0; p < 8; ++p)
+      CHECK(runs[static_cast<std::size_t>(p)] == (p < threads ? 1 : 0));
+  }
+  CHECK_THROWS_WITH(parallel_parts(8,
+                                   [&](int part, int parts) {
+                                     if (part == parts - 1) throw std::runtime_error("last part");
+                                   }),
+                    "last part");
+  CHECK(attnlens::detail::set_compute_threads(1) == 1);
+  // The public setter names a bad count.
+  CHECK_THROWS_WITH(attnlens::set_compute_threads(0), "threads is 0; it must be in [1, 64]");
+  CHECK_THROWS_WITH(attnlens::set_compute_threads(65), "threads is 65; it must be in [1, 64]");
+  CHECK(attnlens::compute_threads() == 1);
+}
+
+TEST_CASE("compute threads: products split over them give the same bits as one thread",
+          "[kernels][threads]") {
+  // Each thread computes whole columns of C (panels, or rows of a transposed B), each output
+  // summed as on one thread: the same bits. Shapes over the split threshold (2^18 multiply-adds):
+  // a few rows by B read in place, both layouts (a cached forward's new token, the tied
+  // unembedding), a block of rows panel by panel, and weights packed ahead; widths not a multiple
+  // of a thread's share.
+  std::mt19937 gen(14);
+  for (const auto& [M, N, K] : std::vector<std::array<std::int64_t, 3>>{
+           {1, 2305, 768}, {3, 1000, 300}, {4, 777, 513}, {32, 2304, 96}, {13, 1027, 260}}) {
+    for (int variant = 0; variant < 4; ++variant) {
+      const bool tb = variant & 1, acc = variant & 2;
+      const auto a = ref::random_vector(static_cast<std::size_t>(M * K), gen, -2, 2);
+      const auto b = ref::random_vector(static_cast<std::size_t>(K * N), gen, -2, 2);
+      const auto c0 = ref::random_vector(static_cast<std::size_t>(M * N), gen, -2, 2);
+      std::vector<float> panels(static_cast<std::size_t>(attnlens::detail::panel_floats(K, N)));
+      attnlens::detail::pack_panels(b.data(), K, N, panels.data());
+      const auto products = [&] {
+        auto c = c0;
+        attnlens::detail::packed_matmul(c.data(), a.data(), b.data(), M, N, K, false, tb, acc,
+                                        1.0f);
+        auto d = c0;
+        if (!tb && attnlens::detail::packs_operand(M))
+          attnlens::detail::panels_matmul(d.data(), a.data(), panels.data(), M, N, K, acc);
+        return std::make_pair(c, d);
+      };
+      REQUIRE(attnlens::detail::set_compute_threads(1) == 1);
+      const auto one = products();
+      attnlens::detail::set_compute_threads(3);
+      const auto three = products();
+      attnlens::detail::set_compute_threads(1);
+      INFO("M " << M << ", N " << N << ", K " << K << ", transpose_b " << tb << ", accumulate "
+                << acc);
+      CHECK(testing::close(three.first, one.first, 0.0, {M, N}));
+      CHECK(testing::close(three.second, one.second, 0.0, {M, N}));
     }
   }
 }

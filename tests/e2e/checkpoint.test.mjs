@@ -11,6 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadAttnLens } from "attnlens";
 import { openPage, useSite } from "../support/browser.mjs";
+import { serve } from "../../scripts/serve.mjs";
 import { assertClose } from "../js/helpers.mjs";
 import { pickCheckpoint, typeAndTime } from "../support/figure.mjs";
 import { GPT2_SMALL, writeGpt2Checkpoint } from "../../scripts/gpt2-checkpoint.mjs";
@@ -343,6 +344,66 @@ test("a large vocabulary's predictions: the last token's with the figure, the re
     assert.deepEqual(problems, []);
     await page.close();
   } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("a cross-origin-isolated page computes a checkpoint on the worker's threads: the same bits as one thread", async () => {
+  // The site is served cross-origin isolated (scripts/serve.mjs), so the model worker loads the
+  // threaded module (web/element/threaded-model.js): its products split their columns over a
+  // helper per core but one (at most 3). Served without the headers, the same page computes on
+  // one thread. Each output is summed by one thread in the same order either way, so the figures
+  // are the same bits: attention and predictions. The shapes cross the split threshold (2^18
+  // multiply-adds): the 60-token forward's projections and every unembedding.
+  const dir = mkdtempSync(join(tmpdir(), "attnlens-ckpt-"));
+  const plain = await serve(process.env.ATTNLENS_SITE ?? new URL("../../dist/site", import.meta.url).pathname, { isolated: false });
+  try {
+    writeGpt2Checkpoint(dir, { layers: 2, heads: 4, dModel: 128, context: 128, vocabSize: 50257 }, 12);
+    const words = "a cat sat on the mat and the dog lay by the door of the warm old house".split(" ");
+    const sentence = Array.from({ length: 60 }, (_, i) => words[i % words.length]).join(" ");
+    const figures = [];
+    for (const url of [site.server.url, plain.url]) {
+      const { page, problems } = await openPage(site.browser.context, url);
+      await page.goto(`${url}index.html?sentence=${encodeURIComponent(sentence)}`);
+      await page.waitForFunction(() => document.querySelector("#figure").explanation?.causal);
+      const status = await pickCheckpoint(page, dir);
+      assert.ok(status.ok, status.text);
+      await page.waitForFunction(() => document.querySelector("#figure").attention.pendingPredictions.length === 0, null, {
+        timeout: 30000,
+      });
+      figures.push(
+        await page.evaluate(() => {
+          const el = document.querySelector("#figure");
+          return {
+            isolated: crossOriginIsolated,
+            cores: navigator.hardwareConcurrency,
+            threads: el._openedModels[0].model.threads,
+            tokens: el.attention.tokens.length,
+            weights: [...el.attention.weights.data],
+            predictions: el.attention.predictions.map((top) => top.map((p) => [p.id, p.p])),
+          };
+        }),
+      );
+      assert.deepEqual(problems, []);
+      await page.close();
+    }
+    const [threaded, one] = figures;
+    assert.equal(threaded.isolated, true);
+    assert.equal(one.isolated, false);
+    // wasm/threads_pre.js: a helper per core but this one, at least one, at most three.
+    assert.equal(threaded.threads, 1 + Math.min(3, Math.max(1, threaded.cores - 1)));
+    assert.equal(one.threads, 1);
+    assert.equal(threaded.tokens, gpt2Encoder.encode(sentence).length);
+    assert.equal(threaded.weights.length, one.weights.length);
+    const differing = threaded.weights.findIndex((w, i) => !Object.is(w, one.weights[i]));
+    assert.equal(
+      differing,
+      -1,
+      `attention weight ${differing}: ${threaded.weights[differing]} with threads, ${one.weights[differing]} on one`,
+    );
+    assert.deepEqual(threaded.predictions, one.predictions);
+  } finally {
+    await plain.close();
     rmSync(dir, { recursive: true, force: true });
   }
 });

@@ -12,6 +12,7 @@ import { loadAttnLens } from "attnlens";
 import { writeGpt2Checkpoint } from "../../scripts/gpt2-checkpoint.mjs";
 import { assertClose } from "./helpers.mjs";
 import { modelServer } from "../../web/element/model-worker.js";
+import { threadedModel } from "../../web/element/threaded-model.js";
 
 const lens = await loadAttnLens();
 
@@ -125,6 +126,10 @@ for (const [name, makeFiles] of [
     assert.equal(far.model.remote, true);
     assert.deepEqual(far.model.config, local.model.config);
     assert.equal(far.model.parameters, local.model.parameters);
+    // Node loads the single-threaded module: the threaded one is for a Web Worker of a
+    // cross-origin-isolated page (web/element/threaded-model.js; tests/e2e/checkpoint.test.mjs).
+    assert.equal(far.model.threads, 1);
+    assert.equal(threadedModel.usable(), false);
     // Edits as a reader makes them: an append, a deletion, an edit at the start, the long text.
     for (const sentence of ["The cat sat", "The cat sat on the mat.", "The cat sat", "A cat sat", LONG, `${LONG} Yes.`]) {
       const here = trained.modelFigure(local, sentence);

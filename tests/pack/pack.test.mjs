@@ -37,6 +37,10 @@ test("npm pack ships exactly the package files", () => {
     "dist/attnlens_model_core.js",
     "dist/attnlens-model.wasm",
     "dist/attnlens-model-relaxed.wasm",
+    // The threaded model module, which the element's model worker loads in a cross-origin-isolated page.
+    "dist/attnlens_model_threads.js",
+    "dist/attnlens_model_threads.worker.js",
+    "dist/attnlens-model-threads.wasm",
     "dist/element.js",
     "dist/element-trained.js",
     "dist/element-train-draw.js",

@@ -4,15 +4,23 @@
 // checkpoint's files into its own heap and answers the calls of remote-model.js, in the order
 // they were posted. Messages in:
 //   { id, op: "families" }                lens.modelFamilies() (the page's thread need not load the model module)
-//   { id, op: "open", model, files }      loadModel({ files }) as handle `model`
+//   { id, op: "open", model, files }      loadModel({ files }) as handle `model` (the reply: its
+//                                         config, and the threads its products split over)
 //   { id, op: "call", model, method, args } rank-rows.js's callModel(model, method, args);
 //                                         an argument's { cache: { remoteCache: n } } is cache n
 //   { id, op: "cache", model, cache }     model.createCache() as handle `cache`
 //   { op: "dispose", handle }             frees a model (and its caches) or a cache
 // Out: { id, progress } while opening, then { id, result } or { id, error: { message, code, name } }.
 // Typed arrays in a result are transferred, not copied.
-import { loadLens } from "../lens.js";
+import createAttnLensCore from "../../dist/attnlens_core.js";
+import { fetchWasm, makeLoader } from "../../wasm/api.js";
+import { modelModule, wasmUrl } from "../lens.js";
 import { callModel } from "./rank-rows.js";
+import { threadedModel } from "./threaded-model.js";
+
+// The worker's own library: the page's model module, or where the page is cross-origin isolated
+// the threaded one (threaded-model.js).
+const loadLens = makeLoader(createAttnLensCore, fetchWasm, wasmUrl, { ...modelModule, threads: threadedModel });
 
 /** The buffers of the typed arrays in `value` (plain objects and arrays, any depth), once each. */
 function buffers(value, out = new Set()) {
@@ -84,6 +92,8 @@ export function modelServer(getLens, post) {
           parameters: m.parameters,
           hasTokenizer: m.hasTokenizer,
           tokenizer: m.tokenizer ? { ...m.tokenizer } : null,
+          // The threads its products split over (more than 1: the threaded module).
+          threads: (await lens.modelMemory()).threads,
         });
       } else if (op === "call") {
         if (!METHODS.has(message.method)) throw new Error(`the model worker has no method ${message.method}`);

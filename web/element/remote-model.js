@@ -115,6 +115,8 @@ export async function loadRemoteModel(files, { onProgress } = {}) {
     parameters: info.parameters,
     hasTokenizer: info.hasTokenizer,
     tokenizer: info.tokenizer && Object.freeze(info.tokenizer),
+    /** The threads the worker's products split over: more than 1 in a cross-origin-isolated page. */
+    threads: info.threads,
     analyze: call("analyze"),
     /** rank-rows.js's analyzeFigure(model, text, options, before), in the worker. */
     analyzeFigure: call("analyzeFigure"),

@@ -216,4 +216,12 @@ LoadedModel load_model(const ModelFiles& files);
 std::vector<std::pair<std::string, std::vector<std::uint8_t>>> save_model(
     const Model& model, const Tokenizer* tokenizer, const CheckpointSaveOptions& options = {});
 
+// The compute threads every model's matrix products split their columns over, the calling
+// thread included: 1 (no helpers) until set. Helpers wait between products, so a forward pays
+// no thread start. Returns the number now in use: 1 in a WebAssembly build without threads.
+// threads outside [1, 64] is BAD_ARGUMENT. The results are the same bits whatever the number
+// (each output is summed by one thread, in the same order).
+int set_compute_threads(int threads);
+int compute_threads();
+
 }  // namespace attnlens

@@ -3,6 +3,7 @@
 #include <attnlens/random.hpp>
 
 #include "core/check.hpp"
+#include "core/parallel.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -594,11 +595,16 @@ namespace {
 // walked B down its columns instead, one partial cache line per row: 3x slower on GPT-2 small's
 // matrices in V8 (bench/typing.mjs; docs/performance.md). Each C element still sums its k terms
 // in order 0..K-1, as the strip kernel did, so the results are the same bits.
+// Columns [n0, n1) of C only (n0 a multiple of W; n1 one too, or N): a compute thread's share.
+// A column is summed the same way whichever share it is in.
 template <int R>
 void few_rows_kn(float* c, const float* a, const float* b, std::int64_t N, std::int64_t K,
-                 bool accumulate) {
-  if (!accumulate) std::fill(c, c + R * N, 0.0f);
-  const std::int64_t NW = N / W * W;
+                 bool accumulate, std::int64_t n0, std::int64_t n1) {
+  if (!accumulate) {
+    for (int r = 0; r < R; ++r)
+      std::fill(c + r * N + n0, c + r * N + n1, 0.0f);
+  }
+  const std::int64_t NW = std::min(n1, N / W * W);
   std::int64_t k = 0;
   for (; k + 4 <= K; k += 4) {
     const float* b0 = b + k * N;
@@ -610,7 +616,7 @@ void few_rows_kn(float* c, const float* a, const float* b, std::int64_t N, std::
       for (int j = 0; j < 4; ++j)
         x[r][j] = splat(a[r * K + k + j]);
     }
-    for (std::int64_t n = 0; n < NW; n += W) {
+    for (std::int64_t n = n0; n < NW; n += W) {
       const vf v0 = load(b0 + n), v1 = load(b1 + n), v2 = load(b2 + n), v3 = load(b3 + n);
       for (int r = 0; r < R; ++r) {
         vf acc = load(c + r * N + n);
@@ -621,7 +627,7 @@ void few_rows_kn(float* c, const float* a, const float* b, std::int64_t N, std::
         store(c + r * N + n, acc);
       }
     }
-    for (std::int64_t n = NW; n < N; ++n) {
+    for (std::int64_t n = std::max(n0, NW); n < n1; ++n) {
       for (int r = 0; r < R; ++r) {
         float sum = c[r * N + n];
         for (int j = 0; j < 4; ++j)
@@ -634,9 +640,9 @@ void few_rows_kn(float* c, const float* a, const float* b, std::int64_t N, std::
     const float* bk = b + k * N;
     for (int r = 0; r < R; ++r) {
       const vf x = splat(a[r * K + k]);
-      for (std::int64_t n = 0; n < NW; n += W)
+      for (std::int64_t n = n0; n < NW; n += W)
         store(c + r * N + n, madd(x, load(bk + n), load(c + r * N + n)));
-      for (std::int64_t n = NW; n < N; ++n)
+      for (std::int64_t n = std::max(n0, NW); n < n1; ++n)
         c[r * N + n] += a[r * K + k] * bk[n];
     }
   }
@@ -644,12 +650,13 @@ void few_rows_kn(float* c, const float* a, const float* b, std::int64_t N, std::
 
 // C[R x N] (+)= A[R x K] · Bᵀ for a few rows, B stored (N, K) (the tied unembedding): dot
 // products of A's rows with B's, four of B's rows at a time, B read once.
+// Outputs [n0, n1) only (n0 a multiple of 4; n1 one too, or N).
 template <int R>
 void few_rows_nk(float* c, const float* a, const float* b, std::int64_t N, std::int64_t K,
-                 bool accumulate) {
+                 bool accumulate, std::int64_t n0, std::int64_t n1) {
   const std::int64_t KW = K / W * W;
-  std::int64_t n = 0;
-  for (; n + 4 <= N; n += 4) {
+  std::int64_t n = n0;
+  for (; n + 4 <= n1; n += 4) {
     vf acc[R][4] = {};
     for (std::int64_t k = 0; k < KW; k += W) {
       const vf b0 = load(b + n * K + k), b1 = load(b + (n + 1) * K + k),
@@ -671,7 +678,7 @@ void few_rows_nk(float* c, const float* a, const float* b, std::int64_t N, std::
       }
     }
   }
-  for (; n < N; ++n) {
+  for (; n < n1; ++n) {
     for (int r = 0; r < R; ++r) {
       float sum = 0.0f;
       for (std::int64_t k = 0; k < K; ++k)
@@ -684,15 +691,35 @@ void few_rows_nk(float* c, const float* a, const float* b, std::int64_t N, std::
 // Rows of A at most this many take the few-rows path.
 constexpr std::int64_t kFewRows = 4;
 
+// Products of at least this many multiply-adds are split over the compute threads (parallel.hpp):
+// 1 MB of a weight matrix read in place for one row, about 60 microseconds here, against the
+// tens of microseconds of waking a helper.
+constexpr std::int64_t kParallelWork = std::int64_t{1} << 18;
+// Columns of a thread's share are a multiple of this: whole cache lines of C, and of B's rows.
+constexpr std::int64_t kShareUnit = 64;
+
+// The compute threads' shares of a product of M x N x K: none past one for a small one.
+inline std::int64_t shares(std::int64_t M, std::int64_t N, std::int64_t K, std::int64_t unit) {
+  if (M * N * K < kParallelWork) return 1;
+  return (N + unit - 1) / unit;
+}
+
 void few_rows(float* c, const float* a, const float* b, std::int64_t M, std::int64_t N,
               std::int64_t K, bool transpose_b, bool accumulate) {
   const auto run = [&](auto rows) {
     constexpr int R = decltype(rows)::value;
-    if (transpose_b) {
-      few_rows_nk<R>(c, a, b, N, K, accumulate);
-    } else {
-      few_rows_kn<R>(c, a, b, N, K, accumulate);
-    }
+    // Each thread its columns of C (rows of a transposed B): every output is summed as on one
+    // thread, so the same bits.
+    parallel_parts(shares(R, N, K, kShareUnit), [&](int part, int parts) {
+      std::int64_t n0 = 0, n1 = 0;
+      part_range(N, kShareUnit, part, parts, n0, n1);
+      if (n0 == n1) return;
+      if (transpose_b) {
+        few_rows_nk<R>(c, a, b, N, K, accumulate, n0, n1);
+      } else {
+        few_rows_kn<R>(c, a, b, N, K, accumulate, n0, n1);
+      }
+    });
   };
   switch (M) {
     case 1:
@@ -781,9 +808,11 @@ void tail_kernel(std::int64_t rows, std::int64_t K, const float* A, std::int64_t
 // same bits.
 // With `prepacked` (b packed whole by pack_panels), nothing is packed: panel j is read from
 // prepacked + j · K · P.
+// Panels [j0, j1) only (j0 a multiple of the packing group): a compute thread's share.
 template <bool Accumulate>
-void panel_matmul(float* c, const float* a, const float* b, std::int64_t M, std::int64_t N,
-                  std::int64_t K, bool transpose_b, const float* prepacked = nullptr) {
+void panel_range(float* c, const float* a, const float* b, std::int64_t M, std::int64_t N,
+                 std::int64_t K, bool transpose_b, const float* prepacked, std::int64_t j0,
+                 std::int64_t j1) {
   const std::int64_t group = transpose_b ? 1 : kPanelGroup;
   float* packed = prepacked != nullptr ? nullptr : scratch(tl_values, group * K * P);
   for (std::int64_t m0 = 0; m0 < M; m0 += kPanelBlockRows) {
@@ -800,7 +829,7 @@ void panel_matmul(float* c, const float* a, const float* b, std::int64_t M, std:
                                   share ? (kRows + tail) / 2 : 0};
     const float* A = a + m0 * K;
     float* C = c + m0 * N;
-    for (std::int64_t j = 0; j < panels(N); ++j) {
+    for (std::int64_t j = j0; j < j1; ++j) {
       const std::int64_t cols = std::min(P, N - j * P);
       const float* panel =
           prepacked != nullptr ? prepacked + j * K * P : packed + (j % group) * K * P;
@@ -817,6 +846,20 @@ void panel_matmul(float* c, const float* a, const float* b, std::int64_t M, std:
       }
     }
   }
+}
+
+// panel_range over every panel, the panels shared out among the compute threads in runs of whole
+// packing groups (each thread packs into its own scratch). Each tile of C is still one kernel()
+// call, so the same bits as on one thread.
+template <bool Accumulate>
+void panel_matmul(float* c, const float* a, const float* b, std::int64_t M, std::int64_t N,
+                  std::int64_t K, bool transpose_b, const float* prepacked = nullptr) {
+  const std::int64_t unit = transpose_b ? 1 : kPanelGroup;  // in panels
+  parallel_parts(shares(M, N, K, unit * P), [&](int part, int parts) {
+    std::int64_t j0 = 0, j1 = 0;
+    part_range(panels(N), unit, part, parts, j0, j1);
+    if (j0 < j1) panel_range<Accumulate>(c, a, b, M, N, K, transpose_b, prepacked, j0, j1);
+  });
 }
 
 }  // namespace
