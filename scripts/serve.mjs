@@ -101,5 +101,6 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
     server = await serve(dir, { port: 0, isolated });
     console.log(`attnlens: port ${port} is busy; using ${server.port}`);
   }
-  console.log(`attnlens: serving ${dir} at ${server.url} (Ctrl+C to stop)`);
+  const how = isolated ? "cross-origin isolated: a picked checkpoint computes on several cores" : "not isolated: one thread";
+  console.log(`attnlens: serving ${dir} at ${server.url} (${how}; Ctrl+C to stop)`);
 }

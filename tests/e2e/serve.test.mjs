@@ -33,3 +33,24 @@ test("serve: malformed URLs get 400, the server keeps serving, nothing outside t
     await server.close();
   }
 });
+
+test("serve: cross-origin isolated by default (the threaded model module needs it), and not with isolated: false", async () => {
+  const root = new URL("../../web", import.meta.url).pathname;
+  for (const [options, expected] of [
+    [{}, { coop: "same-origin", coep: "require-corp" }],
+    [{ isolated: false }, { coop: null, coep: null }],
+  ]) {
+    const server = await serve(root, options);
+    try {
+      const response = await fetch(`${server.url}index.html`);
+      assert.equal(response.status, 200);
+      assert.deepEqual(
+        { coop: response.headers.get("cross-origin-opener-policy"), coep: response.headers.get("cross-origin-embedder-policy") },
+        expected,
+        JSON.stringify(options),
+      );
+    } finally {
+      await server.close();
+    }
+  }
+});
