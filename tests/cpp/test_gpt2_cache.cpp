@@ -160,7 +160,16 @@ TEST_CASE("GPT-2 forward after a training step: the new weights, not their packe
           "[gpt2][cache]") {
   // In WebAssembly forward() keeps the weights packed for its products (WeightPanels); a
   // training step changes them. Afterwards a plain and a cached forward must equal, bit for bit,
-  // those of a model made from the trained weights (which packs them afresh).
+  // those of a model made from the trained weights (which packs them afresh): the packed kernels
+  // give the same bits at any address. Natively the products are Eigen's, which nothing packs
+  // ahead, and whose bits depend on where the buffers sit (with FMA, the rows it peels to align
+  // are not fused): require_same's rule there (1.7e-8 apart seen in the -march=native build; a
+  // stale weight moves values by O(0.1)).
+#if defined(__wasm_simd128__)
+  const double logit_abs = 0.0, logit_rel = 0.0, weight_abs = 0.0;
+#else
+  const double logit_abs = 1e-5, logit_rel = 1e-5, weight_abs = 1e-6;
+#endif
   const Gpt2Config c = small_config();
   Gpt2Model model = Gpt2Model::random(c, 12);
   std::mt19937 gen(13);
@@ -178,9 +187,10 @@ TEST_CASE("GPT-2 forward after a training step: the new weights, not their packe
   for (const auto& [what, got] : {std::make_pair("forward", model.forward(t, o)),
                                   std::make_pair("cached forward", model.forward(t, cache, o))}) {
     INFO(what);
-    REQUIRE_CLOSE(gpt2ref::compare("logits", got.logits.data, expected.logits.data, 0.0, 0.0));
     REQUIRE_CLOSE(
-        gpt2ref::compare("attention", got.attention.data, expected.attention.data, 0.0, 0.0));
+        gpt2ref::compare("logits", got.logits.data, expected.logits.data, logit_abs, logit_rel));
+    REQUIRE_CLOSE(gpt2ref::compare("attention", got.attention.data, expected.attention.data,
+                                   weight_abs, 0.0));
   }
 }
 
