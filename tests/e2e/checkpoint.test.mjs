@@ -97,10 +97,11 @@ test("a picked checkpoint loads and computes in the model worker; its errors com
         .map((w) => w.url())
         .join(", "),
     );
-    // The worker loaded the model module itself (the checkpoint's weights went there, not to the page's heap).
+    // The worker loaded the model module itself (the checkpoint's weights went there, not to the
+    // page's heap): the threaded one, since the site is served cross-origin isolated.
     const fetched = await workers[0].evaluate(() => performance.getEntriesByType("resource").map((e) => new URL(e.name).pathname));
     assert.ok(
-      fetched.some((p) => /\/attnlens-model(-relaxed)?\.wasm$/.test(p)),
+      fetched.some((p) => /\/attnlens-model-threads\.wasm$/.test(p)),
       fetched.join(", "),
     );
     // Typing is answered from the worker: the tokens of the new text, GPT-2's.
@@ -368,9 +369,16 @@ test("a cross-origin-isolated page computes a checkpoint on the worker's threads
       await page.waitForFunction(() => document.querySelector("#figure").explanation?.causal);
       const status = await pickCheckpoint(page, dir);
       assert.ok(status.ok, status.text);
-      await page.waitForFunction(() => document.querySelector("#figure").attention.pendingPredictions.length === 0, null, {
-        timeout: 30000,
-      });
+      // The checkpoint's figure of the sentence, every token's predictions ranked (the status
+      // line may name the checkpoint a moment before its figure replaces the page's).
+      await page.waitForFunction(
+        (n) => {
+          const shown = document.querySelector("#figure").attention;
+          return shown?.tokens.length === n && shown.pendingPredictions.length === 0 && shown.predictions.every(Boolean);
+        },
+        gpt2Encoder.encode(sentence).length,
+        { timeout: 30000 },
+      );
       figures.push(
         await page.evaluate(() => {
           const el = document.querySelector("#figure");
