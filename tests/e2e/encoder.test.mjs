@@ -178,9 +178,17 @@ test("bad encoder folders: each a named error in the page, which keeps the previ
       const text = await status.jsonValue();
       assert.match(text, message, what);
       // The previous figure is back (the random weights may recompute it once the page leaves
-      // checkpoint mode): the same tokens.
-      await page.waitForFunction(() => document.querySelector("#figure").attention, null, { timeout: 20000 });
-      assert.equal(await tokens(), before, `${what}: the previous figure stays`);
+      // checkpoint mode): the same tokens, read in the call that saw it (the figure put back is
+      // made again in the model worker, whose answer may replace it afterwards).
+      const back = await page.waitForFunction(
+        () => {
+          const a = document.querySelector("#figure").attention;
+          return a ? { tokens: a.tokens.map((t) => t.text).join(" ") } : null;
+        },
+        null,
+        { timeout: 20000 },
+      );
+      assert.equal((await back.jsonValue()).tokens, before, `${what}: the previous figure stays`);
     }
     // The element: an error state that says what was wrong.
     await page.route("**/bad-folder/*", (route) => {

@@ -167,6 +167,31 @@ for (const [name, makeFiles] of [
     local.model.dispose();
   });
 
+test("a figure made again while the one shown ranks its rows keeps the rows ranked meanwhile (none goes back to pending)", async () => {
+  // The page's order of events with a checkpoint in the worker: the figure is shown with rows
+  // left for later; a rankLater() step is posted; before it is answered, a figure of the same
+  // text is asked for (the induction probe's head labels). The worker answers in order, so the
+  // step's rows are ranked before the new figure arrives: the new figure must show them ranked,
+  // with the same predictions, not blank them again until its own steps run.
+  mode = "serve";
+  const far = opened(await remote.loadRemoteModel(gpt2Files()));
+  const shown = await trained.modelFigure(far, LONG);
+  assert.ok(shown.pendingPredictions.length > 0, "the long text leaves rows for later");
+  const step = trained.rankLater(far, shown, LONG);
+  const again = trained.modelFigure(far, LONG);
+  await step;
+  const stepRanked = shown.predictions.flatMap((row, i) => (row && !shown.pendingPredictions.includes(i) ? [i] : []));
+  const redrawn = await again;
+  const pendingAgain = stepRanked.filter((i) => redrawn.pendingPredictions.includes(i));
+  assert.deepEqual(pendingAgain, [], "rows ranked by the step before the new figure arrived are pending in it again");
+  for (const i of stepRanked) assert.deepEqual(redrawn.predictions[i], shown.predictions[i], `row ${i}'s predictions`);
+  // The rest ranks as before, from the new figure's record.
+  while (await trained.rankLater(far, redrawn, LONG));
+  assert.equal(redrawn.pendingPredictions.length, 0);
+  assert.ok(redrawn.predictions.every(Boolean));
+  far.model.dispose();
+});
+
 test("a worker the page may not start, or whose script does not load, is NO_WORKER; one that fails later, WORKER_FAILED", async () => {
   // The worker the test before started is kept by remote-model.js: it fails now, and its model's
   // calls are refused.

@@ -372,19 +372,22 @@ function* figureSteps(opened, sentence, { hideSpecial = false } = {}) {
   const causal = model.config.causal;
   const text = causal ? sentence : pairOf(sentence);
   // (One call: in the model worker the tokenizing and the figure are one message.)
-  let { r, later } = yield [
-    "analyzeFigure",
-    text,
-    { k: 5, attention: true, cache: causal ? cache : undefined },
-    causal ? opened.ranked : null,
-  ];
+  const before = causal && opened.ranked ? { ids: opened.ranked.ids, rows: opened.ranked.rows } : null;
+  let { r, later } = yield ["analyzeFigure", text, { k: 5, attention: true, cache: causal ? cache : undefined }, before];
   if (!r.tokens.length) return null;
+  // Rows ranked while this figure was computed (in the model worker, rankLater() steps of the
+  // figure shown that were posted before this call, and answered before it) are taken from the
+  // record instead of being shown as pending again: their predictions depend only on the
+  // tokens up to them, the same here. Without this, a figure made again for the same text (the
+  // induction probe's head labels) would blank rows the reader had just seen ranked.
+  if (causal && later.length) later = takeRanked(opened.ranked, r, later);
   // Hidden special tokens renumber the rows: everything is ranked now (from the cache).
   if (later.length && hideSpecial && r.tokens.some((t) => t.special)) {
     r = yield ["analyze", text, { k: 5, attention: true, cache }];
     later = [];
   }
-  if (causal) opened.ranked = { ids: Int32Array.from(r.tokens, (t) => t.id), rows: r.predictions.map(Boolean) };
+  if (causal)
+    opened.ranked = { ids: Int32Array.from(r.tokens, (t) => t.id), rows: r.predictions.map(Boolean), predictions: [...r.predictions] };
   // The previous figure's scores: rows the cache kept unchanged keep their entropy. Held weakly:
   // they hold that figure's whole attention, which a model kept after its figure is gone (the
   // shipped ones, a checkpoint put away) must not keep alive.
@@ -424,8 +427,24 @@ function* figureSteps(opened, sentence, { hideSpecial = false } = {}) {
   return data;
 }
 
-// Each causal figure's record of the rows ranked (opened.ranked when it was made).
+// Each causal figure's record of the rows ranked (opened.ranked when it was made): the text's
+// ids, which rows are ranked, and their predictions.
 const rankedBy = new WeakMap();
+
+/**
+ * `later` (rows of analyze() result `r` left for later) less those that `record` ranked for the
+ * same tokens up to the row, whose predictions are copied into `r`.
+ */
+function takeRanked(record, r, later) {
+  if (!record?.predictions) return later;
+  let same = 0;
+  while (same < r.tokens.length && same < record.ids.length && record.ids[same] === r.tokens[same].id) same++;
+  return later.filter((i) => {
+    if (i >= same || !record.predictions[i]) return true;
+    r.predictions[i] = record.predictions[i];
+    return false;
+  });
+}
 
 /**
  * Ranks a budget's worth of `data`'s pending predictions (modelFigure) for `sentence`, from the
@@ -446,7 +465,12 @@ function* rankSteps(opened, data, sentence) {
   data.predictions = predictions;
   data.pendingPredictions = data.pendingPredictions.slice(rows.length);
   // (Another figure of the same model since, e.g. in a second element: that record is its own.)
-  if (opened.ranked && opened.ranked === rankedBy.get(data)) for (const i of rows) opened.ranked.rows[i] = true;
+  if (opened.ranked && opened.ranked === rankedBy.get(data)) {
+    for (const i of rows) {
+      opened.ranked.rows[i] = true;
+      opened.ranked.predictions[i] = r.predictions[i];
+    }
+  }
   return data.pendingPredictions.length > 0;
 }
 
