@@ -3,6 +3,7 @@
 // every style Hugging Face writes, training, and bad input. PyTorch's own numbers for the same
 // architectures are in test_torch_models.cpp.
 #include "bert_reference.hpp"
+#include "bpe_files.hpp"
 #include "compare.hpp"
 #include "helpers.hpp"
 #include "models/bert/family.hpp"
@@ -406,4 +407,75 @@ TEST_CASE("BERT configs: the registry picks the family, relative positions and o
   CHECK(back.intermediate == c.intermediate);
   CHECK(back.vocab_size == c.vocab_size);
   CHECK(back.type_vocab_size == c.type_vocab_size);
+}
+
+TEST_CASE("an encoder's [MASK] written in the text takes the white space before it", "[bert]") {
+  // attnlens' own encoder: a byte-level BPE with encoder specials. Its words carry their space
+  // (" man"), so "a [MASK]" must not read as "a", " ", "[MASK]": the mask takes the space, as
+  // Hugging Face's lstrip does for RoBERTa's <mask>. Byte ids are the bytes (small_vocab).
+  attnlens::BpeTokenizer bpe =
+      attnlens::BpeTokenizer::from_files(testing::small_vocab({"ab"}), "a b\n");
+  bpe.add_special_tokens({"[CLS]", "[SEP]", "[MASK]", "[PAD]"});
+  const std::unique_ptr<attnlens::Tokenizer> t = attnlens::as_encoder_tokenizer(bpe);
+  const std::int32_t cls = t->token_to_id("[CLS]"), sep = t->token_to_id("[SEP]");
+  const std::int32_t mask = t->mask_id();
+  REQUIRE(mask == t->token_to_id("[MASK]"));
+  const auto ids = [&](std::string_view text) {
+    std::vector<std::int32_t> out;
+    for (const attnlens::EncodedToken& e : t->encode(text))
+      out.push_back(e.id);
+    return out;
+  };
+  using Ids = std::vector<std::int32_t>;
+  CHECK(ids("b [MASK]") == Ids{cls, 'b', mask, sep});
+  CHECK(ids("b [MASK]") == ids("b[MASK]"));
+  // Any white space (a tab, a line break, U+00A0 and U+3000 too), however much; the space after
+  // the mask stays with the next word; a second mask takes its own.
+  CHECK(ids("b \t\n\xC2\xA0\xE3\x80\x80[MASK] b") == Ids{cls, 'b', mask, ' ', 'b', sep});
+  CHECK(ids("b [MASK] [MASK]") == Ids{cls, 'b', mask, mask, sep});
+  // U+FEFF is no white space (Unicode's White_Space): it stays a token of its own bytes.
+  CHECK(ids("\xEF\xBB\xBF[MASK]") == Ids{cls, 0xEF, 0xBB, 0xBF, mask, sep});
+  // Its span covers the space it took, as Hugging Face's offsets of an lstrip token do.
+  const std::vector<attnlens::EncodedToken> spans = t->encode("ab  [MASK] b");
+  REQUIRE(spans.size() == 6);
+  CHECK((spans[1].id == 256 && spans[1].begin == 0 && spans[1].end == 2));
+  CHECK((spans[2].id == mask && spans[2].begin == 2 && spans[2].end == 10));
+  // The other specials written in the text keep the space before them as a token.
+  CHECK(ids("b [SEP]") == Ids{cls, 'b', ' ', sep, sep});
+  // Only as far back as the text goes: a mask first in the second sentence of a pair.
+  const std::vector<attnlens::EncodedToken> pair = t->encode_pair("b ", " [MASK]");
+  REQUIRE(pair.size() == 6);
+  CHECK((pair[2].id == ' ' && pair[2].segment == 0));
+  CHECK((pair[4].id == mask && pair[4].segment == 1 && pair[4].begin == 0 && pair[4].end == 7));
+}
+
+TEST_CASE("a WordPiece tokenizer.json's added tokens: lstrip and rstrip widen the span", "[bert]") {
+  const auto json = [](const std::string& mask_flags) {
+    return R"({"version": "1.0", "added_tokens": [{"id": 4, "content": "[MASK]", )" + mask_flags +
+           R"(, "special": true}], "normalizer": null, "pre_tokenizer": {"type": "BertPreTokenizer"},)"
+           R"( "post_processor": {"type": "BertProcessing", "sep": ["[SEP]", 3], "cls": ["[CLS]", 2]},)"
+           R"( "decoder": null, "model": {"type": "WordPiece", "unk_token": "[UNK]",)"
+           R"( "continuing_subword_prefix": "##", "max_input_chars_per_word": 100, "vocab":)"
+           R"( {"[PAD]": 0, "[UNK]": 1, "[CLS]": 2, "[SEP]": 3, "[MASK]": 4, "hi": 5}}})";
+  };
+  const auto mask_span = [](const std::string& file) {
+    attnlens::ModelFiles files;
+    files.texts.emplace("tokenizer.json", file);
+    const auto t = attnlens::detail::load_wordpiece(files, 6);
+    const std::vector<attnlens::EncodedToken> e = t->encode("hi  [MASK]  hi");
+    REQUIRE(e.size() == 5);  // WordPiece drops white space: the ids are the same either way
+    CHECK((e[1].id == 5 && e[2].id == 4 && e[3].id == 5));
+    return std::pair<std::size_t, std::size_t>(e[2].begin, e[2].end);
+  };
+  using Span = std::pair<std::size_t, std::size_t>;
+  CHECK(mask_span(json(R"("lstrip": false, "rstrip": false)")) == Span{4, 10});
+  CHECK(mask_span(json(R"("lstrip": true, "rstrip": false)")) == Span{2, 10});
+  CHECK(mask_span(json(R"("lstrip": false, "rstrip": true)")) == Span{4, 12});
+  CHECK(mask_span(json(R"("lstrip": true, "rstrip": true)")) == Span{2, 12});
+  attnlens::ModelFiles bad;
+  const std::string file = json(R"("lstrip": "yes", "rstrip": false)");
+  bad.texts.emplace("tokenizer.json", file);
+  require_error([&] { attnlens::detail::load_wordpiece(bad, 6); }, ErrorCode::BAD_FILE,
+                {"tokenizer.json", "added_tokens", "[MASK]", "\"lstrip\" is a string",
+                 "expected true or false"});
 }

@@ -100,3 +100,68 @@ test("the shipped encoder: its heads on the held-out sample are the ones eval.js
   assert.ok(predicted > 900, `${predicted} tokens predicted`);
   assert.ok(loss <= unigram - 1.5, `masked-token loss ${loss.toFixed(3)} against the sample's unigram ${unigram.toFixed(3)}`);
 });
+
+const encoderFiles = () => Object.fromEntries(["model.safetensors", "config.json", "vocab.json", "merges.txt"].map((n) => [n, read(n)]));
+
+test("the shipped encoder's [MASK] takes the space before it: the page's preset fills the same with and without it", async () => {
+  const lens = await loadAttnLens();
+  const encoder = await lens.loadModel({ files: encoderFiles() });
+  try {
+    // web/examples.js's preset, as a reader types it (a space before [MASK]) and glued.
+    const spaced =
+      "It is a truth universally acknowledged, that a single [MASK] in possession of a good fortune, must be in want of a wife.";
+    const glued = spaced.replace(" [MASK]", "[MASK]");
+    // The byte-level BPE writes a word's space into the word's token, so a bare " " token before
+    // the mask is a sequence the model never saw: the mask takes the space (as RoBERTa's <mask>).
+    assert.deepEqual([...encoder.encode(spaced)], [...encoder.encode(glued)]);
+    const tokens = encoder.tokens(spaced);
+    const at = tokens.findIndex((t) => t.id === encoder.tokenizer.maskId);
+    assert.ok(at > 0, "the preset has a [MASK]");
+    assert.notEqual(tokens[at - 1].text, " ", "no bare-space token before the mask");
+    // The mask's span covers the space it took, as Hugging Face's offsets of an lstrip token do.
+    assert.equal(spaced.slice(tokens[at].begin, tokens[at].end), " [MASK]");
+    const fillers = (text) => encoder.fillMask(text, { k: 5 })[0].predictions.map((p) => p.text);
+    assert.deepEqual(fillers(spaced), fillers(glued));
+    assert.ok(fillers(spaced).includes(" man"), `the preset's fillers: ${JSON.stringify(fillers(spaced))}`);
+    // A space after the mask stays with the next word (" in"), and two masks each take their own.
+    assert.deepEqual([...encoder.encode("a [MASK] [MASK] in")], [...encoder.encode("a[MASK][MASK] in")]);
+  } finally {
+    encoder.dispose();
+  }
+});
+
+test("the shipped encoder fills words masked after a space in held-out sentences: the word is in the top 10 at least 3 times in 6", async () => {
+  // Held-out text (tests/fixtures/corpus/heldout_sample.txt, not trained on). Chosen by a fixed
+  // rule, not by the answers: the first six sentences of 8 to 30 words, each with its first word
+  // from the fourth on that is four or more lower-case letters masked (function words such as
+  // "the" or "of" would make the check easy).
+  const sample = readFileSync(new URL("../fixtures/corpus/heldout_sample.txt", import.meta.url), "utf8");
+  const sentences = sample
+    .split(/(?<=[.!?])["']?\s+/)
+    .map((s) => s.trim())
+    .filter((s) => {
+      const n = s.split(/\s+/).length;
+      return n >= 8 && n <= 30;
+    })
+    .slice(0, 6);
+  assert.equal(sentences.length, 6);
+  const lens = await loadAttnLens();
+  const encoder = await lens.loadModel({ files: encoderFiles() });
+  try {
+    const results = sentences.map((sentence) => {
+      const words = sentence.split(" ");
+      const i = words.findIndex((w, j) => j >= 3 && /^[a-z]{4,}$/.test(w));
+      assert.ok(i > 0, `a word to mask in "${sentence}"`);
+      const masked = [...words.slice(0, i), "[MASK]", ...words.slice(i + 1)].join(" ");
+      const top = encoder.fillMask(masked, { k: 10 })[0].predictions.map((p) => p.text);
+      return { masked, word: ` ${words[i]}`, top, hit: top.includes(` ${words[i]}`) };
+    });
+    const hits = results.filter((r) => r.hit).length;
+    assert.ok(
+      hits >= 3,
+      `${hits} of 6 in the top 10:\n${results.map((r) => `${r.hit ? "+" : "-"} ${r.masked} -> ${r.word}: ${r.top.join("|")}`).join("\n")}`,
+    );
+  } finally {
+    encoder.dispose();
+  }
+});

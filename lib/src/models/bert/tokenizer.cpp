@@ -5,13 +5,57 @@
 #include <attnlens/wordpiece.hpp>
 
 #include "core/check.hpp"
+#include "io/json.hpp"
 #include "models/bert/family.hpp"
+#include "text/unicode_tables.hpp"
+#include "text/unicode_utf8.hpp"
 
 #include <algorithm>
+#include <map>
 #include <optional>
 
 namespace attnlens {
 namespace {
+
+// Whether a special token written in the text takes the white space on its left (lstrip) or
+// right (rstrip) with it, as Hugging Face's added tokens do: that space then makes no token of
+// its own and belongs to the special token's span.
+struct Strip {
+  bool left = false;
+  bool right = false;
+};
+
+// White space as Hugging Face's added tokens strip it (Unicode White_Space): the pre-tokenizer's
+// class of JS \s, which adds only U+FEFF to it.
+bool is_white_space(char32_t cp) noexcept {
+  return cp != 0xFEFF && detail::char_class(cp) == detail::CharClass::Space;
+}
+
+// The start of the white space that ends text[from, at) (at when there is none). text is valid
+// UTF-8 (the caller's encode checked it).
+std::size_t white_space_before(std::string_view text, std::size_t from, std::size_t at) noexcept {
+  while (at > from) {
+    std::size_t start = at - 1;
+    while (start > from && (static_cast<unsigned char>(text[start]) & 0xC0) == 0x80)
+      --start;
+    const detail::Utf8Char c = detail::decode_utf8_char(text, start);
+    if (c.status != detail::Utf8Status::Ok || start + c.length != at ||
+        !is_white_space(c.code_point))
+      break;
+    at = start;
+  }
+  return at;
+}
+
+// The end of the white space that starts at text[at] (at when there is none).
+std::size_t white_space_after(std::string_view text, std::size_t at) noexcept {
+  while (at < text.size()) {
+    const detail::Utf8Char c = detail::decode_utf8_char(text, at);
+    if (c.status != detail::Utf8Status::Ok || !is_white_space(c.code_point)) break;
+    at += c.length;
+  }
+  return at;
+}
 
 // [CLS] text [SEP] and [CLS] a [SEP] b [SEP], with a special token written out in the text
 // ("[MASK]", "[SEP]", ...) read as that token, as Hugging Face's tokenizers match their added
@@ -45,6 +89,12 @@ class EncoderTokenizer : public Tokenizer {
     sep_ = sep;
     mask_ = mask;
     specials_ = {mask, cls, sep, pad, unk};
+    strips_.assign(specials_.size(), Strip{});
+  }
+  // How the special token `id` (one of set_specials()'s) strips white space around it.
+  void set_strip(std::int32_t id, Strip strip) {
+    for (std::size_t k = 0; k < specials_.size(); ++k)
+      if (id >= 0 && specials_[k] == id) strips_[k] = strip;
   }
   // The tokens of a stretch of text without special tokens: (id, begin, end) in its bytes.
   virtual void pieces(std::string_view text, std::vector<EncodedToken>& out) const = 0;
@@ -74,30 +124,68 @@ class EncoderTokenizer : public Tokenizer {
           k_found = k;
         }
       }
+      // An lstrip token takes the white space before it (back to the previous special token),
+      // an rstrip token the white space after it: no bare-space token beside it.
+      const bool found = k_found < names.size();
+      const std::size_t begin =
+          found && strips_[k_found].left ? white_space_before(text, from, at) : at;
       const std::size_t first = out.size();
-      pieces(text.substr(from, at - from), out);
+      pieces(text.substr(from, begin - from), out);
       for (std::size_t i = first; i < out.size(); ++i) {
         out[i].begin += from;
         out[i].end += from;
         out[i].type = out[i].segment = segment;
       }
-      if (k_found == names.size()) return;
-      const std::size_t length = names[k_found].size();
-      out.push_back(EncodedToken{specials_[k_found], at, at + length, segment, segment, false});
-      from = at + length;
+      if (!found) return;
+      std::size_t end = at + names[k_found].size();
+      if (strips_[k_found].right) end = white_space_after(text, end);
+      out.push_back(EncodedToken{specials_[k_found], begin, end, segment, segment, false});
+      from = end;
     }
   }
 
   std::int32_t cls_ = -1, sep_ = -1, mask_ = -1;
   std::vector<std::int32_t> specials_;
+  std::vector<Strip> strips_;
 };
+
+// lstrip and rstrip of tokenizer.json's added tokens, by their text. A file that parsed as a
+// WordPiece tokenizer: only the flags' types are checked here.
+std::map<std::string, Strip, std::less<>> added_token_strips(std::string_view tokenizer_json) {
+  std::map<std::string, Strip, std::less<>> out;
+  const detail::JsonValue root = detail::parse_json(tokenizer_json, "tokenizer.json");
+  const detail::JsonValue* added = root.find("added_tokens");
+  if (added == nullptr || added->is_null()) return out;
+  if (!added->is_array()) {
+    detail::fail(ErrorCode::BAD_FILE, "tokenizer.json: \"added_tokens\" is ", added->kind_name(),
+                 "; expected an array");
+  }
+  for (const detail::JsonValue& token : added->items()) {
+    const detail::JsonValue* content = token.is_object() ? token.find("content") : nullptr;
+    if (content == nullptr || !content->is_string()) continue;
+    const auto flag = [&](const char* key) {
+      const detail::JsonValue* v = token.find(key);
+      if (v == nullptr || v->is_null()) return false;
+      if (!v->is_bool()) {
+        detail::fail(ErrorCode::BAD_FILE, "tokenizer.json: added_tokens: \"", content->as_string(),
+                     "\": \"", key, "\" is ", v->kind_name(), "; expected true or false");
+      }
+      return v->as_bool();
+    };
+    out[content->as_string()] = Strip{flag("lstrip"), flag("rstrip")};
+  }
+  return out;
+}
 
 class WordPieceAdapter final : public EncoderTokenizer {
  public:
-  WordPieceAdapter(WordPieceTokenizer tokenizer, std::string note)
+  WordPieceAdapter(WordPieceTokenizer tokenizer, std::string note,
+                   const std::map<std::string, Strip, std::less<>>& strips = {})
       : tokenizer_(std::move(tokenizer)), note_(std::move(note)) {
     set_specials(tokenizer_.cls_id(), tokenizer_.sep_id(), tokenizer_.mask_id(),
                  tokenizer_.pad_id(), tokenizer_.unk_id());
+    for (const auto& [content, strip] : strips)
+      set_strip(tokenizer_.token_to_id(content), strip);
   }
   const char* kind() const noexcept override { return "WordPiece"; }
   std::int32_t vocab_size() const noexcept override { return tokenizer_.vocab_size(); }
@@ -143,6 +231,11 @@ class BpeEncoderAdapter final : public EncoderTokenizer {
                    cls < 0 ? " (no [CLS])" : " (no [SEP])");
     }
     set_specials(cls, sep, tokenizer_.token_to_id("[MASK]"), tokenizer_.token_to_id("[PAD]"), -1);
+    // A byte-level BPE writes a word's space into the word's token (" man"), so a masked word's
+    // space belongs to the mask: "a [MASK] in" must read as "a", "[MASK]", " in", not with a
+    // bare " " the model never saw before a word. Hugging Face gives RoBERTa's <mask> lstrip
+    // for the same reason.
+    set_strip(tokenizer_.token_to_id("[MASK]"), Strip{true, false});
   }
   const char* kind() const noexcept override { return "byte-level BPE"; }
   std::int32_t vocab_size() const noexcept override { return tokenizer_.vocab_size(); }
@@ -186,7 +279,8 @@ std::unique_ptr<Tokenizer> load_wordpiece(const ModelFiles& files, std::int32_t 
   std::unique_ptr<Tokenizer> out;
   const char* file = nullptr;
   if (json) {
-    out = std::make_unique<WordPieceAdapter>(WordPieceTokenizer::from_tokenizer_json(*json), "");
+    out = std::make_unique<WordPieceAdapter>(WordPieceTokenizer::from_tokenizer_json(*json), "",
+                                             added_token_strips(*json));
     file = "tokenizer.json";
   } else if (vocab) {
     WordPieceOptions options;
