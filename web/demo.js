@@ -321,7 +321,8 @@ function showMessage() {
  * class written only where they changed) instead of made again: at 117 tokens, 80 new list
  * items a keystroke were restyled, laid out and painted.
  */
-function showChips(tokens) {
+function showChips(tokens, maskable = false, total = tokens.length) {
+  chipTokens = tokens;
   const wanted = tokens.slice(0, MAX_CHIPS).map((t, i) => {
     // A sub-word piece that continues the word before it (no space between): drawn joined to it.
     const before = tokens[i - 1];
@@ -332,9 +333,17 @@ function showChips(tokens) {
       before.end === t.start &&
       /^[\p{L}\p{N}]/u.test(t.text) &&
       /[\p{L}\p{N}]$/u.test(before.text);
-    return { text: t.text, title: `token ${i + 1}${piece ? " (part of the word before)" : ""}`, className: piece ? "piece" : "" };
+    const mask = maskable && canMask(t);
+    return {
+      text: t.text,
+      title: `token ${i + 1}${piece ? " (part of the word before)" : ""}${mask ? ": click to mask it" : ""}`,
+      className: [piece ? "piece" : "", mask ? "maskable" : ""].filter(Boolean).join(" "),
+      mask,
+    };
   });
-  if (tokens.length > MAX_CHIPS) wanted.push({ text: `… ${tokens.length - MAX_CHIPS} more`, title: "", className: "more" });
+  // The count is the text's, not the figure's: a paste past the model's context has more tokens
+  // than the figure shows (the message above says so).
+  if (total > MAX_CHIPS) wanted.push({ text: `… ${total - MAX_CHIPS} more`, title: "", className: "more" });
   const list = $("#tokens");
   while (list.children.length > wanted.length) list.lastElementChild.remove();
   wanted.forEach((w, i) => {
@@ -342,15 +351,65 @@ function showChips(tokens) {
     if (chip.textContent !== w.text) chip.textContent = w.text;
     if (chip.title !== w.title) chip.title = w.title;
     if (chip.className !== w.className) chip.className = w.className;
+    // A maskable chip is a button a keyboard reaches too (Enter or Space masks it).
+    if (w.mask !== chip.hasAttribute("tabindex")) {
+      if (w.mask) {
+        chip.tabIndex = 0;
+        chip.setAttribute("role", "button");
+      } else {
+        chip.removeAttribute("tabindex");
+        chip.removeAttribute("role");
+      }
+    }
   });
 }
+
+// The tokens the chips show, and whether a token can be masked: a word piece of the sentence
+// (not [CLS], [SEP] or a [MASK] already).
+let chipTokens = [];
+const canMask = (t) => !t.special && t.end > t.start && !/^\s*\[MASK\]\s*$/.test(t.text) && /\S/.test(t.text);
+
+/**
+ * Masks token `i` of the chips in the sentence: its text (less the space a byte-level token
+ * carries before its word) becomes [MASK], and the figure shows what the encoder would put there.
+ */
+function maskChip(i) {
+  const t = chipTokens[i];
+  if (!t || !canMask(t)) return;
+  const sentence = sentenceInput.value;
+  const text = sentence.slice(t.start, t.end);
+  const start = t.start + (text.length - text.trimStart().length);
+  const end = t.end - (text.length - text.trimEnd().length);
+  sentenceInput.value = `${sentence.slice(0, start)}[MASK]${sentence.slice(end)}`;
+  sentenceInput.dispatchEvent(new Event("input", { bubbles: true }));
+}
+const chipIndex = (e) => {
+  const chip = e.target.closest?.("#tokens li.maskable");
+  return chip ? [...chip.parentElement.children].indexOf(chip) : -1;
+};
+$("#tokens").addEventListener("click", (e) => {
+  const i = chipIndex(e);
+  if (i >= 0) maskChip(i);
+});
+$("#tokens").addEventListener("keydown", (e) => {
+  const i = chipIndex(e);
+  if (i < 0 || (e.key !== "Enter" && e.key !== " ")) return;
+  e.preventDefault();
+  maskChip(i);
+  sentenceInput.focus();
+});
 
 figure.addEventListener("attn-lens-render", (e) => {
   lastRender = e.detail;
   const result = e.detail.figure;
   const ex = result && !result.empty ? (result.causal ?? result.full ?? figure.attention) : null;
   const tokens = ex ? ex.tokens : [];
-  showChips(tokens);
+  // An encoder's figure: a click on a word's chip masks it (the quickest way to ask the model).
+  showChips(
+    tokens,
+    (e.detail.panels ?? []).some((p) => p.prediction === "masked-token"),
+    Math.max(tokens.length, result?.totalTokens ?? 0),
+  );
   if (pendingCategory && result?.model && e.detail.panels?.length) {
     const panels = e.detail.panels;
     const data = pendingCategory === "next" ? (panels.find((p) => !p.causal) ?? panels[0]) : (panels.find((p) => p.causal) ?? panels[0]);

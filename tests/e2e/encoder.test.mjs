@@ -326,3 +326,56 @@ test("BERT base's exact shapes (random weights, 440 MB) load and answer a 32-tok
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test("the shipped encoder on the page: [MASK] typed after a space fills as glued; a click (or Enter) on a word's chip masks it", async () => {
+  const { page, problems } = await openPage(site.browser.context, site.server.url);
+  // web/examples.js's preset, as a reader types it: a space before [MASK].
+  const preset = "It is a truth universally acknowledged, that a single [MASK] in possession of a good fortune, must be in want of a wife.";
+  await page.goto(`${site.server.url}index.html?model=attnlens&mode=full&sentence=${encodeURIComponent(preset)}`);
+  // The fillers of the figure for `text`, read in the call that sees them.
+  const fillers = (text) =>
+    page
+      .waitForFunction(
+        (t) => {
+          const el = document.querySelector("#figure");
+          const a = el.attention;
+          if (a?.causal !== false || document.querySelector("#sentence").value !== t || el._state?.state?.sentence !== t) return null;
+          const at = a.predictions.findIndex(Boolean);
+          return at < 0 ? null : { token: a.tokens[at].text, before: a.tokens[at - 1].text, top: a.predictions[at].map((p) => p.text) };
+        },
+        text,
+        { timeout: 60000 },
+      )
+      .then((h) => h.jsonValue());
+  const spaced = await fillers(preset);
+  assert.notEqual(spaced.before, " ", "no bare-space token before the mask");
+  assert.ok(spaced.top.includes(" man"), JSON.stringify(spaced.top));
+  await page.fill("#sentence", preset.replace(" [MASK]", "[MASK]"));
+  const glued = await fillers(preset.replace(" [MASK]", "[MASK]"));
+  assert.deepEqual(glued.top, spaced.top);
+
+  // A click on the chip of "door" masks it: the sentence says [MASK] where the word was, and the
+  // figure fills it. Enter on a focused chip does the same.
+  await page.fill("#sentence", "She opened the door and walked out.");
+  await page.waitForFunction(() => [...document.querySelectorAll("#tokens li.maskable")].some((li) => li.textContent === " door"));
+  await page.locator("#tokens li.maskable", { hasText: /^ door$/ }).click();
+  const clicked = await fillers("She opened the [MASK] and walked out.");
+  assert.ok(clicked.top.includes(" door"), JSON.stringify(clicked.top));
+  await page.waitForFunction(() => [...document.querySelectorAll("#tokens li.maskable")].some((li) => li.textContent === " walked"));
+  await page.locator("#tokens li.maskable", { hasText: /^ walked$/ }).focus();
+  await page.keyboard.press("Enter");
+  await page.waitForFunction(() => document.querySelector("#sentence").value === "She opened the [MASK] and [MASK] out.");
+  // The specials and the masks are not offered as maskable; the causal model's chips are not at all.
+  const offered = await page.evaluate(() =>
+    [...document.querySelectorAll("#tokens li")].map((li) => [li.textContent, li.classList.contains("maskable")]),
+  );
+  assert.ok(
+    offered.every(([text, maskable]) => !maskable || !/\[(CLS|SEP|MASK)\]/.test(text)),
+    JSON.stringify(offered),
+  );
+  await page.check('input[name="mode"][value="causal"]');
+  await page.waitForFunction(() => document.querySelector("#figure").attention?.causal === true);
+  await page.waitForFunction(() => document.querySelectorAll("#tokens li").length > 0 && !document.querySelector("#tokens li.maskable"));
+  assert.deepEqual(problems, []);
+  await page.close();
+});
