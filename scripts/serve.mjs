@@ -28,12 +28,14 @@ const ISOLATION = { "cross-origin-opener-policy": "same-origin", "cross-origin-e
 
 /**
  * Serves `root` on 127.0.0.1, cross-origin isolated unless `isolated` is false. Resolves to
- * { url, port, requests, close() }.
+ * { url, port, requests, sent, close() }: every path asked for, and those sent whole (not 304).
  */
 export function serve(root, { port = 0, isolated = true } = {}) {
   const isolation = isolated ? ISOLATION : {};
   const base = resolve(root);
   const requests = [];
+  // The paths answered with their bytes (not with a 304).
+  const sent = [];
   const server = createServer(async (req, res) => {
     // A malformed request (a broken %-escape, a URL that does not parse) gets a 400; it must
     // never throw here, where it would end the server.
@@ -56,11 +58,20 @@ export function serve(root, { port = 0, isolated = true } = {}) {
         file = join(file, "index.html");
         info = await stat(file);
       }
+      // no-cache: the browser asks again each time (an edited file shows at once), and the ETag
+      // lets it keep what it has: a blog post whose iframe loads the demo page fetches the
+      // module's bytes once (a 304 the second time), as on a static host.
+      const etag = `"${info.size.toString(16)}-${Math.floor(info.mtimeMs).toString(16)}"`;
+      const headers = { etag, "cache-control": "no-cache", ...isolation };
+      if (req.headers["if-none-match"] === etag) {
+        res.writeHead(304, headers).end();
+        return;
+      }
+      sent.push(path);
       res.writeHead(200, {
         "content-type": TYPES[extname(file)] ?? "application/octet-stream",
         "content-length": info.size,
-        "cache-control": "no-cache",
-        ...isolation,
+        ...headers,
       });
       createReadStream(file)
         .on("error", () => res.destroy())
@@ -77,6 +88,7 @@ export function serve(root, { port = 0, isolated = true } = {}) {
         url: `http://127.0.0.1:${actual}/`,
         port: actual,
         requests,
+        sent,
         close: () => new Promise((closed) => server.close(closed)),
       });
     });

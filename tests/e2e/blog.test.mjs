@@ -307,3 +307,26 @@ test("without JavaScript the post shows the static figures; the iframe embed fit
   assert.deepEqual(problems, []);
   await page.close();
 });
+
+test("the post and the demo page in its iframe download the module once (the iframe's request is answered 304)", async () => {
+  // A browser of its own (an empty HTTP cache) and no request routing, which turns the cache off:
+  // the post as a reader's browser loads it. scripts/serve.mjs sends an ETag with no-cache, as a
+  // static host's default; the iframe's page asks for the same module URL and gets a 304.
+  const browser = await launchBrowser();
+  try {
+    const page = await browser.context.newPage();
+    const problems = [];
+    page.on("pageerror", (error) => problems.push(error.message));
+    const from = site.server.sent.length;
+    await page.goto(`${site.server.url}examples/blog.html`);
+    await page.waitForSelector("#causal-figure .frame canvas.figure");
+    await page.locator("iframe").scrollIntoViewIfNeeded();
+    await page.frameLocator("iframe").locator("attn-lens .frame canvas.figure").waitFor();
+    const isWasm = (p) => p.endsWith(".wasm");
+    const sent = site.server.sent.slice(from).filter(isWasm);
+    assert.deepEqual(sent, ["/attnlens-relaxed.wasm"], "the module's bytes are sent once");
+    assert.deepEqual(problems, []);
+  } finally {
+    await browser.close();
+  }
+});
