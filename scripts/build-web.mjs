@@ -135,6 +135,10 @@ mkdirSync(join(site, "gpt2-tokenizer"), { recursive: true });
 copyFileSync(join(gpt2, "encoder.json"), join(site, "gpt2-tokenizer/vocab.json"));
 copyFileSync(join(gpt2, "vocab.bpe"), join(site, "gpt2-tokenizer/merges.txt"));
 copyFileSync(join(gpt2, "LICENSE"), join(site, "gpt2-tokenizer/LICENSE"));
+// The file formats' reference, which the page's messages link to (exporting attention from
+// PyTorch for a model it cannot load, saving a folder as one model.safetensors).
+mkdirSync(join(site, "docs"), { recursive: true });
+copyFileSync(join(root, "docs/files.md"), join(site, "docs/files.md"));
 mkdirSync(join(site, "examples/figures"), { recursive: true });
 for (const f of ["blog.html", "train.html"]) copyFileSync(join(root, "web/examples", f), join(site, "examples", f));
 for (const f of readdirSync(join(root, "web/examples/figures")))

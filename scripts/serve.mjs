@@ -19,6 +19,8 @@ const TYPES = {
   ".png": "image/png",
   ".ico": "image/x-icon",
   ".txt": "text/plain; charset=utf-8",
+  // docs/files.md, which the page links to: shown as text, not downloaded.
+  ".md": "text/plain; charset=utf-8",
 };
 
 // Cross-origin isolation: with these two headers on every response the page may share memory

@@ -11,6 +11,27 @@ const INT32_MAX = 2147483647;
 export const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
 export const encoder = new TextEncoder();
 
+/**
+ * Why a folder without model.safetensors cannot load, when its names say: a sharded checkpoint
+ * (an index and model-0000N-of-0000M.safetensors) or weights in a format attnlens does not read.
+ * Null when they say nothing. Shared by loadModel() and the element's folder picker.
+ */
+export function unreadWeights(names) {
+  const sharded = names.find((n) => /^model\.safetensors\.index\.json$|^model-\d+-of-\d+\.safetensors$/.test(n));
+  if (sharded)
+    return (
+      `${sharded}: sharded checkpoints (the weights split over model-0000N-of-0000M.safetensors and an index) are not loaded yet; ` +
+      `save the model as one model.safetensors (docs/files.md, "A folder as downloaded")`
+    );
+  const other = names.find((n) => /^(pytorch_model.*\.bin|tf_model\.h5|flax_model\.msgpack|model\.onnx|.*\.gguf)$/.test(n));
+  if (other)
+    return (
+      `model.safetensors: missing; the folder's weights are in ${other}, a format attnlens does not read: ` +
+      `save them as model.safetensors (docs/files.md, "A folder as downloaded")`
+    );
+  return null;
+}
+
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 // A text file's contents (`label` names the argument): a string without lone surrogates (which

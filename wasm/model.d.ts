@@ -12,7 +12,10 @@ export type FileText = string | Uint8Array | ArrayBuffer;
  * families): GPT-2 vocab.json + merges.txt; BERT and DistilBERT vocab.txt (with
  * tokenizer_config.json when present), or tokenizer.json, or a byte-level BPE's vocab.json +
  * merges.txt, the first of these sets that is given.
- * A tokenizer's files are given whole or not at all.
+ * A tokenizer's files are given whole or not at all. Other files are ignored (Model.ignored
+ * lists them), except those without which the model would be misread: a sharded checkpoint's
+ * index and shards, weights in another format without model.safetensors, and a non-empty
+ * added_tokens.json are BAD_FILE.
  */
 export interface CheckpointFiles {
   /**
@@ -27,6 +30,8 @@ export interface CheckpointFiles {
   "vocab.txt"?: FileText;
   "tokenizer.json"?: FileText;
   "tokenizer_config.json"?: FileText;
+  /** Any other file of the folder: ignored unless it would change how the model reads. */
+  [other: string]: unknown;
 }
 
 /** A family the library loads (its registry entry). */
@@ -276,6 +281,12 @@ export interface Model extends Omit<Tokenizer, "dispose"> {
   readonly config: Readonly<LoadedModelConfig>;
   /** Number of float parameters. */
   readonly parameters: number;
+  /**
+   * The files loadModel() was given and did not read, in the order given: what a folder as
+   * downloaded holds beside the checkpoint (README.md, .gitattributes, generation_config.json,
+   * special_tokens_map.json, another family's tokenizer files). Empty for createModel().
+   */
+  readonly ignored: readonly string[];
   /** Whether the model has a tokenizer (encode, decode, tokens and predict need one). */
   readonly hasTokenizer: boolean;
   /** The tokenizer's kind, size and special ids; null without one. */

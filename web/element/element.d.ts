@@ -303,6 +303,10 @@ export interface AttnLensModelProgress {
 export interface AttnLensModelDetail {
   name: string | null;
   config: { layers: number; heads: number; dModel: number; context: number; vocabSize: number } | null;
+  /** Each model shown (two for the trained models side by side). */
+  models: { name: string; config: AttnLensModelDetail["config"] }[];
+  /** The files of a picked folder that were not read (README.md, MODEL.md, generation_config.json...). */
+  ignored: string[];
   error: (Error & { code?: string }) | null;
 }
 

@@ -83,7 +83,14 @@ export function openModel(element, files, options) {
       return result;
     },
     (error) => {
-      if (options.keepOnError && generation === element._loadGeneration && error.name !== "AbortError" && previous.figure) {
+      // (A checkpoint whose first figure is still being computed has no figure yet but a model:
+      // it is kept too, and its figure made.)
+      if (
+        options.keepOnError &&
+        generation === element._loadGeneration &&
+        error.name !== "AbortError" &&
+        (previous.figure || previous.opened)
+      ) {
         Object.assign(element, {
           _picked: previous.picked,
           _pickedProgress: previous.progress,
@@ -97,7 +104,7 @@ export function openModel(element, files, options) {
           // figure under way then may have been dropped, leaving the key of a figure never shown):
           // the figure is made again (from the cache).
           _computedKey:
-            previous.panels.some((p) => p.pendingPredictions?.length) || previous.opened?.some((o) => o.model.remote)
+            !previous.figure || previous.panels.some((p) => p.pendingPredictions?.length) || previous.opened?.some((o) => o.model.remote)
               ? null
               : previous.computedKey,
           _error: null,
@@ -127,8 +134,15 @@ export function closeModel(element) {
 /** Says which models are shown (attn-lens-model): `opened` as trained.openModel() gave them, or none and the error. */
 function modelEvent(element, opened, error = null) {
   const detail = opened.length
-    ? { name: opened[0].name, config: opened[0].model.config, models: opened.map((o) => ({ name: o.name, config: o.model.config })), error }
-    : { name: null, config: null, models: [], error };
+    ? {
+        name: opened[0].name,
+        config: opened[0].model.config,
+        models: opened.map((o) => ({ name: o.name, config: o.model.config })),
+        // The files of a picked folder that were not read (README.md, MODEL.md, ...).
+        ignored: opened.flatMap((o) => o.ignored ?? []),
+        error,
+      }
+    : { name: null, config: null, models: [], ignored: [], error };
   element.dispatchEvent(new CustomEvent("attn-lens-model", { bubbles: true, composed: true, detail }));
 }
 

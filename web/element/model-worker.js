@@ -90,6 +90,7 @@ export function modelServer(getLens, post) {
         reply(id, {
           config: { ...m.config },
           parameters: m.parameters,
+          ignored: [...m.ignored],
           hasTokenizer: m.hasTokenizer,
           tokenizer: m.tokenizer ? { ...m.tokenizer } : null,
           // The threads its products split over (more than 1: the threaded module).

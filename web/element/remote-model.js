@@ -113,6 +113,7 @@ export async function loadRemoteModel(files, { onProgress } = {}) {
     remote: true,
     config: Object.freeze(info.config),
     parameters: info.parameters,
+    ignored: Object.freeze(info.ignored ?? []),
     hasTokenizer: info.hasTokenizer,
     tokenizer: info.tokenizer && Object.freeze(info.tokenizer),
     /** The threads the worker's products split over: more than 1 in a cross-origin-isolated page. */

@@ -9,6 +9,7 @@ import { headLabel, headScores } from "./head-labels.js";
 import { chunkError } from "./chunks.js";
 import { loadRemoteModel, remoteFamilies, workersAvailable } from "./remote-model.js";
 import { RANK_BUDGET, callModel } from "./rank-rows.js";
+import { unreadWeights } from "../../wasm/model-input.js";
 
 /**
  * The model calls below are written once, as generators that yield [method, ...args] for each
@@ -137,12 +138,18 @@ async function fetchCheckpoint(base, families, { signal, onProgress, known }) {
  * with what the folder's family needs.
  */
 async function readPicked(files, families) {
-  if (files && typeof files === "object" && !(Symbol.iterator in files) && typeof files.length !== "number") return { ...files };
+  if (files && typeof files === "object" && !(Symbol.iterator in files) && typeof files.length !== "number")
+    return { files: { ...files }, ignored: [] };
   const list = [...(files ?? [])];
   const out = {};
+  // The files no family reads (README.md, MODEL.md, generation_config.json...): not read, listed.
+  const ignored = [];
   for (const file of list) {
     const name = String(file?.name ?? "");
-    if (!CHECKPOINT_FILES.includes(name)) continue;
+    if (!CHECKPOINT_FILES.includes(name)) {
+      if (name) ignored.push(name);
+      continue;
+    }
     // The weights stay a File: loadModel reads them in chunks straight into the wasm heap.
     out[name] = name === "model.safetensors" ? file : await file.text();
   }
@@ -150,9 +157,10 @@ async function readPicked(files, families) {
   if (!out["model.safetensors"]) {
     const other = names.find((n) => n.endsWith(".safetensors"));
     throw bad(
-      other
-        ? `the weights must be in a file named model.safetensors (as Hugging Face saves them); you picked ${other}: rename it`
-        : `a checkpoint folder needs model.safetensors; the files picked were ${names.length ? names.join(", ") : "none"}`,
+      unreadWeights(names) ??
+        (other
+          ? `the weights must be in a file named model.safetensors (as Hugging Face saves them); you picked ${other}: rename it`
+          : `a checkpoint folder needs model.safetensors; the files picked were ${names.length ? names.join(", ") : "none"}`),
     );
   }
   if (!out["config.json"]) throw bad(`a checkpoint folder needs config.json beside model.safetensors; it was not among the files picked`);
@@ -163,7 +171,7 @@ async function readPicked(files, families) {
         `the files picked were ${names.join(", ")}`,
     );
   }
-  return out;
+  return { files: out, ignored };
 }
 
 // The induction probe: random ids (never the last id, end-of-text in GPT-2's vocabularies) with
@@ -257,8 +265,8 @@ export function openModel(lens, source, { signal, onProgress } = {}) {
       }
     }
     families ??= await lens.modelFamilies();
-    const files = source.url
-      ? await fetchCheckpoint(source.url, families, { signal, onProgress, known: source.tokenizerFiles })
+    const { files, ignored } = source.url
+      ? { files: await fetchCheckpoint(source.url, families, { signal, onProgress, known: source.tokenizerFiles }), ignored: [] }
       : await readPicked(source.files, families);
     const model = remote ? await loadRemoteModel(files, { onProgress }) : await lens.loadModel({ files, onProgress });
     if (!model.hasTokenizer) {
@@ -266,7 +274,7 @@ export function openModel(lens, source, { signal, onProgress } = {}) {
       throw bad("this checkpoint has no tokenizer: add its tokenizer's files to read text with it");
     }
     const name = source.name ?? (source.url ? "the trained model" : "your checkpoint");
-    const opened = { model, name, induction: null, cache: model.createCache(), probeLater: false };
+    const opened = { model, name, induction: null, cache: model.createCache(), probeLater: false, ignored: [...ignored, ...model.ignored] };
     // The induction probe (two forwards of 64 tokens) runs now for a small model; a large one
     // (GPT-2 small: 1.6 s of its 5 s to the first figure) is probed after its first figure is
     // shown (probeInduction()), and its head labels follow.
