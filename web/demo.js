@@ -87,6 +87,11 @@ function strongestHead(data, category) {
   );
   return best;
 }
+// A link to a view the trained models do not have falls back as the page's own switch does.
+if (state.model === "attnlens" && RANDOM_ONLY_VIEWS.includes(state.view)) {
+  problems.push(`The trained models have no "${state.view}" view (it shows one layer of random weights); showing all heads`);
+  state.view = "grid";
+}
 if (state.model === "attnlens") {
   const n = (text) => (/^\d+$/.test(text ?? "") && Number(text) >= 1 ? String(Number(text) - 1) : null);
   picked.layer = n(params.get("layer")) ?? "0";
@@ -312,7 +317,8 @@ function showMessage() {
     message.textContent = "Type a sentence above to see how its words attend to each other.";
   else if (result?.truncated)
     message.textContent = `That is ${result.totalTokens} tokens; the figure shows the first ${(ex ?? figure.attention).tokens.length}.`;
-  else message.textContent = problems.join(" ");
+  // One sentence per problem.
+  else message.textContent = problems.map((p) => (/[.!?]$/.test(p) ? p : `${p}.`)).join(" ");
 }
 
 /**
@@ -575,6 +581,13 @@ addEventListener("drop", (e) => {
   });
 });
 
+// The settings beyond attention and view: open beside the figure on a wide screen, folded on a
+// phone (and a tablet), where the figure follows the sentence and these would push it down.
+const wide = matchMedia("(min-width: 980px)");
+const unfold = () => ($("#more-settings").open = wide.matches);
+wide.addEventListener("change", unfold);
+unfold();
+
 showState();
 apply();
 showMessage();
@@ -676,6 +689,8 @@ async function openCheckpoint(picked) {
     const ready = new Promise((done) => figure.addEventListener("attn-lens-model", (e) => done(e.detail), { once: true }));
     await figure.openModel(files, { keepOnError: true });
     const { config: c, ignored } = await ready;
+    // An encoder's tokenizer adds [CLS] and [SEP], which the reader may hide; GPT-2's adds none.
+    document.body.classList.toggle("with-specials", !c.causal);
     const kind = c.causal ? "causal attention, next-token predictions" : "full attention, [MASK] predictions";
     checkpointSays(
       `Showing your checkpoint (${c.family}, ${kind}): ${c.layers} layers × ${c.heads} heads, d_model ${c.dModel}, a context of ${c.context} tokens, ` +

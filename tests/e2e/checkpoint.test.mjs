@@ -36,6 +36,12 @@ test("the page's picker: a GPT-2-shaped checkpoint without a tokenizer is shown 
     const status = await pickCheckpoint(page, dir);
     assert.ok(status.ok, status.text);
     assert.match(status.text, /2 layers × 3 heads, d_model 48, a context of 64 tokens, 50257 tokens .*\(GPT-2's tokenizer\)/);
+    // The built-in models' presets, and hiding [CLS] and [SEP] (GPT-2 adds none), are not offered.
+    const offered = await page.evaluate(() => ({
+      presets: document.querySelector(".examples").checkVisibility(),
+      specials: document.querySelector("#specials").checkVisibility(),
+    }));
+    assert.deepEqual(offered, { presets: false, specials: false });
     const shown = await page.evaluate(() => {
       const el = document.querySelector("#figure");
       return {

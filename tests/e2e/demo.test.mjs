@@ -493,3 +493,54 @@ test("recycle: the demo writes each figure into the previous one's arrays, and s
   assert.deepEqual(problems, []);
   await page.close();
 });
+
+test("a link: a view the trained models lack falls back to all heads and says so; each problem is a sentence; a long paste's chips count the text's tokens", async () => {
+  const { page, problems } = await openPage(site.browser.context, site.server.url);
+  await page.goto(`${site.server.url}index.html?model=attnlens&view=steps&heads=99`);
+  const shown = await (
+    await page.waitForFunction(
+      () => {
+        const el = document.querySelector("#figure");
+        return (
+          el.attention?.predictions && {
+            view: el.view,
+            checked: document.querySelector('input[name="view"]:checked')?.value,
+            message: document.querySelector("#message").textContent,
+          }
+        );
+      },
+      null,
+      { timeout: 60000 },
+    )
+  ).jsonValue();
+  assert.equal(shown.view, "grid");
+  assert.equal(shown.checked, "grid");
+  assert.match(shown.message, /no "steps" view .*; showing all heads\./);
+  // Two problems, two sentences.
+  assert.match(shown.message, /^Heads must be .*\. The trained models have no "steps" view/);
+  // The shipped causal model's context is 128 tokens: a longer paste shows 128, and the chips
+  // count the rest of the text's tokens, not the figure's.
+  const words = Array.from({ length: 300 }, (_, i) => ["the", "cat", "sat", "on", "a", "mat"][i % 6]).join(" ");
+  await page.fill("#sentence", words);
+  const chips = await (
+    await page.waitForFunction(
+      (text) => {
+        const el = document.querySelector("#figure");
+        const more = document.querySelector("#tokens li.more")?.textContent;
+        const total = /^That is (\d+) tokens; the figure shows the first 128\./.exec(document.querySelector("#message").textContent)?.[1];
+        return (
+          el.attention?.tokens.length === 128 &&
+          document.querySelector("#sentence").value === text &&
+          more &&
+          total && { more, total: Number(total) }
+        );
+      },
+      words,
+      { timeout: 60000 },
+    )
+  ).jsonValue();
+  assert.ok(chips.total > 128, `${chips.total} tokens`);
+  assert.equal(chips.more, `… ${chips.total - 80} more`, "80 chips, then the rest of the text's tokens");
+  assert.deepEqual(problems, []);
+  await page.close();
+});

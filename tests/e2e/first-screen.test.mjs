@@ -10,9 +10,12 @@ const site = useSite();
 const artefacts = new URL("../../test-results/", import.meta.url).pathname;
 mkdirSync(artefacts, { recursive: true });
 
-for (const { width, height, mobile } of [
-  { width: 1280, height: 800, mobile: false },
-  { width: 360, height: 740, mobile: true },
+// The figure's canvas on the first screen: at 1280 its body, not only its title and a few rows
+// (the column labels take 110 px of it; 280 px is about eight rows of the page's sentence); on a
+// phone a third of the heatmap.
+for (const { width, height, mobile, drawn } of [
+  { width: 1280, height: 800, mobile: false, drawn: 280 },
+  { width: 360, height: 740, mobile: true, drawn: 150 },
 ]) {
   test(`${width}×${height}: the trained model's figure on the first screen, the training page one tap away`, async () => {
     const browser = mobile ? await launchBrowser({ hasTouch: true, isMobile: true }) : site.browser;
@@ -24,8 +27,12 @@ for (const { width, height, mobile } of [
       const screen = await page.evaluate(() => {
         const canvas = document.querySelector("#figure").shadowRoot.querySelector("canvas.figure").getBoundingClientRect();
         const link = document.querySelector(".train-link");
+        const top = (selector) => document.querySelector(selector).getBoundingClientRect().top;
         return {
           model: document.querySelector("#figure").model,
+          // The attention and view settings: beside the figure, or between the sentence and it.
+          settings: [top('input[name="mode"][value="causal"]'), top("#views")],
+          figureTop: top("#figure"),
           canvasTop: canvas.top,
           canvasBottom: canvas.bottom,
           link: link.checkVisibility() && link.getBoundingClientRect().bottom <= innerHeight,
@@ -33,14 +40,16 @@ for (const { width, height, mobile } of [
         };
       });
       assert.equal(screen.model, "attnlens");
-      // At least 150 px of the drawn figure (a third of a phone's heatmap, six rows at 1280)
-      // before any scrolling.
       const visible = Math.min(screen.canvasBottom, height) - screen.canvasTop;
       assert.ok(
-        visible >= 150,
+        visible >= drawn,
         `${visible.toFixed(0)} px of the figure on the first screen (canvas from y = ${screen.canvasTop.toFixed(0)})`,
       );
       assert.ok(screen.link, "the training page's link is on the first screen");
+      for (const y of screen.settings) {
+        assert.ok(y < height, `the attention and view settings are on the first screen (y = ${y.toFixed(0)})`);
+        if (mobile) assert.ok(y < screen.figureTop, "on a phone they come between the sentence and the figure");
+      }
       assert.equal(screen.overflow, 0, "nothing overflows sideways");
       await page.screenshot({ path: `${artefacts}first-screen-${width}.png` });
       assert.deepEqual(problems, []);
@@ -116,6 +125,32 @@ test("the training card below the figure draws the saved run's induction head on
   const dark = await corner();
   assert.ok(dark[0] + dark[1] + dark[2] < light[0] + light[1] + light[2], `dark ${dark} vs light ${light}`);
   await page.locator("#train-card").screenshot({ path: `${artefacts}train-card.png` });
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test("1280×800, scrolled: the settings held beside the page cover none of the panels below the figure", async () => {
+  const { page, problems } = await openPage(site.browser.context, site.server.url);
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await page.goto(`${site.server.url}index.html`);
+  await page.waitForFunction(() => document.querySelector("#figure").attention?.tokens.length > 10, null, { timeout: 60000 });
+  const covered = await page.evaluate(async () => {
+    const out = [];
+    for (const heading of document.querySelectorAll("main h2, main h3, main summary")) {
+      if (!heading.checkVisibility() || heading.closest(".controls")) continue;
+      heading.scrollIntoView({ block: "start" });
+      await new Promise(requestAnimationFrame);
+      const box = heading.getBoundingClientRect();
+      // Every point along the heading's text shows the heading (or what is inside it).
+      for (const x of [box.left + 4, (box.left + box.right) / 2, box.right - 4]) {
+        const hit = document.elementFromPoint(x, box.top + box.height / 2);
+        if (!hit || !(heading === hit || heading.contains(hit) || hit.contains(heading)))
+          out.push(`${heading.textContent.trim()} at x = ${x.toFixed(0)}: ${hit?.className}`);
+      }
+    }
+    return out;
+  });
+  assert.deepEqual(covered, []);
   assert.deepEqual(problems, []);
   await page.close();
 });
