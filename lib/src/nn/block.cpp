@@ -1,0 +1,410 @@
+#include "nn/block.hpp"
+
+#include "core/check.hpp"
+#include "core/kernels.hpp"
+#include "core/matmul.hpp"
+#include "nn/layers.hpp"
+
+#include <Eigen/Core>
+#include <algorithm>
+#include <cmath>
+#include <new>
+
+namespace attnlens::detail {
+namespace {
+
+using Arr = Eigen::Map<Eigen::ArrayXf>;
+using ConstArr = Eigen::Map<const Eigen::ArrayXf>;
+using AlignedFloats = std::vector<float, Eigen::aligned_allocator<float>>;
+
+constexpr double kPi = 3.14159265358979323846;
+
+void require_positive(std::int64_t value, const char* field) {
+  if (value < 1)
+    fail(ErrorCode::BAD_ARGUMENT, "DecoderSpec ", field, " is ", value, "; it must be >= 1");
+}
+
+void refuse(const char* what) {
+  fail(ErrorCode::BAD_ARGUMENT, "the transformer block does not compute ", what,
+       " yet (it computes RMSNorm before attention and MLP, rotary or no positions, separate q, "
+       "k, v projections and a gated SiLU MLP)");
+}
+
+// out = x · w (+ b) (+ residual): x [N, in], w [in, out_dim]; b and residual may be null.
+void project(float* out, const float* x, const float* w, const float* b, const float* residual,
+             std::int64_t N, std::int64_t in, std::int64_t out_dim, WeightPanels* panels) {
+  Eigen::Map<Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>> o(out, N,
+                                                                                      out_dim);
+  if (residual != nullptr) {
+    std::copy(residual, residual + N * out_dim, out);
+  } else {
+    o.setZero();
+  }
+  if (b != nullptr) o.rowwise() += Eigen::Map<const Eigen::RowVectorXf>(b, out_dim);
+  if (panels != nullptr) {
+    panels->matmul(out, x, w, N, out_dim, in, true);
+  } else {
+    matmul(out, x, w, N, out_dim, in, false, false, true);
+  }
+}
+
+// The buffers of one forward pass, 64-byte aligned so Eigen's reductions split the same elements
+// into the same packets on every run.
+struct Buffers {
+  AlignedFloats x, xn, q, k, v, qh, kh, vh, merged, gate, up;
+};
+
+void grow(AlignedFloats& v, std::int64_t n) {
+  if (static_cast<std::int64_t>(v.size()) < n) v.resize(static_cast<std::size_t>(n));
+}
+
+void require_finite_stage(const float* data, std::int64_t n, const char* stage,
+                          std::int64_t layer) {
+  if (!std::isfinite(finite_max_abs(data, n))) {
+    fail(ErrorCode::NON_FINITE, "the forward pass overflowed float32 in ", stage, " of layer ",
+         layer, " (the weights are too large for float32 arithmetic)");
+  }
+}
+
+}  // namespace
+
+const char* norm_kind_name(NormKind kind) noexcept {
+  switch (kind) {
+    case NormKind::LayerNorm:
+      return "layernorm";
+    case NormKind::RMSNorm:
+      return "rmsnorm";
+    case NormKind::RMSNormPlusOne:
+      return "rmsnorm(1+w)";
+  }
+  return "";
+}
+
+const char* position_kind_name(PositionKind kind) noexcept {
+  switch (kind) {
+    case PositionKind::Learned:
+      return "learned";
+    case PositionKind::Rotary:
+      return "rotary";
+    case PositionKind::None:
+      return "none";
+  }
+  return "";
+}
+
+const char* rope_scaling_name(RopeScaling scaling) noexcept {
+  switch (scaling) {
+    case RopeScaling::Default:
+      return "default";
+    case RopeScaling::Linear:
+      return "linear";
+    case RopeScaling::Llama3:
+      return "llama3";
+  }
+  return "";
+}
+
+void check_spec(const DecoderSpec& spec) {
+  const BlockSpec& b = spec.block;
+  require_positive(spec.layers, "layers");
+  require_positive(spec.vocab_size, "vocab_size");
+  require_positive(spec.context, "context");
+  require_positive(b.d_model, "d_model");
+  require_positive(b.intermediate, "intermediate");
+  require_positive(b.heads, "heads");
+  require_positive(b.kv_heads, "kv_heads");
+  require_positive(b.head_dim, "head_dim");
+  if (b.heads % b.kv_heads != 0) {
+    fail(ErrorCode::BAD_ARGUMENT, "DecoderSpec heads is ", b.heads,
+         ", which is not a multiple of kv_heads = ", b.kv_heads);
+  }
+  if (!(b.norm_eps > 0.0f) || !std::isfinite(b.norm_eps)) {
+    fail(ErrorCode::BAD_ARGUMENT, "DecoderSpec norm_eps is ", b.norm_eps,
+         "; it must be a finite number > 0");
+  }
+  if (!std::isfinite(b.scale) || b.scale < 0.0f) {
+    fail(ErrorCode::BAD_ARGUMENT, "DecoderSpec scale is ", b.scale,
+         "; it must be finite and >= 0 (0: 1 / sqrt(head_dim))");
+  }
+  if (!std::isfinite(spec.embedding_scale)) {
+    fail(ErrorCode::BAD_ARGUMENT, "DecoderSpec embedding_scale is ", spec.embedding_scale,
+         "; it must be finite");
+  }
+  if (b.norm == NormKind::LayerNorm) refuse("LayerNorm");
+  if (b.placement != NormPlacement::Pre) refuse("post or sandwich norm placement");
+  if (b.positions == PositionKind::Learned) refuse("learned positions");
+  if (b.fused_qkv) refuse("a fused qkv projection");
+  if (b.mlp != MlpKind::GatedSilu) refuse("a GELU or GeGLU MLP");
+  if (!spec.causal) refuse("full (non-causal) attention");
+  if (b.positions == PositionKind::Rotary) {
+    const RopeSpec& r = b.rope;
+    if (b.head_dim % 2 != 0) {
+      fail(ErrorCode::BAD_ARGUMENT, "DecoderSpec head_dim is ", b.head_dim,
+           "; rotary positions pair its halves, so it must be even");
+    }
+    if (!(r.theta > 1.0) || !std::isfinite(r.theta)) {
+      fail(ErrorCode::BAD_ARGUMENT, "DecoderSpec rope theta is ", r.theta,
+           "; it must be a finite number > 1");
+    }
+    if (r.scaling != RopeScaling::Default && (!(r.factor > 0.0) || !std::isfinite(r.factor))) {
+      fail(ErrorCode::BAD_ARGUMENT, "DecoderSpec rope factor is ", r.factor,
+           "; it must be a finite number > 0");
+    }
+    if (r.scaling == RopeScaling::Llama3 &&
+        (!(r.low_freq_factor > 0.0) || !(r.high_freq_factor > r.low_freq_factor) ||
+         !std::isfinite(r.high_freq_factor) || !(r.original_context > 0.0) ||
+         !std::isfinite(r.original_context))) {
+      fail(ErrorCode::BAD_ARGUMENT, "DecoderSpec llama3 rope needs 0 < low_freq_factor (",
+           r.low_freq_factor, ") < high_freq_factor (", r.high_freq_factor,
+           ") and original_context > 0 (", r.original_context, "), all finite");
+    }
+  }
+}
+
+void rmsnorm_forward(float* out, const float* x, const float* w, std::int64_t N, std::int64_t d,
+                     float eps, bool plus_one) {
+  const ConstArr wa(w, d);
+  const float inv_d = 1.0f / static_cast<float>(d);
+  for (std::int64_t n = 0; n < N; ++n) {
+    const ConstArr xr(x + n * d, d);
+    const float mean_square = xr.square().sum() * inv_d;
+    const float rstd = 1.0f / std::sqrt(mean_square + eps);
+    Arr o(out + n * d, d);
+    if (plus_one) {
+      o = (xr * rstd) * (wa + 1.0f);
+    } else {
+      o = (xr * rstd) * wa;
+    }
+  }
+}
+
+std::vector<double> rope_inv_freq(const RopeSpec& rope, std::int64_t head_dim) {
+  const std::int64_t half = head_dim / 2;
+  std::vector<double> inv(static_cast<std::size_t>(half));
+  for (std::int64_t i = 0; i < half; ++i) {
+    inv[static_cast<std::size_t>(i)] =
+        1.0 / std::pow(rope.theta, static_cast<double>(2 * i) / static_cast<double>(head_dim));
+  }
+  if (rope.scaling == RopeScaling::Linear) {
+    for (double& f : inv)
+      f /= rope.factor;
+  } else if (rope.scaling == RopeScaling::Llama3) {
+    // transformers' _compute_llama3_parameters: wavelengths shorter than
+    // original_context / high_freq_factor stay, longer than original_context / low_freq_factor
+    // are divided by factor, and the ones between blend the two linearly in
+    // original_context / wavelength.
+    const double low_wavelen = rope.original_context / rope.low_freq_factor;
+    const double high_wavelen = rope.original_context / rope.high_freq_factor;
+    for (double& f : inv) {
+      const double wavelen = 2.0 * kPi / f;
+      if (wavelen > low_wavelen) {
+        f /= rope.factor;
+      } else if (!(wavelen < high_wavelen)) {
+        const double smooth = (rope.original_context / wavelen - rope.low_freq_factor) /
+                              (rope.high_freq_factor - rope.low_freq_factor);
+        f = (1.0 - smooth) * f / rope.factor + smooth * f;
+      }
+    }
+  }
+  return inv;
+}
+
+void rope_tables(std::vector<float>& cos, std::vector<float>& sin,
+                 const std::vector<double>& inv_freq, std::int64_t T) {
+  const auto half = static_cast<std::int64_t>(inv_freq.size());
+  cos.resize(static_cast<std::size_t>(T * half));
+  sin.resize(static_cast<std::size_t>(T * half));
+  for (std::int64_t t = 0; t < T; ++t) {
+    for (std::int64_t i = 0; i < half; ++i) {
+      // transformers keeps inv_freq in float32: the angle uses that rounded frequency.
+      const double angle =
+          static_cast<double>(t) *
+          static_cast<double>(static_cast<float>(inv_freq[static_cast<std::size_t>(i)]));
+      cos[static_cast<std::size_t>(t * half + i)] = static_cast<float>(std::cos(angle));
+      sin[static_cast<std::size_t>(t * half + i)] = static_cast<float>(std::sin(angle));
+    }
+  }
+}
+
+void rope_apply(float* x, const float* cos, const float* sin, std::int64_t B, std::int64_t H,
+                std::int64_t T, std::int64_t head_dim) {
+  const std::int64_t half = head_dim / 2;
+  for (std::int64_t s = 0; s < B * H; ++s) {
+    for (std::int64_t t = 0; t < T; ++t) {
+      float* row = x + (s * T + t) * head_dim;
+      const float* c = cos + t * half;
+      const float* sn = sin + t * half;
+      for (std::int64_t i = 0; i < half; ++i) {
+        const float a = row[i], b = row[i + half];
+        row[i] = a * c[i] - b * sn[i];
+        row[i + half] = b * c[i] + a * sn[i];
+      }
+    }
+  }
+}
+
+void swiglu_forward(float* out, const float* gate, const float* up, std::int64_t n) {
+  for (std::int64_t i = 0; i < n; ++i) {
+    const float g = gate[i];
+    out[i] = g / (1.0f + std::exp(-g)) * up[i];
+  }
+}
+
+AttentionResult grouped_attention(const float* q, const float* k, const float* v, std::int64_t B,
+                                  std::int64_t heads, std::int64_t kv_heads, std::int64_t T,
+                                  std::int64_t hd, float scale, bool causal, bool keep_weights) {
+  AttentionOptions options;
+  options.causal = causal;
+  options.scale = scale;
+  options.return_weights = keep_weights;
+  return attention(ConstTensorView{q, {B, heads, T, hd}}, ConstTensorView{k, {B, kv_heads, T, hd}},
+                   ConstTensorView{v, {B, kv_heads, T, hd}}, options);
+}
+
+ModelOutput decoder_forward(const DecoderSpec& spec, const DecoderWeights& weights,
+                            const std::int32_t* ids, std::int64_t B, std::int64_t T,
+                            const DecoderForward& options, WeightPanels* panels) {
+  const BlockSpec& bs = spec.block;
+  const std::int64_t N = B * T, d = bs.d_model, L = spec.layers, V = spec.vocab_size;
+  const std::int64_t H = bs.heads, Hkv = bs.kv_heads, hd = bs.head_dim, I = bs.intermediate;
+  const bool some_rows = options.logits && !options.logit_rows.empty();
+  const auto R = static_cast<std::int64_t>(options.logit_rows.size());
+  if (options.logits) {
+    if (weights.head == nullptr) {
+      fail(ErrorCode::BAD_ARGUMENT, "this model has no prediction head, so no logits");
+    }
+    for (std::size_t r = 0; r < options.logit_rows.size(); ++r) {
+      if (options.logit_rows[r] < 0 || options.logit_rows[r] >= N) {
+        fail(ErrorCode::BAD_ARGUMENT, "logit_rows[", r, "] = ", options.logit_rows[r],
+             " is outside [0, ", N, ") (rows are b · T + t)");
+      }
+    }
+    require_product_at_most(
+        {some_rows ? R : N, V}, options.max_elements,
+        some_rows ? "the logits [rows, vocab_size]" : "the logits [B, T, vocab_size]");
+  }
+  if (options.attention) {
+    require_product_at_most({L, B, H, T, T}, options.max_elements,
+                            "the attention weights [layers, B, heads, T, T]");
+  }
+  if (options.hidden_states) {
+    require_product_at_most({L + 1, N, d}, options.max_elements,
+                            "the hidden states [layers + 1, B, T, d_model]");
+  }
+  require_product_at_most({N, std::max({d, H * hd, I})}, kDefaultMaxElements,
+                          "one layer's activations [B, T, width]");
+
+  ModelOutput out;
+  Buffers buf;
+  std::vector<float> cos, sin;
+  try {
+    if (some_rows) {
+      out.logits = Tensor({R, V});
+    } else if (options.logits) {
+      out.logits = Tensor({B, T, V});
+    }
+    if (options.attention) out.attention = Tensor({L, B, H, T, T});
+    if (options.hidden_states) out.hidden_states = Tensor({L + 1, B, T, d});
+    grow(buf.x, N * d);
+    grow(buf.xn, N * d);
+    grow(buf.q, N * H * hd);
+    grow(buf.qh, N * H * hd);
+    grow(buf.merged, N * H * hd);
+    grow(buf.k, N * Hkv * hd);
+    grow(buf.v, N * Hkv * hd);
+    grow(buf.kh, N * Hkv * hd);
+    grow(buf.vh, N * Hkv * hd);
+    grow(buf.gate, N * I);
+    grow(buf.up, N * I);
+    if (bs.positions == PositionKind::Rotary) rope_tables(cos, sin, rope_inv_freq(bs.rope, hd), T);
+  } catch (const std::bad_alloc&) {
+    fail(ErrorCode::OUT_OF_MEMORY, "the forward pass could not allocate its buffers for ", B, " x ",
+         T, " tokens");
+  }
+
+  float* x = buf.x.data();
+  for (std::int64_t n = 0; n < N; ++n) {
+    const float* row = weights.embed + std::int64_t{ids[n]} * d;
+    Arr(x + n * d, d) = ConstArr(row, d) * spec.embedding_scale;
+  }
+  if (options.hidden_states) std::copy(x, x + N * d, out.hidden_states.data.data());
+
+  const float scale = bs.scale > 0.0f ? bs.scale : 1.0f / std::sqrt(static_cast<float>(hd));
+  const bool plus_one = bs.norm == NormKind::RMSNormPlusOne;
+  for (std::int64_t l = 0; l < L; ++l) {
+    const BlockWeights& w = weights.blocks[static_cast<std::size_t>(l)];
+    // Attention: x += o(attention(rope(q(norm(x))), rope(k(norm(x))), v(norm(x))))
+    rmsnorm_forward(buf.xn.data(), x, w.attn_norm_w, N, d, bs.norm_eps, plus_one);
+    project(buf.q.data(), buf.xn.data(), w.q_w, w.q_b, nullptr, N, d, H * hd, panels);
+    project(buf.k.data(), buf.xn.data(), w.k_w, w.k_b, nullptr, N, d, Hkv * hd, panels);
+    project(buf.v.data(), buf.xn.data(), w.v_w, w.v_b, nullptr, N, d, Hkv * hd, panels);
+    if (bs.qk_norm) {
+      // Per head: rows of head_dim whichever layout they sit in.
+      rmsnorm_forward(buf.q.data(), buf.q.data(), w.q_norm_w, N * H, hd, bs.norm_eps, plus_one);
+      rmsnorm_forward(buf.k.data(), buf.k.data(), w.k_norm_w, N * Hkv, hd, bs.norm_eps, plus_one);
+    }
+    unmerge_heads(buf.qh.data(), buf.q.data(), B, T, H, hd);
+    unmerge_heads(buf.kh.data(), buf.k.data(), B, T, Hkv, hd);
+    unmerge_heads(buf.vh.data(), buf.v.data(), B, T, Hkv, hd);
+    if (bs.positions == PositionKind::Rotary) {
+      rope_apply(buf.qh.data(), cos.data(), sin.data(), B, H, T, hd);
+      rope_apply(buf.kh.data(), cos.data(), sin.data(), B, Hkv, T, hd);
+    }
+    AttentionResult a;
+    try {
+      a = grouped_attention(buf.qh.data(), buf.kh.data(), buf.vh.data(), B, H, Hkv, T, hd, scale,
+                            spec.causal, options.attention);
+    } catch (const Error& e) {
+      fail(e.code(), "layer ", l, " attention: ", e.what());
+    }
+    if (options.attention) {
+      std::copy(a.weights.data.begin(), a.weights.data.end(),
+                out.attention.data.begin() + l * B * H * T * T);
+    }
+    merge_heads(buf.merged.data(), a.output.data.data(), B, T, H, hd);
+    project(buf.xn.data(), buf.merged.data(), w.o_w, w.o_b, x, N, H * hd, d, panels);
+    std::swap(buf.x, buf.xn);
+    x = buf.x.data();
+    require_finite_stage(x, N * d, "the attention", l);
+
+    // MLP: x += down(silu(gate(norm(x))) · up(norm(x)))
+    rmsnorm_forward(buf.xn.data(), x, w.mlp_norm_w, N, d, bs.norm_eps, plus_one);
+    project(buf.gate.data(), buf.xn.data(), w.gate_w, w.gate_b, nullptr, N, d, I, panels);
+    project(buf.up.data(), buf.xn.data(), w.up_w, w.up_b, nullptr, N, d, I, panels);
+    swiglu_forward(buf.gate.data(), buf.gate.data(), buf.up.data(), N * I);
+    project(buf.xn.data(), buf.gate.data(), w.down_w, w.down_b, x, N, I, d, panels);
+    std::swap(buf.x, buf.xn);
+    x = buf.x.data();
+    require_finite_stage(x, N * d, "the MLP", l);
+    if (options.hidden_states) {
+      std::copy(x, x + N * d, out.hidden_states.data.begin() + (l + 1) * N * d);
+    }
+  }
+
+  if (options.logits) {
+    // Only the rows asked for go through the final norm and the head: the vocabulary product is
+    // the largest share of a small model's forward.
+    const std::int64_t rows = some_rows ? R : N;
+    AlignedFloats gathered_rows;
+    try {
+      gathered_rows.resize(static_cast<std::size_t>(rows * d));
+    } catch (const std::bad_alloc&) {
+      fail(ErrorCode::OUT_OF_MEMORY, "the forward pass could not allocate ", rows,
+           " rows for the head");
+    }
+    float* gathered = gathered_rows.data();
+    for (std::int64_t r = 0; r < rows; ++r) {
+      const std::int64_t n = some_rows ? options.logit_rows[static_cast<std::size_t>(r)] : r;
+      std::copy(x + n * d, x + (n + 1) * d, gathered + r * d);
+    }
+    rmsnorm_forward(gathered, gathered, weights.final_norm_w, rows, d, bs.norm_eps, plus_one);
+    matmul(out.logits.data.data(), gathered, weights.head, rows, V, d, false, true, false);
+    if (!std::isfinite(finite_max_abs(out.logits.data.data(), rows * V))) {
+      fail(ErrorCode::NON_FINITE, "the forward pass overflowed float32 in the logits");
+    }
+  }
+  release_scratch();
+  return out;
+}
+
+}  // namespace attnlens::detail
