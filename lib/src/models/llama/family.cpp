@@ -2,6 +2,7 @@
 #include "core/check.hpp"
 #include "models/llama/model.hpp"
 
+#include <algorithm>
 #include <climits>
 
 namespace attnlens {
