@@ -501,7 +501,7 @@ TEST_CASE("Block pieces: llama3 frequencies, RMSNorm, SwiGLU, grouped-query atte
       }
     }
     const auto grouped =
-        grouped_attention(q.data(), k.data(), v.data(), B, H, Hkv, T, hd, 0.5f, true, true);
+        grouped_attention(q.data(), k.data(), v.data(), B, H, Hkv, T, T, hd, 0.5f, true, true);
     attnlens::AttentionOptions o;
     o.causal = true;
     o.scale = 0.5f;
@@ -629,5 +629,77 @@ TEST_CASE("Llama-family tensor errors name the tensor and the config field", "[l
           loaded.model->loss_and_gradients({TokenIds{ids.data(), 1, 2}}, {});
         },
         ErrorCode::BAD_ARGUMENT, {"does not train"});
+  }
+}
+
+TEST_CASE("Llama-family prefix cache gives forward()'s numbers on edits of one sentence",
+          "[llama]") {
+  const std::vector<Case> all = cases();
+  // llama3 frequencies, and QK-norm with head_dim 12: positions and per-head norms of the
+  // rows computed after a kept prefix.
+  const auto index = GENERATE(std::size_t{1}, std::size_t{5});
+  const Case& k = all[index];
+  INFO(k.label);
+  const Folder f = folder(k);
+  attnlens::LoadedModel loaded = load(f.config, f.weights);
+  attnlens::Model& model = *loaded.model;
+  const std::unique_ptr<attnlens::ForwardCache> cache = model.make_cache();
+  REQUIRE(cache != nullptr);
+
+  struct Step {
+    std::vector<std::int32_t> ids;
+    bool attention, hidden;
+    std::vector<std::int64_t> rows;
+    std::int64_t reused;
+  };
+  const std::vector<Step> steps = {
+      {{3, 1, 4, 1, 5, 9, 2, 6}, true, false, {}, 0},
+      {{3, 1, 4, 1, 5, 9, 2, 6, 5, 3}, true, false, {9}, 8},   // appended
+      {{3, 1, 4, 1, 5, 8, 2, 6, 5, 3}, true, false, {}, 5},    // an edit in the middle
+      {{3, 1, 4, 1, 5, 8, 2}, true, false, {6, 2}, 7},         // deleted at the end
+      {{3, 1, 4, 1, 5, 8, 2}, false, false, {}, 7},            // the same again
+      {{3, 1, 4, 1, 5, 8, 2, 7}, true, true, {}, 0},           // hidden states: starts over
+      {{3, 1, 4, 1, 5, 8, 2, 7, 7}, true, true, {8}, 8},       // appended, keeping them
+      {{0, 1, 4, 1, 5, 8, 2, 7, 7}, false, false, {0, 8}, 0},  // the first token edited
+  };
+  for (std::size_t s = 0; s < steps.size(); ++s) {
+    const Step& step = steps[s];
+    INFO("step " << s);
+    const auto T = static_cast<std::int64_t>(step.ids.size());
+    attnlens::ModelForwardOptions o;
+    o.attention = step.attention;
+    o.hidden_states = step.hidden;
+    o.logit_rows = step.rows;
+    const attnlens::ModelOutput cached =
+        model.forward({TokenIds{step.ids.data(), 1, T}}, o, *cache);
+    const attnlens::ModelOutput plain = model.forward({TokenIds{step.ids.data(), 1, T}}, o);
+    CHECK(cache->reused() == step.reused);
+    CHECK(cache->tokens() == T);
+    REQUIRE(cached.logits.shape == plain.logits.shape);
+    REQUIRE(cached.attention.shape == plain.attention.shape);
+    REQUIRE(cached.hidden_states.shape == plain.hidden_states.shape);
+    // Both are float32 computations of the same formula; the products see other numbers of
+    // rows (Eigen may pick other kernels and summation orders), a few ulp per product, ~1e-6 on
+    // logits of a few units.
+    REQUIRE_CLOSE(testing::close(cached.logits.data, plain.logits.data, 1e-5, cached.logits.shape));
+    REQUIRE_CLOSE(
+        testing::close(cached.attention.data, plain.attention.data, 1e-6, cached.attention.shape));
+    REQUIRE_CLOSE(testing::close(cached.hidden_states.data, plain.hidden_states.data, 1e-5,
+                                 cached.hidden_states.shape));
+  }
+
+  SECTION("a cache of another model is refused, and a batch") {
+    attnlens::LoadedModel other = load(f.config, f.weights);
+    const std::vector<std::int32_t> ids = {1, 2, 3, 4};
+    require_error(
+        [&] {
+          other.model->forward({TokenIds{ids.data(), 1, 4}}, {}, *cache);
+        },
+        ErrorCode::BAD_ARGUMENT, {"another model"});
+    require_error(
+        [&] {
+          model.forward({TokenIds{ids.data(), 2, 2}}, {}, *cache);
+        },
+        ErrorCode::BAD_ARGUMENT, {"one sequence"});
   }
 }

@@ -8,6 +8,7 @@
 #include <Eigen/Core>
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <new>
 
 namespace attnlens::detail {
@@ -251,22 +252,26 @@ void swiglu_forward(float* out, const float* gate, const float* up, std::int64_t
 }
 
 AttentionResult grouped_attention(const float* q, const float* k, const float* v, std::int64_t B,
-                                  std::int64_t heads, std::int64_t kv_heads, std::int64_t T,
-                                  std::int64_t hd, float scale, bool causal, bool keep_weights) {
+                                  std::int64_t heads, std::int64_t kv_heads, std::int64_t L,
+                                  std::int64_t S, std::int64_t hd, float scale, bool causal,
+                                  bool keep_weights) {
   AttentionOptions options;
   options.causal = causal;
+  options.causal_align = CausalAlign::BottomRight;
   options.scale = scale;
   options.return_weights = keep_weights;
-  return attention(ConstTensorView{q, {B, heads, T, hd}}, ConstTensorView{k, {B, kv_heads, T, hd}},
-                   ConstTensorView{v, {B, kv_heads, T, hd}}, options);
+  return attention(ConstTensorView{q, {B, heads, L, hd}}, ConstTensorView{k, {B, kv_heads, S, hd}},
+                   ConstTensorView{v, {B, kv_heads, S, hd}}, options);
 }
 
-ModelOutput decoder_forward(const DecoderSpec& spec, const DecoderWeights& weights,
-                            const std::int32_t* ids, std::int64_t B, std::int64_t T,
-                            const DecoderForward& options, WeightPanels* panels) {
+namespace {
+
+// The checks of a forward's options for rows = B · T rows.
+void check_options(const DecoderSpec& spec, const DecoderWeights& weights,
+                   const DecoderForward& options, std::int64_t B, std::int64_t T) {
   const BlockSpec& bs = spec.block;
-  const std::int64_t N = B * T, d = bs.d_model, L = spec.layers, V = spec.vocab_size;
-  const std::int64_t H = bs.heads, Hkv = bs.kv_heads, hd = bs.head_dim, I = bs.intermediate;
+  const std::int64_t N = B * T, L = spec.layers, V = spec.vocab_size;
+  const std::int64_t H = bs.heads, d = bs.d_model;
   const bool some_rows = options.logits && !options.logit_rows.empty();
   const auto R = static_cast<std::int64_t>(options.logit_rows.size());
   if (options.logits) {
@@ -291,48 +296,50 @@ ModelOutput decoder_forward(const DecoderSpec& spec, const DecoderWeights& weigh
     require_product_at_most({L + 1, N, d}, options.max_elements,
                             "the hidden states [layers + 1, B, T, d_model]");
   }
-  require_product_at_most({N, std::max({d, H * hd, I})}, kDefaultMaxElements,
+  require_product_at_most({N, std::max({d, H * bs.head_dim, bs.intermediate})}, kDefaultMaxElements,
                           "one layer's activations [B, T, width]");
+}
 
-  ModelOutput out;
-  Buffers buf;
+// The rows [start, start + Tq) of B sequences through the blocks: a plain forward computes
+// every row (start 0), a cached one the rows after the kept prefix. Keys and values of the
+// rows it computes go into `keys[l]` and `values[l]` [B, kv_heads, S, hd] at rows [start, S),
+// S = start + Tq, which must already hold the rows before; the queries attend over all S.
+struct Rows {
+  std::int64_t B = 1, Tq = 0, start = 0;
+  std::vector<float*> keys, values;  // one per layer
+  // Called after each layer's attention with its weights [B, heads, Tq, S] (when kept) and
+  // after each layer with the stream x [B · Tq, d].
+  std::function<void(std::int64_t layer, const AttentionResult&)> on_attention;
+  std::function<void(std::int64_t layer, const float* x)> on_layer;
+};
+
+// x [B · Tq, d] (the rows' embeddings) becomes the stream after the last block.
+void run_blocks(const DecoderSpec& spec, const DecoderWeights& weights, Buffers& buf,
+                const Rows& rows, bool keep_weights, WeightPanels* panels) {
+  const BlockSpec& bs = spec.block;
+  const std::int64_t B = rows.B, Tq = rows.Tq, S = rows.start + Tq, N = B * Tq;
+  const std::int64_t d = bs.d_model, H = bs.heads, Hkv = bs.kv_heads, hd = bs.head_dim;
+  const std::int64_t I = bs.intermediate;
+  grow(buf.xn, N * d);
+  grow(buf.q, N * H * hd);
+  grow(buf.qh, N * H * hd);
+  grow(buf.merged, N * H * hd);
+  grow(buf.k, N * Hkv * hd);
+  grow(buf.v, N * Hkv * hd);
+  grow(buf.kh, N * Hkv * hd);
+  grow(buf.vh, N * Hkv * hd);
+  grow(buf.gate, N * I);
+  grow(buf.up, N * I);
   std::vector<float> cos, sin;
-  try {
-    if (some_rows) {
-      out.logits = Tensor({R, V});
-    } else if (options.logits) {
-      out.logits = Tensor({B, T, V});
-    }
-    if (options.attention) out.attention = Tensor({L, B, H, T, T});
-    if (options.hidden_states) out.hidden_states = Tensor({L + 1, B, T, d});
-    grow(buf.x, N * d);
-    grow(buf.xn, N * d);
-    grow(buf.q, N * H * hd);
-    grow(buf.qh, N * H * hd);
-    grow(buf.merged, N * H * hd);
-    grow(buf.k, N * Hkv * hd);
-    grow(buf.v, N * Hkv * hd);
-    grow(buf.kh, N * Hkv * hd);
-    grow(buf.vh, N * Hkv * hd);
-    grow(buf.gate, N * I);
-    grow(buf.up, N * I);
-    if (bs.positions == PositionKind::Rotary) rope_tables(cos, sin, rope_inv_freq(bs.rope, hd), T);
-  } catch (const std::bad_alloc&) {
-    fail(ErrorCode::OUT_OF_MEMORY, "the forward pass could not allocate its buffers for ", B, " x ",
-         T, " tokens");
-  }
-
-  float* x = buf.x.data();
-  for (std::int64_t n = 0; n < N; ++n) {
-    const float* row = weights.embed + std::int64_t{ids[n]} * d;
-    Arr(x + n * d, d) = ConstArr(row, d) * spec.embedding_scale;
-  }
-  if (options.hidden_states) std::copy(x, x + N * d, out.hidden_states.data.data());
-
+  if (bs.positions == PositionKind::Rotary) rope_tables(cos, sin, rope_inv_freq(bs.rope, hd), S);
+  // The fresh rows' positions start at `start`.
+  const float* cos_rows = cos.data() + rows.start * (hd / 2);
+  const float* sin_rows = sin.data() + rows.start * (hd / 2);
   const float scale = bs.scale > 0.0f ? bs.scale : 1.0f / std::sqrt(static_cast<float>(hd));
   const bool plus_one = bs.norm == NormKind::RMSNormPlusOne;
-  for (std::int64_t l = 0; l < L; ++l) {
+  for (std::int64_t l = 0; l < spec.layers; ++l) {
     const BlockWeights& w = weights.blocks[static_cast<std::size_t>(l)];
+    float* x = buf.x.data();
     // Attention: x += o(attention(rope(q(norm(x))), rope(k(norm(x))), v(norm(x))))
     rmsnorm_forward(buf.xn.data(), x, w.attn_norm_w, N, d, bs.norm_eps, plus_one);
     project(buf.q.data(), buf.xn.data(), w.q_w, w.q_b, nullptr, N, d, H * hd, panels);
@@ -343,25 +350,30 @@ ModelOutput decoder_forward(const DecoderSpec& spec, const DecoderWeights& weigh
       rmsnorm_forward(buf.q.data(), buf.q.data(), w.q_norm_w, N * H, hd, bs.norm_eps, plus_one);
       rmsnorm_forward(buf.k.data(), buf.k.data(), w.k_norm_w, N * Hkv, hd, bs.norm_eps, plus_one);
     }
-    unmerge_heads(buf.qh.data(), buf.q.data(), B, T, H, hd);
-    unmerge_heads(buf.kh.data(), buf.k.data(), B, T, Hkv, hd);
-    unmerge_heads(buf.vh.data(), buf.v.data(), B, T, Hkv, hd);
+    unmerge_heads(buf.qh.data(), buf.q.data(), B, Tq, H, hd);
+    unmerge_heads(buf.kh.data(), buf.k.data(), B, Tq, Hkv, hd);
+    unmerge_heads(buf.vh.data(), buf.v.data(), B, Tq, Hkv, hd);
     if (bs.positions == PositionKind::Rotary) {
-      rope_apply(buf.qh.data(), cos.data(), sin.data(), B, H, T, hd);
-      rope_apply(buf.kh.data(), cos.data(), sin.data(), B, Hkv, T, hd);
+      rope_apply(buf.qh.data(), cos_rows, sin_rows, B, H, Tq, hd);
+      rope_apply(buf.kh.data(), cos_rows, sin_rows, B, Hkv, Tq, hd);
+    }
+    float* keys = rows.keys[static_cast<std::size_t>(l)];
+    float* values = rows.values[static_cast<std::size_t>(l)];
+    for (std::int64_t g = 0; g < B * Hkv; ++g) {
+      std::copy(buf.kh.begin() + g * Tq * hd, buf.kh.begin() + (g + 1) * Tq * hd,
+                keys + (g * S + rows.start) * hd);
+      std::copy(buf.vh.begin() + g * Tq * hd, buf.vh.begin() + (g + 1) * Tq * hd,
+                values + (g * S + rows.start) * hd);
     }
     AttentionResult a;
     try {
-      a = grouped_attention(buf.qh.data(), buf.kh.data(), buf.vh.data(), B, H, Hkv, T, hd, scale,
-                            spec.causal, options.attention);
+      a = grouped_attention(buf.qh.data(), keys, values, B, H, Hkv, Tq, S, hd, scale, spec.causal,
+                            keep_weights);
     } catch (const Error& e) {
       fail(e.code(), "layer ", l, " attention: ", e.what());
     }
-    if (options.attention) {
-      std::copy(a.weights.data.begin(), a.weights.data.end(),
-                out.attention.data.begin() + l * B * H * T * T);
-    }
-    merge_heads(buf.merged.data(), a.output.data.data(), B, T, H, hd);
+    if (rows.on_attention) rows.on_attention(l, a);
+    merge_heads(buf.merged.data(), a.output.data.data(), B, Tq, H, hd);
     project(buf.xn.data(), buf.merged.data(), w.o_w, w.o_b, x, N, H * hd, d, panels);
     std::swap(buf.x, buf.xn);
     x = buf.x.data();
@@ -376,34 +388,296 @@ ModelOutput decoder_forward(const DecoderSpec& spec, const DecoderWeights& weigh
     std::swap(buf.x, buf.xn);
     x = buf.x.data();
     require_finite_stage(x, N * d, "the MLP", l);
-    if (options.hidden_states) {
-      std::copy(x, x + N * d, out.hidden_states.data.begin() + (l + 1) * N * d);
+    if (rows.on_layer) rows.on_layer(l, x);
+  }
+}
+
+// Writes the embeddings of ids[0, n) into x [n, d].
+void embed(const DecoderSpec& spec, const DecoderWeights& weights, const std::int32_t* ids,
+           std::int64_t n, float* x) {
+  const std::int64_t d = spec.block.d_model;
+  for (std::int64_t r = 0; r < n; ++r) {
+    Arr(x + r * d, d) =
+        ConstArr(weights.embed + std::int64_t{ids[r]} * d, d) * spec.embedding_scale;
+  }
+}
+
+// out[k, :] = head · norm(stream[rows[k], :]) for every k: only the rows asked for go through
+// the final norm and the head (the vocabulary product is the largest share of a small model's
+// forward). out is [rows.size(), V].
+void head_rows(const DecoderSpec& spec, const DecoderWeights& weights, const float* stream,
+               const std::vector<std::int64_t>& rows, float* out) {
+  const BlockSpec& bs = spec.block;
+  const std::int64_t d = bs.d_model, V = spec.vocab_size;
+  const auto R = static_cast<std::int64_t>(rows.size());
+  if (R == 0) return;
+  AlignedFloats gathered;
+  try {
+    gathered.resize(static_cast<std::size_t>(R * d));
+  } catch (const std::bad_alloc&) {
+    fail(ErrorCode::OUT_OF_MEMORY, "the forward pass could not allocate ", R, " rows for the head");
+  }
+  for (std::int64_t r = 0; r < R; ++r) {
+    const std::int64_t n = rows[static_cast<std::size_t>(r)];
+    std::copy(stream + n * d, stream + (n + 1) * d, gathered.begin() + r * d);
+  }
+  rmsnorm_forward(gathered.data(), gathered.data(), weights.final_norm_w, R, d, bs.norm_eps,
+                  bs.norm == NormKind::RMSNormPlusOne);
+  matmul(out, gathered.data(), weights.head, R, V, d, false, true, false);
+  if (!std::isfinite(finite_max_abs(out, R * V))) {
+    fail(ErrorCode::NON_FINITE, "the forward pass overflowed float32 in the logits");
+  }
+}
+
+// Rows [0, keep) of a [groups, n, width] array, re-laid as [groups, n_new, width] with room for
+// rows [keep, n_new) (left zero).
+std::vector<float> regroup(const std::vector<float>& old, std::int64_t groups, std::int64_t n,
+                           std::int64_t keep, std::int64_t n_new, std::int64_t width) {
+  std::vector<float> out(static_cast<std::size_t>(groups * n_new * width), 0.0f);
+  for (std::int64_t g = 0; g < groups; ++g) {
+    std::copy(old.begin() + g * n * width, old.begin() + (g * n + keep) * width,
+              out.begin() + g * n_new * width);
+  }
+  return out;
+}
+
+}  // namespace
+
+ModelOutput decoder_forward(const DecoderSpec& spec, const DecoderWeights& weights,
+                            const std::int32_t* ids, std::int64_t B, std::int64_t T,
+                            const DecoderForward& options, WeightPanels* panels) {
+  check_options(spec, weights, options, B, T);
+  const BlockSpec& bs = spec.block;
+  const std::int64_t N = B * T, d = bs.d_model, L = spec.layers, V = spec.vocab_size;
+  const std::int64_t H = bs.heads, Hkv = bs.kv_heads, hd = bs.head_dim;
+  const bool some_rows = options.logits && !options.logit_rows.empty();
+  const auto R = static_cast<std::int64_t>(options.logit_rows.size());
+
+  ModelOutput out;
+  Buffers buf;
+  AlignedFloats keys, values;  // one layer's at a time: a plain forward keeps none
+  try {
+    if (some_rows) {
+      out.logits = Tensor({R, V});
+    } else if (options.logits) {
+      out.logits = Tensor({B, T, V});
     }
+    if (options.attention) out.attention = Tensor({L, B, H, T, T});
+    if (options.hidden_states) out.hidden_states = Tensor({L + 1, B, T, d});
+    grow(buf.x, N * d);
+    grow(keys, N * Hkv * hd);
+    grow(values, N * Hkv * hd);
+  } catch (const std::bad_alloc&) {
+    fail(ErrorCode::OUT_OF_MEMORY, "the forward pass could not allocate its buffers for ", B, " x ",
+         T, " tokens");
+  }
+  embed(spec, weights, ids, N, buf.x.data());
+  if (options.hidden_states)
+    std::copy(buf.x.data(), buf.x.data() + N * d, out.hidden_states.data.data());
+
+  Rows rows;
+  rows.B = B;
+  rows.Tq = T;
+  rows.keys.assign(static_cast<std::size_t>(L), keys.data());
+  rows.values.assign(static_cast<std::size_t>(L), values.data());
+  if (options.attention) {
+    rows.on_attention = [&](std::int64_t l, const AttentionResult& a) {
+      std::copy(a.weights.data.begin(), a.weights.data.end(),
+                out.attention.data.begin() + l * B * H * T * T);
+    };
+  }
+  if (options.hidden_states) {
+    rows.on_layer = [&](std::int64_t l, const float* x) {
+      std::copy(x, x + N * d, out.hidden_states.data.begin() + (l + 1) * N * d);
+    };
+  }
+  try {
+    run_blocks(spec, weights, buf, rows, options.attention, panels);
+  } catch (const std::bad_alloc&) {
+    fail(ErrorCode::OUT_OF_MEMORY, "the forward pass could not allocate its buffers for ", B, " x ",
+         T, " tokens");
   }
 
   if (options.logits) {
-    // Only the rows asked for go through the final norm and the head: the vocabulary product is
-    // the largest share of a small model's forward.
-    const std::int64_t rows = some_rows ? R : N;
-    AlignedFloats gathered_rows;
-    try {
-      gathered_rows.resize(static_cast<std::size_t>(rows * d));
-    } catch (const std::bad_alloc&) {
-      fail(ErrorCode::OUT_OF_MEMORY, "the forward pass could not allocate ", rows,
-           " rows for the head");
+    std::vector<std::int64_t> all;
+    if (!some_rows) {
+      all.resize(static_cast<std::size_t>(N));
+      for (std::int64_t n = 0; n < N; ++n)
+        all[static_cast<std::size_t>(n)] = n;
     }
-    float* gathered = gathered_rows.data();
-    for (std::int64_t r = 0; r < rows; ++r) {
-      const std::int64_t n = some_rows ? options.logit_rows[static_cast<std::size_t>(r)] : r;
-      std::copy(x + n * d, x + (n + 1) * d, gathered + r * d);
-    }
-    rmsnorm_forward(gathered, gathered, weights.final_norm_w, rows, d, bs.norm_eps, plus_one);
-    matmul(out.logits.data.data(), gathered, weights.head, rows, V, d, false, true, false);
-    if (!std::isfinite(finite_max_abs(out.logits.data.data(), rows * V))) {
-      fail(ErrorCode::NON_FINITE, "the forward pass overflowed float32 in the logits");
-    }
+    head_rows(spec, weights, buf.x.data(), some_rows ? options.logit_rows : all,
+              out.logits.data.data());
   }
   release_scratch();
+  return out;
+}
+
+struct DecoderCache::Data {
+  std::vector<std::int32_t> ids;
+  // Per layer, keys (after RoPE) and values [kv_heads, n, hd] of the n cached tokens.
+  std::vector<std::vector<float>> keys, values;
+  // Kept rows (each only if every call so far asked for them): attention [layers, heads, n, n]
+  // (row i has zeros after key i), hidden states [layers + 1, n, d].
+  bool attention_kept = false, hidden_kept = false;
+  std::vector<float> attention, hidden;
+  // Every row's stream after the last block [n, d], and the logits [n, V] of the rows whose
+  // logits_done is set (a row's logits are computed when a call first asks for them).
+  std::vector<float> stream, logits;
+  std::vector<char> logits_done;
+  std::int64_t reused = 0;
+};
+
+DecoderCache::DecoderCache() : data_(std::make_unique<Data>()) {}
+DecoderCache::~DecoderCache() = default;
+
+std::int64_t DecoderCache::tokens() const noexcept {
+  return static_cast<std::int64_t>(data_->ids.size());
+}
+
+std::int64_t DecoderCache::reused() const noexcept {
+  return data_->reused;
+}
+
+ModelOutput decoder_forward(const DecoderSpec& spec, const DecoderWeights& weights,
+                            const std::int32_t* ids, std::int64_t T, const DecoderForward& options,
+                            DecoderCache& cache, WeightPanels* panels) {
+  check_options(spec, weights, options, 1, T);
+  const BlockSpec& bs = spec.block;
+  const std::int64_t d = bs.d_model, L = spec.layers, V = spec.vocab_size;
+  const std::int64_t H = bs.heads, Hkv = bs.kv_heads, hd = bs.head_dim;
+  DecoderCache::Data& c = *cache.data_;
+
+  // How many rows can be kept: the common prefix with what the cache computed, when it kept
+  // every kind of row this call asks for.
+  std::int64_t keep = 0;
+  std::int64_t n = static_cast<std::int64_t>(c.ids.size());
+  if ((!options.attention || c.attention_kept) && (!options.hidden_states || c.hidden_kept)) {
+    while (keep < std::min(n, T) && c.ids[static_cast<std::size_t>(keep)] == ids[keep])
+      ++keep;
+  }
+  if (keep == 0) {
+    n = 0;
+    c = DecoderCache::Data{};
+    c.attention_kept = options.attention;
+    c.hidden_kept = options.hidden_states;
+    c.keys.assign(static_cast<std::size_t>(L), {});
+    c.values.assign(static_cast<std::size_t>(L), {});
+  }
+  const std::int64_t fresh = T - keep;
+  c.reused = keep;
+
+  // A throw part-way would leave rows half computed under the new ids: the cache starts over
+  // instead, never serving them.
+  try {
+    if (keep < n || T != n) {
+      for (std::size_t l = 0; l < c.keys.size(); ++l) {
+        c.keys[l] = regroup(c.keys[l], Hkv, n, keep, T, hd);
+        c.values[l] = regroup(c.values[l], Hkv, n, keep, T, hd);
+      }
+      c.stream = regroup(c.stream, 1, n, keep, T, d);
+      c.logits = regroup(c.logits, 1, n, keep, T, V);
+      c.logits_done.resize(static_cast<std::size_t>(keep));
+      c.logits_done.resize(static_cast<std::size_t>(T), 0);
+      if (c.attention_kept) {
+        // [layers, heads, n, n] -> [layers, heads, T, T]: a kept row widens with zeros (its later
+        // keys were masked).
+        std::vector<float> wider(static_cast<std::size_t>(L * H * T * T), 0.0f);
+        for (std::int64_t g = 0; g < L * H; ++g) {
+          for (std::int64_t r = 0; r < keep; ++r) {
+            std::copy(c.attention.begin() + (g * n + r) * n,
+                      c.attention.begin() + (g * n + r) * n + r + 1,
+                      wider.begin() + (g * T + r) * T);
+          }
+        }
+        c.attention = std::move(wider);
+      }
+      if (c.hidden_kept) c.hidden = regroup(c.hidden, L + 1, n, keep, T, d);
+    }
+    c.ids.assign(ids, ids + T);
+
+    if (fresh > 0) {
+      Buffers buf;
+      grow(buf.x, fresh * d);
+      embed(spec, weights, ids + keep, fresh, buf.x.data());
+      if (c.hidden_kept)
+        std::copy(buf.x.begin(), buf.x.begin() + fresh * d, c.hidden.begin() + keep * d);
+      Rows rows;
+      rows.Tq = fresh;
+      rows.start = keep;
+      for (std::size_t l = 0; l < c.keys.size(); ++l) {
+        rows.keys.push_back(c.keys[l].data());
+        rows.values.push_back(c.values[l].data());
+      }
+      if (c.attention_kept) {
+        rows.on_attention = [&](std::int64_t l, const AttentionResult& a) {
+          for (std::int64_t head = 0; head < H; ++head) {
+            std::copy(a.weights.data.begin() + head * fresh * T,
+                      a.weights.data.begin() + (head + 1) * fresh * T,
+                      c.attention.begin() + ((l * H + head) * T + keep) * T);
+          }
+        };
+      }
+      if (c.hidden_kept) {
+        rows.on_layer = [&](std::int64_t l, const float* x) {
+          std::copy(x, x + fresh * d, c.hidden.begin() + ((l + 1) * T + keep) * d);
+        };
+      }
+      run_blocks(spec, weights, buf, rows, c.attention_kept, panels);
+      std::copy(buf.x.begin(), buf.x.begin() + fresh * d, c.stream.begin() + keep * d);
+    }
+
+    // The logits asked for that no call computed yet, in one product.
+    std::vector<std::int64_t> missing;
+    if (options.logits) {
+      if (options.logit_rows.empty()) {
+        for (std::int64_t t = 0; t < T; ++t)
+          if (!c.logits_done[static_cast<std::size_t>(t)]) missing.push_back(t);
+      } else {
+        for (const std::int64_t t : options.logit_rows)
+          if (!c.logits_done[static_cast<std::size_t>(t)]) missing.push_back(t);
+        std::sort(missing.begin(), missing.end());
+        missing.erase(std::unique(missing.begin(), missing.end()), missing.end());
+      }
+    }
+    if (!missing.empty()) {
+      std::vector<float> computed(static_cast<std::size_t>(missing.size()) * V);
+      head_rows(spec, weights, c.stream.data(), missing, computed.data());
+      for (std::size_t k = 0; k < missing.size(); ++k) {
+        std::copy(computed.begin() + static_cast<std::int64_t>(k) * V,
+                  computed.begin() + static_cast<std::int64_t>(k + 1) * V,
+                  c.logits.begin() + missing[k] * V);
+        c.logits_done[static_cast<std::size_t>(missing[k])] = 1;
+      }
+    }
+  } catch (const std::bad_alloc&) {
+    c = DecoderCache::Data{};
+    fail(ErrorCode::OUT_OF_MEMORY, "the cached forward pass could not allocate its buffers for ", T,
+         " tokens");
+  } catch (...) {
+    c = DecoderCache::Data{};
+    throw;
+  }
+  release_scratch();
+
+  ModelOutput out;
+  try {
+    if (options.logits && !options.logit_rows.empty()) {
+      const auto R = static_cast<std::int64_t>(options.logit_rows.size());
+      out.logits = Tensor({R, V});
+      for (std::int64_t k = 0; k < R; ++k) {
+        const std::int64_t t = options.logit_rows[static_cast<std::size_t>(k)];
+        std::copy(c.logits.begin() + t * V, c.logits.begin() + (t + 1) * V,
+                  out.logits.data.begin() + k * V);
+      }
+    } else if (options.logits) {
+      out.logits =
+          Tensor({1, T, V}, std::vector<float>(c.logits.begin(), c.logits.begin() + T * V));
+    }
+    if (options.attention) out.attention = Tensor({L, 1, H, T, T}, c.attention);
+    if (options.hidden_states) out.hidden_states = Tensor({L + 1, 1, T, d}, c.hidden);
+  } catch (const std::bad_alloc&) {
+    fail(ErrorCode::OUT_OF_MEMORY, "the cached forward pass could not allocate its results");
+  }
   return out;
 }
 

@@ -15,6 +15,7 @@
 #include <attnlens/model.hpp>
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace attnlens::detail {
@@ -160,12 +161,14 @@ void rope_apply(float* x, const float* cos, const float* sin, std::int64_t B, st
 // out = silu(gate) · up elementwise (n elements), silu(g) = g / (1 + exp(-g)). out may be gate.
 void swiglu_forward(float* out, const float* gate, const float* up, std::int64_t n);
 
-// Grouped-query causal attention of q [B, heads, T, hd] over k, v [B, kv_heads, T, hd] through
-// attnlens::attention(): query head h reads key/value head h / (heads / kv_heads). The weights
-// [B, heads, T, T] are kept when asked.
+// Grouped-query attention of q [B, heads, L, hd] over k, v [B, kv_heads, S, hd] (S >= L: the
+// last L of S positions ask, as with a cache) through attnlens::attention(): query head h reads
+// key/value head h / (heads / kv_heads); causal with the diagonal bottom-right, so query i sees
+// keys j <= i + S - L. The weights [B, heads, L, S] are kept when asked.
 AttentionResult grouped_attention(const float* q, const float* k, const float* v, std::int64_t B,
-                                  std::int64_t heads, std::int64_t kv_heads, std::int64_t T,
-                                  std::int64_t hd, float scale, bool causal, bool keep_weights);
+                                  std::int64_t heads, std::int64_t kv_heads, std::int64_t L,
+                                  std::int64_t S, std::int64_t hd, float scale, bool causal,
+                                  bool keep_weights);
 
 // ---------------------------------------------------------------------------------------------
 // The whole stack: embeddings, every block, the final norm and the head.
@@ -187,5 +190,37 @@ struct DecoderForward {
 ModelOutput decoder_forward(const DecoderSpec& spec, const DecoderWeights& weights,
                             const std::int32_t* ids, std::int64_t B, std::int64_t T,
                             const DecoderForward& options, WeightPanels* panels);
+
+// What a causal decoder keeps between forwards of edits of one sentence: every layer's keys
+// (after RoPE) and values, the stream after the last block, and the rows of logits, attention
+// and hidden states computed so far. Usable with the spec and weights that filled it only (the
+// model that made it says so); the weights must not change meanwhile.
+class DecoderCache {
+ public:
+  DecoderCache();
+  ~DecoderCache();
+  DecoderCache(const DecoderCache&) = delete;
+  DecoderCache& operator=(const DecoderCache&) = delete;
+  std::int64_t tokens() const noexcept;  // tokens whose results it holds
+  std::int64_t reused() const noexcept;  // tokens the last forward took from it
+
+ private:
+  friend ModelOutput decoder_forward(const DecoderSpec&, const DecoderWeights&, const std::int32_t*,
+                                     std::int64_t, const DecoderForward&, DecoderCache&,
+                                     WeightPanels*);
+  struct Data;
+  std::unique_ptr<Data> data_;
+};
+
+// decoder_forward() of one sequence ids [1, T] reusing `cache`: a causal row depends on tokens
+// 0 .. t only, so the rows before the first token that differs from the cached ones are kept,
+// and the rows from there on are computed, their queries attending over the kept keys and their
+// own. The same results as decoder_forward() up to float32 rounding (the products see fewer
+// rows). Logits of a row are computed when first asked for; attention and hidden-state rows are
+// kept when every call since the cache started asked for them (otherwise the call starts over).
+// Throws as decoder_forward(); after a throw the cache is empty.
+ModelOutput decoder_forward(const DecoderSpec& spec, const DecoderWeights& weights,
+                            const std::int32_t* ids, std::int64_t T, const DecoderForward& options,
+                            DecoderCache& cache, WeightPanels* panels);
 
 }  // namespace attnlens::detail

@@ -10,10 +10,31 @@ namespace {
 
 using detail::LlamaModel;
 
+class LlamaAdapter;
+
+// The block's prefix cache behind the family-neutral interface, tied to the adapter that made it.
+struct LlamaForwardCache final : ForwardCache {
+  explicit LlamaForwardCache(const LlamaAdapter* owner) : owner(owner) {}
+  std::int64_t reused() const noexcept override { return cache.reused(); }
+  std::int64_t tokens() const noexcept override { return cache.tokens(); }
+  const LlamaAdapter* owner;
+  detail::DecoderCache cache;
+};
+
 class LlamaAdapter final : public Model {
  public:
   explicit LlamaAdapter(LlamaModel model) : model_(std::move(model)) {}
-  using Model::forward;
+
+  std::unique_ptr<ForwardCache> make_cache() override {
+    return std::make_unique<LlamaForwardCache>(this);
+  }
+  ModelOutput forward(const ModelInputs& in, const ModelForwardOptions& options,
+                      ForwardCache& cache) override {
+    auto* mine = dynamic_cast<LlamaForwardCache*>(&cache);
+    if (mine == nullptr || mine->owner != this) return Model::forward(in, options, cache);
+    refuse_extras(in);
+    return model_.forward(in.ids, mine->cache, decoder_options(options));
+  }
 
   ModelInfo info() const override {
     const detail::LlamaConfig& c = model_.config();
@@ -36,18 +57,8 @@ class LlamaAdapter final : public Model {
   std::int64_t num_parameters() const override { return model_.num_parameters(); }
 
   ModelOutput forward(const ModelInputs& in, const ModelForwardOptions& options) override {
-    if (in.token_types != nullptr || in.attention_mask != nullptr) {
-      detail::fail(ErrorCode::BAD_ARGUMENT, "a ", model_.config().model_type,
-                   " model takes ids only: no token types and no attention mask (pad with a "
-                   "batch of equal lengths instead)");
-    }
-    detail::DecoderForward o;
-    o.attention = options.attention;
-    o.hidden_states = options.hidden_states;
-    o.logits = options.logits;
-    o.logit_rows = options.logit_rows;
-    o.max_elements = options.max_elements;
-    return model_.forward(in.ids, o);
+    refuse_extras(in);
+    return model_.forward(in.ids, decoder_options(options));
   }
 
   float loss_and_gradients(const ModelInputs&, const TokenIds&) override { no_training(); }
@@ -75,6 +86,22 @@ class LlamaAdapter final : public Model {
   int threads() const override { return threads_; }
 
  private:
+  void refuse_extras(const ModelInputs& in) const {
+    if (in.token_types != nullptr || in.attention_mask != nullptr) {
+      detail::fail(ErrorCode::BAD_ARGUMENT, "a ", model_.config().model_type,
+                   " model takes ids only: no token types and no attention mask (pad with a "
+                   "batch of equal lengths instead)");
+    }
+  }
+  static detail::DecoderForward decoder_options(const ModelForwardOptions& options) {
+    detail::DecoderForward o;
+    o.attention = options.attention;
+    o.hidden_states = options.hidden_states;
+    o.logits = options.logits;
+    o.logit_rows = options.logit_rows;
+    o.max_elements = options.max_elements;
+    return o;
+  }
   [[noreturn]] void no_training() const {
     detail::fail(ErrorCode::BAD_ARGUMENT, "attnlens computes the forward pass of ",
                  model_.config().model_type,

@@ -284,7 +284,7 @@ LlamaModel LlamaModel::from_safetensors(const LlamaConfig& config, const Safeten
   return model;
 }
 
-ModelOutput LlamaModel::forward(const TokenIds& ids, const DecoderForward& options) {
+void LlamaModel::check_ids(const TokenIds& ids) const {
   if (ids.batch < 0 || ids.length < 0) {
     fail(ErrorCode::BAD_ARGUMENT, "ids has shape [", ids.batch, ", ", ids.length,
          "]; dimensions must be >= 0");
@@ -311,7 +311,22 @@ ModelOutput LlamaModel::forward(const TokenIds& ids, const DecoderForward& optio
            ids.data[i], ", outside the vocabulary [0, ", config_.spec.vocab_size, ")");
     }
   }
+}
+
+ModelOutput LlamaModel::forward(const TokenIds& ids, const DecoderForward& options) {
+  check_ids(ids);
   return decoder_forward(config_.spec, weights_, ids.data, ids.batch, ids.length, options,
+                         panels_.get());
+}
+
+ModelOutput LlamaModel::forward(const TokenIds& ids, DecoderCache& cache,
+                                const DecoderForward& options) {
+  check_ids(ids);
+  if (ids.batch != 1) {
+    fail(ErrorCode::BAD_ARGUMENT, "a cached forward takes one sequence; ids has ", ids.batch,
+         " (use forward() without a cache for a batch)");
+  }
+  return decoder_forward(config_.spec, weights_, ids.data, ids.length, options, cache,
                          panels_.get());
 }
 

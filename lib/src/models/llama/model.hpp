@@ -44,12 +44,16 @@ class LlamaModel {
   // Checks ids [B, T] (non-empty, T within the context, ids in the vocabulary) and runs the
   // block's forward.
   ModelOutput forward(const TokenIds& ids, const DecoderForward& options);
+  // The same for one sequence, reusing the prefix `cache` holds (decoder_forward's cached form).
+  // BAD_ARGUMENT for a batch of more than one sequence.
+  ModelOutput forward(const TokenIds& ids, DecoderCache& cache, const DecoderForward& options);
 
   // The checkpoint's tensors as the file names and shapes them (lm_head only when untied).
   TensorList to_tensors() const;
 
  private:
   LlamaModel() = default;
+  void check_ids(const TokenIds& ids) const;
   LlamaConfig config_;
   std::vector<LlamaTensor> tensors_;
   std::vector<float> params_;
