@@ -264,6 +264,82 @@ AttentionResult grouped_attention(const float* q, const float* k, const float* v
                    ConstTensorView{v, {B, kv_heads, S, hd}}, options);
 }
 
+void rmsnorm_backward(float* dx, float* dw, const float* dout, const float* x, const float* w,
+                      std::int64_t N, std::int64_t d, float eps, bool plus_one) {
+  const float inv_d = 1.0f / static_cast<float>(d);
+  const float shift = plus_one ? 1.0f : 0.0f;
+  for (std::int64_t n = 0; n < N; ++n) {
+    const float* xr = x + n * d;
+    const float* g = dout + n * d;
+    const float mean_square = ConstArr(xr, d).square().sum() * inv_d;
+    const float r = 1.0f / std::sqrt(mean_square + eps);
+    double dot = 0.0;  // Σ g ⊙ w' ⊙ x
+    for (std::int64_t i = 0; i < d; ++i)
+      dot += static_cast<double>(g[i]) * (w[i] + shift) * xr[i];
+    const auto coef = static_cast<float>(dot * r * r * r * inv_d);
+    for (std::int64_t i = 0; i < d; ++i) {
+      dx[n * d + i] += r * g[i] * (w[i] + shift) - xr[i] * coef;
+      dw[i] += g[i] * xr[i] * r;
+    }
+  }
+}
+
+void rope_backward(float* grad, const float* cos, const float* sin, std::int64_t B, std::int64_t H,
+                   std::int64_t T, std::int64_t head_dim) {
+  const std::int64_t half = head_dim / 2;
+  for (std::int64_t s = 0; s < B * H; ++s) {
+    for (std::int64_t t = 0; t < T; ++t) {
+      float* row = grad + (s * T + t) * head_dim;
+      const float* c = cos + t * half;
+      const float* sn = sin + t * half;
+      for (std::int64_t i = 0; i < half; ++i) {
+        const float a = row[i], b = row[i + half];
+        row[i] = a * c[i] + b * sn[i];
+        row[i + half] = b * c[i] - a * sn[i];
+      }
+    }
+  }
+}
+
+void swiglu_backward(float* dgate, float* dup, const float* dout, const float* gate,
+                     const float* up, std::int64_t n) {
+  for (std::int64_t i = 0; i < n; ++i) {
+    const float g = gate[i];
+    const float sigma = 1.0f / (1.0f + std::exp(-g));
+    dup[i] = dout[i] * g * sigma;
+    dgate[i] = dout[i] * up[i] * sigma * (1.0f + g * (1.0f - sigma));
+  }
+}
+
+void grouped_attention_backward(float* dq, float* dk, float* dv, const float* dout, const float* q,
+                                const float* k, const float* v, const float* weights,
+                                std::int64_t B, std::int64_t heads, std::int64_t kv_heads,
+                                std::int64_t T, std::int64_t hd, float scale, bool causal) {
+  const std::int64_t group = heads / kv_heads, slice = T * hd;
+  std::vector<float> k_rep(static_cast<std::size_t>(B * heads * slice));
+  std::vector<float> v_rep(k_rep.size()), dk_rep(k_rep.size()), dv_rep(k_rep.size());
+  std::vector<float> scratch(static_cast<std::size_t>(T * T));
+  for (std::int64_t b = 0; b < B; ++b) {
+    for (std::int64_t h = 0; h < heads; ++h) {
+      const std::int64_t from = (b * kv_heads + h / group) * slice, to = (b * heads + h) * slice;
+      std::copy(k + from, k + from + slice, k_rep.begin() + to);
+      std::copy(v + from, v + from + slice, v_rep.begin() + to);
+    }
+  }
+  attention_backward(dq, dk_rep.data(), dv_rep.data(), scratch.data(), dout, q, k_rep.data(),
+                     v_rep.data(), weights, B, heads, T, hd, scale, causal);
+  std::fill(dk, dk + B * kv_heads * slice, 0.0f);
+  std::fill(dv, dv + B * kv_heads * slice, 0.0f);
+  // In query-head order, so the sum's order (hence its bits) is fixed.
+  for (std::int64_t b = 0; b < B; ++b) {
+    for (std::int64_t h = 0; h < heads; ++h) {
+      const std::int64_t to = (b * kv_heads + h / group) * slice, from = (b * heads + h) * slice;
+      add_into(dk + to, dk_rep.data() + from, slice);
+      add_into(dv + to, dv_rep.data() + from, slice);
+    }
+  }
+}
+
 namespace {
 
 // The checks of a forward's options for rows = B · T rows.

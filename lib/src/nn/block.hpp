@@ -170,6 +170,34 @@ AttentionResult grouped_attention(const float* q, const float* k, const float* v
                                   std::int64_t S, std::int64_t hd, float scale, bool causal,
                                   bool keep_weights);
 
+// Backward passes of the pieces, for training and for gradients through a model: each takes
+// dL/d(output) and the forward's inputs. `dx` and parameter gradients accumulate (+=) as nn/layers'
+// backward functions do, unless said otherwise.
+
+// RMSNorm: dx += r (g ⊙ w') - x r³ / d · Σ g ⊙ w' ⊙ x and dw += g ⊙ x r per row, r = 1 / sqrt(
+// mean(x²) + eps), w' = w (or 1 + w with plus_one).
+void rmsnorm_backward(float* dx, float* dw, const float* dout, const float* x, const float* w,
+                      std::int64_t N, std::int64_t d, float eps, bool plus_one = false);
+
+// Rotary embeddings are a rotation of each pair (i, i + half): the gradient turns back by the
+// same angle, in place (on entry dL/d(rotated), on exit dL/dx).
+void rope_backward(float* grad, const float* cos, const float* sin, std::int64_t B, std::int64_t H,
+                   std::int64_t T, std::int64_t head_dim);
+
+// SwiGLU: dgate = dout ⊙ up ⊙ silu'(gate), silu'(g) = σ(g) (1 + g (1 − σ(g))), and
+// dup = dout ⊙ silu(gate); both written.
+void swiglu_backward(float* dgate, float* dup, const float* dout, const float* gate,
+                     const float* up, std::int64_t n);
+
+// Grouped-query attention's backward (self-attention over T positions): nn/layers'
+// attention_backward over the key/value heads repeated for their query heads, then each shared
+// head's dk and dv summed over the query heads that read it. q, dq [B, heads, T, hd]; k, v, dk, dv
+// [B, kv_heads, T, hd] (dq, dk, dv written); weights [B, heads, T, T] from the forward.
+void grouped_attention_backward(float* dq, float* dk, float* dv, const float* dout, const float* q,
+                                const float* k, const float* v, const float* weights,
+                                std::int64_t B, std::int64_t heads, std::int64_t kv_heads,
+                                std::int64_t T, std::int64_t hd, float scale, bool causal);
+
 // ---------------------------------------------------------------------------------------------
 // The whole stack: embeddings, every block, the final norm and the head.
 
