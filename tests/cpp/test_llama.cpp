@@ -541,6 +541,8 @@ TEST_CASE("Llama-family config errors name the file and the field", "[llama]") {
           {"rope_scaling.rope_type", "\"yarn\"", "\"default\", \"linear\" and \"llama3\""});
   refused(with("rope_parameters", "{\"rope_type\": \"dynamic\", \"rope_theta\": 10000.0}"),
           {"rope_parameters.rope_type", "\"dynamic\""});
+  refused(with("rope_parameters", "{\"full_attention\": {\"rope_type\": \"default\"}}"),
+          {"\"rope_parameters.full_attention\" is an object"});
   refused(with("rope_scaling", "{\"rope_type\": \"llama3\", \"factor\": 8.0}"),
           {"rope_scaling.low_freq_factor", "missing"});
   refused(with("use_sliding_window", "true"), {"\"use_sliding_window\" is true", "sliding-window"});

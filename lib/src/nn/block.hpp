@@ -9,7 +9,9 @@
 // grouped-query attention with separate q, k, v projections, optional biases and QK-norm, and a
 // gated SiLU MLP. The enums name what other families add (LayerNorm, post and sandwich
 // placement, learned positions, fused qkv, GELU MLPs); check_spec() refuses those values,
-// naming them, until their code and tests join.
+// naming them, until their code and tests join. The forward runs over a batch, or over one
+// sequence from a kept prefix (DecoderCache); the pieces have backward passes, the stack does
+// not yet (no family trains through it).
 #pragma once
 
 #include <attnlens/model.hpp>

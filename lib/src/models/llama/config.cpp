@@ -90,7 +90,17 @@ RopeSpec parse_rope(const JsonValue& root, std::string_view file) {
            params->kind_name());
     }
     where = "rope_parameters.";
-    rope.theta = number_key(*params, "rope_theta", file, where, 10000.0);
+    // Some families give one set per layer type ({"full_attention": {...}, ...}): read as one
+    // set they would silently take the defaults.
+    for (const JsonMember& m : params->members()) {
+      if (m.value.is_object()) {
+        fail(ErrorCode::BAD_FILE, file, ": \"rope_parameters.", m.name,
+             "\" is an object: rotary parameters per layer type are not read; a Llama-family "
+             "config gives one set {rope_type, rope_theta, ...}");
+      }
+    }
+    rope.theta = number_key(*params, "rope_theta", file, where,
+                            number_key(root, "rope_theta", file, "", 10000.0));
     scaling = params;
   } else {
     rope.theta = number_key(root, "rope_theta", file, "", 10000.0);
