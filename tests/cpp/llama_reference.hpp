@@ -40,6 +40,12 @@ struct Config {
   double eps = 1e-6;
   Rope rope;
   bool tied = false;
+  // Variations of other families, for the block's description: no rotation at all, every
+  // RMSNorm scaling by (1 + w) (Gemma's), the embeddings multiplied by a constant.
+  bool rotary = true;
+  bool norm_plus_one = false;
+  double embedding_scale = 1.0;
+  double attention_scale = 0.0;  // multiplies q·k; 0 means 1 / sqrt(head_dim)
 };
 
 using Vec = std::vector<double>;
@@ -73,8 +79,9 @@ inline Vec linear(const Params& p, const std::string& name, const Vec& x, int N,
   return y;
 }
 
-// Rows of width d: x / sqrt(mean(x²) + eps) · w.
-inline Vec rmsnorm(const Vec& x, const Vec& w, std::int64_t rows, int d, double eps) {
+// Rows of width d: x / sqrt(mean(x²) + eps) · w, or · (1 + w) with plus_one.
+inline Vec rmsnorm(const Vec& x, const Vec& w, std::int64_t rows, int d, double eps,
+                   bool plus_one) {
   Vec y(x.size());
   for (std::int64_t r = 0; r < rows; ++r) {
     double ms = 0;
@@ -83,7 +90,7 @@ inline Vec rmsnorm(const Vec& x, const Vec& w, std::int64_t rows, int d, double 
     ms /= d;
     const double inv = 1.0 / std::sqrt(ms + eps);
     for (int i = 0; i < d; ++i)
-      y[z(r * d + i)] = x[z(r * d + i)] * inv * w[z(i)];
+      y[z(r * d + i)] = x[z(r * d + i)] * inv * (plus_one ? 1.0 + w[z(i)] : w[z(i)]);
   }
   return y;
 }
@@ -128,7 +135,7 @@ inline Output forward(const Config& c, const Params& p, const std::vector<std::i
   const Vec& embed = p.at("model.embed_tokens.weight");
   for (int n = 0; n < N; ++n) {
     for (int i = 0; i < d; ++i)
-      h[z(std::int64_t{n} * d + i)] = embed[z(std::int64_t{ids[z(n)]} * d + i)];
+      h[z(std::int64_t{n} * d + i)] = embed[z(std::int64_t{ids[z(n)]} * d + i)] * c.embedding_scale;
   }
   out.hidden = h;
 
@@ -153,16 +160,21 @@ inline Output forward(const Config& c, const Params& p, const std::vector<std::i
 
   for (int l = 0; l < c.layers; ++l) {
     const std::string pre = "model.layers." + std::to_string(l) + ".";
-    const Vec a = impl::rmsnorm(h, p.at(pre + "input_layernorm.weight"), N, d, c.eps);
+    const Vec a =
+        impl::rmsnorm(h, p.at(pre + "input_layernorm.weight"), N, d, c.eps, c.norm_plus_one);
     Vec q = impl::linear(p, pre + "self_attn.q_proj", a, N, d, H * hd);
     Vec k = impl::linear(p, pre + "self_attn.k_proj", a, N, d, Hkv * hd);
     const Vec v = impl::linear(p, pre + "self_attn.v_proj", a, N, d, Hkv * hd);
     if (p.count(pre + "self_attn.q_norm.weight") != 0) {
-      q = impl::rmsnorm(q, p.at(pre + "self_attn.q_norm.weight"), std::int64_t{N} * H, hd, c.eps);
-      k = impl::rmsnorm(k, p.at(pre + "self_attn.k_norm.weight"), std::int64_t{N} * Hkv, hd, c.eps);
+      q = impl::rmsnorm(q, p.at(pre + "self_attn.q_norm.weight"), std::int64_t{N} * H, hd, c.eps,
+                        c.norm_plus_one);
+      k = impl::rmsnorm(k, p.at(pre + "self_attn.k_norm.weight"), std::int64_t{N} * Hkv, hd, c.eps,
+                        c.norm_plus_one);
     }
-    rotate(q, H);
-    rotate(k, Hkv);
+    if (c.rotary) {
+      rotate(q, H);
+      rotate(k, Hkv);
+    }
     Vec merged(z(std::int64_t{N} * H * hd), 0.0);
     for (int b = 0; b < B; ++b) {
       for (int head = 0; head < H; ++head) {
@@ -176,7 +188,8 @@ inline Output forward(const Config& c, const Params& p, const std::vector<std::i
             double s = 0;
             for (int e = 0; e < hd; ++e)
               s += q[z((ni * H + head) * hd + e)] * k[z((nj * Hkv + kv) * hd + e)];
-            logit[z(j)] = s / std::sqrt(static_cast<double>(hd));
+            logit[z(j)] = s * (c.attention_scale > 0 ? c.attention_scale
+                                                     : 1.0 / std::sqrt(static_cast<double>(hd)));
             max = std::max(max, logit[z(j)]);
           }
           double sum = 0;
@@ -199,7 +212,8 @@ inline Output forward(const Config& c, const Params& p, const std::vector<std::i
     const Vec o = impl::linear(p, pre + "self_attn.o_proj", merged, N, H * hd, d);
     for (std::size_t i = 0; i < h.size(); ++i)
       h[i] += o[i];
-    const Vec m = impl::rmsnorm(h, p.at(pre + "post_attention_layernorm.weight"), N, d, c.eps);
+    const Vec m = impl::rmsnorm(h, p.at(pre + "post_attention_layernorm.weight"), N, d, c.eps,
+                                c.norm_plus_one);
     const Vec gate = impl::linear(p, pre + "mlp.gate_proj", m, N, d, c.intermediate);
     const Vec up = impl::linear(p, pre + "mlp.up_proj", m, N, d, c.intermediate);
     Vec act(gate.size());
@@ -210,7 +224,7 @@ inline Output forward(const Config& c, const Params& p, const std::vector<std::i
       h[i] += down[i];
     out.hidden.insert(out.hidden.end(), h.begin(), h.end());
   }
-  const Vec f = impl::rmsnorm(h, p.at("model.norm.weight"), N, d, c.eps);
+  const Vec f = impl::rmsnorm(h, p.at("model.norm.weight"), N, d, c.eps, c.norm_plus_one);
   const Vec& head = c.tied ? embed : p.at("lm_head.weight");
   out.logits.assign(z(std::int64_t{N} * V), 0.0);
   for (int n = 0; n < N; ++n) {

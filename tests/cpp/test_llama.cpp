@@ -705,3 +705,88 @@ TEST_CASE("Llama-family prefix cache gives forward()'s numbers on edits of one s
         ErrorCode::BAD_ARGUMENT, {"one sequence"});
   }
 }
+
+TEST_CASE("The block computes other families' variations described by data", "[llama][block]") {
+  // Through the block's own interface, not a config.json: no positions, every RMSNorm scaling by
+  // (1 + w), embeddings times sqrt(d) and a scale other than 1 / sqrt(head_dim) (Gemma's
+  // query_pre_attn_scalar), with QK-norm, biases on q, k, v and o, and GQA 3.
+  using namespace attnlens::detail;
+  Case k{"variations", "qwen3", sizes(2, 24, 6, 2, 6, 40, 19, false)};
+  k.attention_bias = true;
+  k.c.rotary = false;
+  k.c.norm_plus_one = true;
+  k.c.embedding_scale = std::sqrt(24.0);
+  k.c.attention_scale = 0.3;
+  const llamaref::Params params = random_params(k, 9);
+
+  DecoderSpec spec;
+  spec.layers = k.c.layers;
+  spec.vocab_size = k.c.vocab;
+  spec.context = 32;
+  spec.embedding_scale = static_cast<float>(k.c.embedding_scale);
+  BlockSpec& b = spec.block;
+  b.d_model = k.c.hidden;
+  b.intermediate = k.c.intermediate;
+  b.norm = NormKind::RMSNormPlusOne;
+  b.norm_eps = static_cast<float>(k.c.eps);
+  b.positions = PositionKind::None;
+  b.heads = k.c.heads;
+  b.kv_heads = k.c.kv_heads;
+  b.head_dim = k.c.head_dim;
+  b.q_bias = b.k_bias = b.v_bias = b.o_bias = true;
+  b.qk_norm = true;
+  b.scale = static_cast<float>(k.c.attention_scale);
+  check_spec(spec);
+
+  // The tensors as float32, torch's Linear weights [out, in] turned to the block's [in, out].
+  std::map<std::string, std::vector<float>> stored;
+  for (const auto& [name, shape] : tensor_list(k)) {
+    const std::vector<double>& v = params.at(name);
+    std::vector<float>& out = stored[name];
+    out.resize(v.size());
+    const bool matrix = shape.size() == 2 && name.find("_proj.weight") != std::string::npos;
+    for (std::int64_t i = 0; i < static_cast<std::int64_t>(v.size()); ++i) {
+      const std::int64_t at = matrix ? (i % shape[1]) * shape[0] + i / shape[1] : i;
+      out[static_cast<std::size_t>(at)] = static_cast<float>(v[static_cast<std::size_t>(i)]);
+    }
+  }
+  const auto w = [&](const std::string& name) { return stored.at(name).data(); };
+  DecoderWeights weights;
+  weights.embed = w("model.embed_tokens.weight");
+  for (int l = 0; l < k.c.layers; ++l) {
+    const std::string p = "model.layers." + std::to_string(l) + ".";
+    BlockWeights bw;
+    bw.attn_norm_w = w(p + "input_layernorm.weight");
+    bw.q_w = w(p + "self_attn.q_proj.weight");
+    bw.q_b = w(p + "self_attn.q_proj.bias");
+    bw.k_w = w(p + "self_attn.k_proj.weight");
+    bw.k_b = w(p + "self_attn.k_proj.bias");
+    bw.v_w = w(p + "self_attn.v_proj.weight");
+    bw.v_b = w(p + "self_attn.v_proj.bias");
+    bw.o_w = w(p + "self_attn.o_proj.weight");
+    bw.o_b = w(p + "self_attn.o_proj.bias");
+    bw.q_norm_w = w(p + "self_attn.q_norm.weight");
+    bw.k_norm_w = w(p + "self_attn.k_norm.weight");
+    bw.mlp_norm_w = w(p + "post_attention_layernorm.weight");
+    bw.gate_w = w(p + "mlp.gate_proj.weight");
+    bw.up_w = w(p + "mlp.up_proj.weight");
+    bw.down_w = w(p + "mlp.down_proj.weight");
+    weights.blocks.push_back(bw);
+  }
+  weights.final_norm_w = w("model.norm.weight");
+  weights.head = w("lm_head.weight");
+
+  const int B = 2, T = 9;
+  const auto ids = random_ids(B * T, k.c.vocab, 6);
+  DecoderForward options;
+  options.attention = true;
+  options.hidden_states = true;
+  const attnlens::ModelOutput out =
+      decoder_forward(spec, weights, ids.data(), B, T, options, nullptr);
+  const llamaref::Output ref = llamaref::forward(k.c, params, ids, B, T);
+  // The test above's tolerances and reasons; the stream here is sqrt(24) ≈ 5 times larger at the
+  // embeddings, so its rounding too: 1e-3 on the hidden states.
+  REQUIRE_CLOSE(testing::close(out.logits.data, ref.logits, 2e-4, out.logits.shape));
+  REQUIRE_CLOSE(testing::close(out.hidden_states.data, ref.hidden, 1e-3, out.hidden_states.shape));
+  REQUIRE_CLOSE(testing::close(out.attention.data, ref.attention, 2e-5, out.attention.shape));
+}

@@ -1,8 +1,8 @@
 // Private: the transformer block described by data. A family (lib/src/models/<family>/) reads
 // its config.json into a DecoderSpec and points DecoderWeights at its tensors; the math of every
-// family lives here once, composed from the pieces below as llama.cpp composes its graphs from
-// norm / attention(kv heads) / feed-forward flags. Attention is attnlens::attention() with the
-// one score rule: this file never computes a softmax of its own.
+// family lives here once, composed from the pieces below (norm, attention with its key/value
+// heads, feed-forward) by the spec's flags. Attention is attnlens::attention() with the one
+// score rule: this file never computes a softmax of its own.
 //
 // What the block computes today is what Llama, Mistral, Qwen2 and Qwen3 need: RMSNorm before
 // attention and before the MLP, rotary positions (default, linear and llama3 frequencies),
