@@ -196,7 +196,8 @@ LlamaConfig parse_llama_config(std::string_view config_json, std::string_view fi
          "heads");
   }
   b.head_dim = size_key_or(root, "head_dim", file, kMaxWidth, b.d_model / b.heads);
-  if (root.find("head_dim") == nullptr && b.d_model % b.heads != 0) {
+  const JsonValue* head_dim = root.find("head_dim");
+  if ((head_dim == nullptr || head_dim->is_null()) && b.d_model % b.heads != 0) {
     fail(ErrorCode::BAD_FILE, file, ": \"hidden_size\" (", b.d_model,
          ") is not a multiple of \"num_attention_heads\" (", b.heads,
          ") and no \"head_dim\" says how wide a head is");
