@@ -34,16 +34,22 @@ enum class PredictionKind {
 const char* prediction_kind_name(PredictionKind kind) noexcept;
 
 struct ModelInfo {
-  std::string family;  // the registry's name: "gpt2", "bert", "distilbert"
+  std::string family;  // the registry's name: "gpt2", "bert", "distilbert", "llama", "qwen3", ...
   bool causal = true;  // attention masked to keys j <= i
   PredictionKind prediction = PredictionKind::NextToken;
   bool has_head = true;  // gives logits (an encoder checkpoint may lack its masked-LM head)
   int layers = 0;
   int heads = 0;
+  // Key/value heads (grouped-query attention: query head h reads key/value head
+  // h / (heads / kv_heads)); 0 when every query head has its own, as in GPT-2 and BERT.
+  int kv_heads = 0;
+  int head_dim = 0;  // width of one head; 0 when it is d_model / heads
   int d_model = 0;
   int context = 0;  // longest sequence
   int vocab_size = 0;
-  int type_vocab_size = 0;  // token types (sentence A/B); 0 when the family has none
+  int type_vocab_size = 0;            // token types (sentence A/B); 0 when the family has none
+  std::string positions = "learned";  // "learned", "rotary" or "none"
+  std::string norm = "layernorm";     // "layernorm", "rmsnorm" or "rmsnorm(1+w)"
 };
 
 // One token of an encoded text: its id, the bytes of the text it stands for ([begin, end),

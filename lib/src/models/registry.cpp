@@ -8,6 +8,7 @@
 #include "io/json.hpp"
 #include "models/bert/family.hpp"
 #include "models/gpt2/family.hpp"
+#include "models/llama/model.hpp"
 
 #include <algorithm>
 
@@ -37,6 +38,35 @@ const std::vector<ModelFamily>& families() {
        {{"vocab.txt"}, {"tokenizer.json"}, {"vocab.json", "merges.txt"}},
        {"tokenizer_config.json"},
        &detail::load_bert},
+      // One block described by data serves the four (lib/src/models/llama/config.hpp).
+      {"llama",
+       {"llama"},
+       true,
+       PredictionKind::NextToken,
+       {{"tokenizer.json"}},
+       {},
+       &detail::load_llama},
+      {"mistral",
+       {"mistral"},
+       true,
+       PredictionKind::NextToken,
+       {{"tokenizer.json"}},
+       {},
+       &detail::load_llama},
+      {"qwen2",
+       {"qwen2"},
+       true,
+       PredictionKind::NextToken,
+       {{"tokenizer.json"}},
+       {},
+       &detail::load_llama},
+      {"qwen3",
+       {"qwen3"},
+       true,
+       PredictionKind::NextToken,
+       {{"tokenizer.json"}},
+       {},
+       &detail::load_llama},
   };
   return list;
 }

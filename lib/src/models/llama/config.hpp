@@ -1,0 +1,46 @@
+// Private: Llama-family checkpoints (model_type "llama", "mistral", "qwen2", "qwen3") as Hugging
+// Face writes them: config.json in transformers 4's dialect (rope_theta, rope_scaling,
+// torch_dtype) or transformers 5's (rope_parameters, dtype, layer_types), read into the block's
+// description (nn/block.hpp). The four differ only in data:
+//   llama    attention_bias on q, k, v, o; mlp_bias on gate, up, down; rope_scaling llama3
+//   mistral  no biases; sliding_window (see LlamaConfig::context)
+//   qwen2    biases on q, k, v (not o), always
+//   qwen3    attention_bias on q, k, v, o; RMSNorm over head_dim on q and k (QK-norm); head_dim
+//            given apart from hidden_size / num_attention_heads
+#pragma once
+
+#include "nn/block.hpp"
+
+#include <attnlens/safetensors.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace attnlens::detail {
+
+struct LlamaConfig {
+  std::string model_type;  // "llama", "mistral", "qwen2" or "qwen3"
+  DecoderSpec spec;        // spec.context is the longest sequence computed exactly (below)
+  bool tied = false;       // tie_word_embeddings: lm_head is embed_tokens
+  std::int64_t max_position_embeddings = 0;
+  // Mistral's window: a query sees the sliding_window keys before it. Within that many tokens
+  // the window hides nothing, so spec.context is min(max_position_embeddings, sliding_window)
+  // and every sequence attnlens takes is computed exactly as transformers computes it.
+  std::optional<std::int64_t> sliding_window;
+};
+
+// config.json of a Llama-family model. Throws BAD_FILE naming the file and the field: a size
+// missing or not a positive integer, num_attention_heads not a multiple of
+// num_key_value_heads, an odd head_dim, hidden_act other than "silu", an unknown rope_type
+// (listing default, linear, llama3), partial rotary embeddings, sliding-window attention
+// (use_sliding_window true or a layer_types entry "sliding_attention").
+LlamaConfig parse_llama_config(std::string_view config_json,
+                               std::string_view file_name = "config.json");
+
+// config.json as transformers 4 writes it for the model (torch_dtype from `dtype`), which
+// parse_llama_config reads back to the same config.
+std::string llama_config_json(const LlamaConfig& config, Dtype dtype);
+
+}  // namespace attnlens::detail

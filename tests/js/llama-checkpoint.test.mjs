@@ -1,0 +1,97 @@
+// scripts/llama-checkpoint.mjs: the presets have the real models' shapes (their parameter counts
+// are the published ones), and the folders it writes are hub-layout checkpoints: safetensors whose
+// tensors tile the byte buffer in the asked dtype, config.json in transformers 4's or 5's dialect.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { LLAMA_PRESETS, llamaConfig, llamaTensors, writeLlamaCheckpoint } from "../../scripts/llama-checkpoint.mjs";
+
+const count = (m) => llamaTensors(m).reduce((sum, [, shape]) => sum + shape.reduce((a, b) => a * b, 1), 0);
+
+test("presets have the published parameter counts", () => {
+  assert.equal(count(LLAMA_PRESETS["smollm2-135m"]), 134515008);
+  assert.equal(count(LLAMA_PRESETS["qwen2.5-0.5b"]), 494032768);
+  assert.equal(count(LLAMA_PRESETS["qwen3-0.6b"]), 596049920);
+  assert.equal(count(LLAMA_PRESETS["tinyllama-1.1b"]), 1100048384);
+  assert.equal(count(LLAMA_PRESETS["llama-3.2-1b"]), 1235814400);
+});
+
+test("config.json in both dialects", () => {
+  const m = LLAMA_PRESETS["llama-3.2-1b"];
+  const four = JSON.parse(llamaConfig(m, { dialect: 4, dtype: "BF16" }));
+  assert.equal(four.rope_theta, 500000);
+  assert.deepEqual(four.rope_scaling, {
+    rope_type: "llama3",
+    factor: 32,
+    low_freq_factor: 1,
+    high_freq_factor: 4,
+    original_max_position_embeddings: 8192,
+  });
+  assert.equal(four.torch_dtype, "bfloat16");
+  assert.equal(four.rope_parameters, undefined);
+  const five = JSON.parse(llamaConfig(m, { dialect: 5, dtype: "F16" }));
+  assert.equal(five.rope_parameters.rope_type, "llama3");
+  assert.equal(five.rope_parameters.rope_theta, 500000);
+  assert.equal(five.dtype, "float16");
+  assert.deepEqual(five.layer_types, Array(16).fill("full_attention"));
+  assert.equal(five.rope_theta, undefined);
+  const qwen3 = JSON.parse(llamaConfig(LLAMA_PRESETS["qwen3-0.6b"]));
+  assert.equal(qwen3.head_dim, 128);
+  assert.equal(qwen3.use_sliding_window, false);
+});
+
+test("model.safetensors in F32, F16 and BF16, tied and untied", () => {
+  const dir = mkdtempSync(join(tmpdir(), "attnlens-llama-"));
+  try {
+    for (const dtype of ["F32", "F16", "BF16"]) {
+      for (const tied of [true, false]) {
+        const m = { ...LLAMA_PRESETS.tiny, tied };
+        const out = join(dir, `${dtype}-${tied}`);
+        const size = writeLlamaCheckpoint(out, m, { dtype, seed: 3 });
+        const bytes = readFileSync(join(out, "model.safetensors"));
+        assert.equal(bytes.length, size);
+        const n = Number(bytes.readBigUInt64LE(0));
+        assert.equal(n % 8, 0);
+        const header = JSON.parse(bytes.subarray(8, 8 + n).toString());
+        const names = Object.keys(header).filter((k) => k !== "__metadata__");
+        assert.equal(names.includes("lm_head.weight"), !tied);
+        assert.deepEqual(header["model.layers.0.self_attn.k_proj.weight"].shape, [32, 64]);
+        let end = 0;
+        for (const name of names) {
+          const {
+            dtype: d,
+            shape,
+            data_offsets: [begin, stop],
+          } = header[name];
+          assert.equal(d, dtype);
+          assert.equal(begin, end);
+          assert.equal(stop - begin, shape.reduce((a, b) => a * b, 1) * (dtype === "F32" ? 4 : 2));
+          end = stop;
+        }
+        assert.equal(8 + n + end, bytes.length);
+        // Norm gains are 1 ± 0.1: the first one's first value, widened, lies there.
+        const gain = header["model.norm.weight"].data_offsets[0] + 8 + n;
+        const value =
+          dtype === "F32"
+            ? bytes.readFloatLE(gain)
+            : dtype === "BF16"
+              ? new Float32Array(new Uint32Array([bytes.readUInt16LE(gain) << 16]).buffer)[0]
+              : halfToFloat(bytes.readUInt16LE(gain));
+        assert.ok(Math.abs(value - 1) <= 0.1 + 1e-3, `${dtype}: ${value}`);
+        assert.equal(JSON.parse(readFileSync(join(out, "config.json"), "utf8")).tie_word_embeddings, tied);
+      }
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+function halfToFloat(h) {
+  const exp = (h >> 10) & 0x1f;
+  const mant = h & 0x3ff;
+  const sign = h & 0x8000 ? -1 : 1;
+  if (exp === 0) return sign * mant * 2 ** -24;
+  return sign * (1 + mant / 1024) * 2 ** (exp - 15);
+}
