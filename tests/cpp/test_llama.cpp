@@ -601,14 +601,19 @@ TEST_CASE("Llama-family tensor errors name the tensor and the config field", "[l
                   {"'lm_head.weight' differs from model.embed_tokens.weight",
                    "\"tie_word_embeddings\" is true"});
   }
-  SECTION("a tokenizer.json it cannot read yet") {
+  SECTION("a tokenizer.json that is not one, and a tokenizer_config.json without it") {
     Case k{"llama", "llama", sizes(1, 16, 2, 1, 8, 32, 11, true)};
     Folder f = folder(k);
     require_error(
         [&] {
           load(f.config, f.weights, {{"tokenizer.json", "{}"}});
         },
-        ErrorCode::BAD_FILE, {"tokenizer.json", "cannot read"});
+        ErrorCode::BAD_FILE, {"tokenizer.json", "has no \"model\""});
+    require_error(
+        [&] {
+          load(f.config, f.weights, {{"tokenizer_config.json", "{}"}});
+        },
+        ErrorCode::BAD_FILE, {"tokenizer_config.json was given without", "tokenizer.json"});
   }
   SECTION("ids outside the vocabulary and past the sliding window") {
     Case k{"mistral", "mistral", sizes(1, 16, 2, 1, 8, 32, 11, false)};

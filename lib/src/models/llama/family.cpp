@@ -118,14 +118,15 @@ namespace detail {
 
 LoadedModel load_llama(const ModelFiles& files) {
   for (const auto& [name, text] : files.texts) {
-    if (name == "config.json") continue;
-    if (name == "tokenizer.json") {
-      fail(ErrorCode::BAD_FILE,
-           "tokenizer.json: attnlens cannot read this tokenizer format yet; load the folder's "
-           "model.safetensors and config.json without it");
-    }
+    if (name == "config.json" || name == "tokenizer.json" || name == "tokenizer_config.json")
+      continue;
     fail(ErrorCode::BAD_FILE, name,
-         ": not a file of a Llama-family checkpoint (model.safetensors, ", "config.json)");
+         ": not a file of a Llama-family checkpoint (model.safetensors, config.json, "
+         "tokenizer.json, tokenizer_config.json)");
+  }
+  if (files.texts.count("tokenizer_config.json") != 0 && files.texts.count("tokenizer.json") == 0) {
+    fail(ErrorCode::BAD_FILE,
+         "tokenizer_config.json was given without the tokenizer's file (tokenizer.json)");
   }
   const LlamaConfig config = parse_llama_config(files.texts.at("config.json"));
   if (files.weights == nullptr && files.weights_size != 0) {
@@ -139,6 +140,7 @@ LoadedModel load_llama(const ModelFiles& files) {
     fail(e.code(), "model.safetensors: ", e.what());
   }
   out.metadata = view.metadata();
+  out.tokenizer = load_tokenizer_json(files, static_cast<std::int32_t>(config.spec.vocab_size));
   return out;
 }
 

