@@ -36,7 +36,7 @@ export interface CheckpointFiles {
 
 /** A family the library loads (its registry entry). */
 export interface ModelFamily {
-  /** "gpt2", "bert", "distilbert". */
+  /** "gpt2", "bert", "distilbert", "llama", "mistral", "qwen2", "qwen3". */
   name: string;
   /** The config.json "model_type" values the family reads. */
   modelTypes: string[];

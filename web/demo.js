@@ -631,7 +631,7 @@ figure.addEventListener(
   { once: true },
 );
 
-// ---- a checkpoint from disk (GPT-2, BERT, DistilBERT); nothing leaves the browser ---------------
+// ---- a checkpoint from disk (any family the library loads); nothing leaves the browser ----------
 
 const checkpointStatus = $("#checkpoint-status");
 
@@ -647,7 +647,7 @@ function checkpointSays(text, { error = false } = {}) {
   const recipe = Object.assign(document.createElement("a"), { href: "docs/files.md", textContent: "docs/files.md" });
   checkpointStatus.replaceChildren(
     `${text} `,
-    "attnlens opens GPT-2, BERT and DistilBERT checkpoints as Hugging Face saves them: model.safetensors, config.json and the " +
+    "attnlens opens GPT-2, BERT, DistilBERT, Llama, Mistral, Qwen2 and Qwen3 checkpoints as Hugging Face saves them: model.safetensors, config.json and the " +
       "tokenizer's files. For a model it cannot load yet, export its attention from PyTorch and open the file above (",
     recipe,
     ', "Exporting attention from PyTorch").',

@@ -244,8 +244,11 @@ TEST_CASE("tokenizer.json post-processors and tokenizer_config.json", "[tokenize
       R"({"add_bos_token": false, "add_eos_token": true, "bos_token": "<s>",
           "eos_token": {"content": "</s>", "special": true}, "other": [1]})",
       "tokenizer_config.json");
+  const TokenizerJson before = t;
   t.apply_config(config, "tokenizer_config.json");
   CHECK(ids(t, "a") == Ids{2, 1});
+  // A copy made before keeps its own template: copies share the file's tables only.
+  CHECK(ids(before, "a") == Ids{0, 2, 1});
   require_error(
       [&] {
         t.apply_config({true, {}, "", ""}, "tokenizer_config.json");
@@ -346,4 +349,32 @@ TEST_CASE("tokenizer.json errors name the file and the field", "[tokenizer_json]
 
   const auto t = load(file(v, R"(["a b"])"));
   require_error([&] { t.encode("a\xC3"); }, ErrorCode::INVALID_UTF8, {"offset 1"});
+}
+
+TEST_CASE("tokenizer.json added tokens that reuse a vocabulary id, and their length",
+          "[tokenizer_json]") {
+  // A fine-tuned model gives a reserved id another text. The vocabulary keeps its own text for
+  // the model (merges still reach "ab", longer than a short-string buffer or not), the added
+  // token matches its new text, and decode() writes the new one.
+  const std::string longer = "abcdefghijklmnopqrstuvwxyz";
+  const auto t = TokenizerJson::from_json(file(
+      {"a", "b", "ab", longer}, R"(["a b"])",
+      R"(, "added_tokens": [{"id": 2, "content": "<|reused, and longer than the old text|>", "special": true},
+                          {"id": 3, "content": "<|also reused|>", "special": true}])"));
+  CHECK(ids(t, "ab") == Ids{2});
+  CHECK(ids(t, "<|reused, and longer than the old text|>") == Ids{2});
+  CHECK(t.decode({3}) == "<|also reused|>");
+  const auto merges = TokenizerJson::from_json(
+      file({"a", "b", longer}, "[]",
+           R"(, "added_tokens": [{"id": 2, "content": "<x>", "special": true}])",
+           R"(, "ignore_merges": true)"));
+  CHECK(ids(merges, longer) == Ids{2});
+  // An added token longer than 256 bytes is refused, naming it: matching stays linear.
+  require_error(
+      [&] {
+        TokenizerJson::from_json(file(
+            {"a"}, "[]",
+            R"(, "added_tokens": [{"id": 0, "content": ")" + std::string(257, 'a') + R"("}])"));
+      },
+      ErrorCode::BAD_FILE, {"added_tokens[0]", "257 bytes", "at most 256"});
 }

