@@ -794,4 +794,18 @@ TEST_CASE("The block computes other families' variations described by data", "[l
   REQUIRE_CLOSE(testing::close(out.logits.data, ref.logits, 2e-4, out.logits.shape));
   REQUIRE_CLOSE(testing::close(out.hidden_states.data, ref.hidden, 1e-3, out.hidden_states.shape));
   REQUIRE_CLOSE(testing::close(out.attention.data, ref.attention, 2e-5, out.attention.shape));
+
+  // The cached form over a kept prefix: the second sequence's first 5 tokens, then all 9.
+  DecoderCache cache;
+  DecoderForward rows;
+  rows.attention = true;
+  decoder_forward(spec, weights, ids.data() + T, 5, rows, cache, nullptr);
+  const attnlens::ModelOutput cached =
+      decoder_forward(spec, weights, ids.data() + T, T, rows, cache, nullptr);
+  CHECK(cache.reused() == 5);
+  const attnlens::ModelOutput plain =
+      decoder_forward(spec, weights, ids.data() + T, 1, T, rows, nullptr);
+  // float32 both, other row counts in the products: the cache test's 1e-5 and 1e-6.
+  REQUIRE_CLOSE(testing::close(cached.logits.data, plain.logits.data, 1e-5));
+  REQUIRE_CLOSE(testing::close(cached.attention.data, plain.attention.data, 1e-6));
 }

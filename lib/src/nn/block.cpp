@@ -406,11 +406,12 @@ void run_blocks(const DecoderSpec& spec, const DecoderWeights& weights, Buffers&
   grow(buf.vh, N * Hkv * hd);
   grow(buf.gate, N * I);
   grow(buf.up, N * I);
+  const bool rotary = bs.positions == PositionKind::Rotary;
   std::vector<float> cos, sin;
-  if (bs.positions == PositionKind::Rotary) rope_tables(cos, sin, rope_inv_freq(bs.rope, hd), S);
+  if (rotary) rope_tables(cos, sin, rope_inv_freq(bs.rope, hd), S);
   // The fresh rows' positions start at `start`.
-  const float* cos_rows = cos.data() + rows.start * (hd / 2);
-  const float* sin_rows = sin.data() + rows.start * (hd / 2);
+  const float* cos_rows = rotary ? cos.data() + rows.start * (hd / 2) : nullptr;
+  const float* sin_rows = rotary ? sin.data() + rows.start * (hd / 2) : nullptr;
   const float scale = bs.scale > 0.0f ? bs.scale : 1.0f / std::sqrt(static_cast<float>(hd));
   const bool plus_one = bs.norm == NormKind::RMSNormPlusOne;
   for (std::int64_t l = 0; l < spec.layers; ++l) {
@@ -429,7 +430,7 @@ void run_blocks(const DecoderSpec& spec, const DecoderWeights& weights, Buffers&
     unmerge_heads(buf.qh.data(), buf.q.data(), B, Tq, H, hd);
     unmerge_heads(buf.kh.data(), buf.k.data(), B, Tq, Hkv, hd);
     unmerge_heads(buf.vh.data(), buf.v.data(), B, Tq, Hkv, hd);
-    if (bs.positions == PositionKind::Rotary) {
+    if (rotary) {
       rope_apply(buf.qh.data(), cos_rows, sin_rows, B, H, Tq, hd);
       rope_apply(buf.kh.data(), cos_rows, sin_rows, B, Hkv, Tq, hd);
     }
