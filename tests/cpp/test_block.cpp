@@ -9,6 +9,7 @@
 // error h² |L'''| / 6 is about 2e-5 for these smooth ops. 2e-3 absolute plus 1e-3 of the
 // gradient's scale sits above both; a dropped term, a wrong sign or a missing factor (1/d, r³,
 // the group sum) moves an element by far more.
+#include "gradient_check.hpp"
 #include "helpers.hpp"
 
 #include "nn/block.hpp"
@@ -25,51 +26,9 @@ namespace {
 
 namespace detail = attnlens::detail;
 
-std::vector<float> randoms(std::size_t n, std::mt19937& gen, float scale = 1.0f) {
-  std::normal_distribution<float> dist(0.0f, scale);
-  std::vector<float> v(n);
-  for (float& x : v)
-    x = dist(gen);
-  return v;
-}
-
-double weighted_sum(const std::vector<float>& out, const std::vector<float>& r) {
-  double s = 0.0;
-  for (std::size_t i = 0; i < out.size(); ++i)
-    s += static_cast<double>(out[i]) * r[i];
-  return s;
-}
-
-// Compares `analytic` with central differences of `loss` in each element of x, naming `what`
-// and the worst element.
-void check_gradient(const std::string& what, std::vector<float>& x,
-                    const std::vector<float>& analytic, const std::function<double()>& loss) {
-  REQUIRE(analytic.size() == x.size());
-  double scale = 0.0;
-  for (const float g : analytic)
-    scale = std::max(scale, std::abs(static_cast<double>(g)));
-  const double h = 1e-2, tolerance = 2e-3 + 1e-3 * scale;
-  int failures = 0;
-  double worst = 0.0;
-  std::size_t worst_at = 0;
-  for (std::size_t i = 0; i < x.size(); ++i) {
-    const float saved = x[i];
-    x[i] = saved + static_cast<float>(h);
-    const double up = loss();
-    x[i] = saved - static_cast<float>(h);
-    const double down = loss();
-    x[i] = saved;
-    const double diff = std::abs((up - down) / (2 * h) - analytic[i]);
-    if (!(diff <= tolerance)) ++failures;
-    if (!(diff <= worst)) {
-      worst = diff;
-      worst_at = i;
-    }
-  }
-  INFO(what << ": " << failures << " of " << x.size() << " elements off; worst at " << worst_at
-            << " by " << worst << " (tolerance " << tolerance << ")");
-  CHECK(failures == 0);
-}
+using testing::check_gradient;
+using testing::randoms;
+using testing::weighted_sum;
 
 }  // namespace
 
