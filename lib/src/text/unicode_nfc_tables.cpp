@@ -7,6 +7,10 @@
 
 namespace attnlens::detail {
 
+// One entry a line as generated: clang-format would align the trailing comments of rows of
+// different widths differently from one version to another.
+// clang-format off
+
 // Characters of canonical combining class above 0, with the class as a rank in NFD's order.
 const NfcRank kNfcRanks[] = {
     {0x0000300, 51},  // U+0300
@@ -4462,5 +4466,7 @@ const NfcComposition kNfcCompositions[] = {
     {0x0016D69, 0x0016D67, 0x0016D6A},  // U+16D6A
 };
 const std::size_t kNfcCompositionCount = std::size(kNfcCompositions);
+
+// clang-format on
 
 }  // namespace attnlens::detail
