@@ -88,7 +88,7 @@ await build({
     emptyOutDir: true,
     // The page's bundles at the site's root, beside element.js: both find attnlens*.wasm, the
     // models and the training worker at the same URLs, so a post holding figures and an iframe of
-    // the page downloads each once (issue 28, bug 11: the page's copies were under assets/).
+    // the page downloads each once (the page's copies were once under assets/, and a post with an iframe downloaded both).
     assetsDir: "",
     target: "es2022",
     // ATTNLENS_NO_MINIFY=1 keeps names readable for scripts/profile-page.mjs.

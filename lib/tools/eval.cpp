@@ -12,7 +12,7 @@
 //
 // Prints the held-out loss in nats per token next to a unigram and a bigram baseline fitted on
 // the training split (same tokens), the previous-token and induction score of every head as
-// layers × heads tables, the three targets, and how the numbers compare with the ones
+// layers × heads tables, the model card's three targets, and how the numbers compare with the ones
 // eval.json recorded at training time.
 #include <attnlens/attnlens.hpp>
 

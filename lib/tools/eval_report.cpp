@@ -193,7 +193,7 @@ std::string eval_json(const Evaluation& e, const TrainRecord& r) {
   return out;
 }
 
-// The model card's targets (issue 26, the retraining; issue 12 asked for 0.5 nats and 0.4).
+// The model card's targets: what the retraining was asked to reach (first 0.5 nats and 0.4).
 constexpr double kPreviousTokenTarget = 0.6;
 constexpr double kInductionTarget = 0.5;
 constexpr double kBigramMargin = 0.6;
@@ -467,7 +467,7 @@ std::string model_card(const Evaluation& e, const TrainRecord& r) {
                  lr->bigram - lr->model);
   }
   md += format(
-      "\nTargets (issue 26): held-out loss at least %.1f nats below the bigram: **%.3f** "
+      "\nTargets: held-out loss at least %.1f nats below the bigram: **%.3f** "
       "below (%s); a previous-token head >= %.1f: **%.3f** (layer %d, head %d; %s); an "
       "induction head >= %.1f: **%.3f** (layer %d, head %d; %s).\n\n",
       kBigramMargin, e.heldout.bigram - e.heldout.model,

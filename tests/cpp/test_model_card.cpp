@@ -76,7 +76,7 @@ TEST_CASE("the model card states the curve's phase change and lists its points",
   for (const char* row : {"| 30250 | 61.95 M |", "| 30500 | 62.46 M |", "| 30750 | 62.98 M |"})
     CHECK(card.find(row) != std::string::npos);
   CHECK(card.find("| 29750 | 60.93 M |") == std::string::npos);  // unchanged, between strides
-  CHECK(card.find("Targets (issue 26)") != std::string::npos);
+  CHECK(card.find("Targets: held-out loss at least") != std::string::npos);
   CHECK(card.find("Layer 1, head 0 is an induction head (score 0.800)") != std::string::npos);
 }
 

@@ -36,7 +36,7 @@ test("both figures render inside their shadow roots from one wasm instance; caus
   const wasmLoads = postRequests.filter((path) => /^\/attnlens(-relaxed)?\.wasm$/.test(path)).length;
   assert.equal(wasmLoads, 1, "both elements share one wasm instance");
   // The static figure inside each element is for readers without JavaScript: in <noscript>, it
-  // is neither shown nor fetched when the element runs (issue 28, bug 11).
+  // is neither shown nor fetched when the element runs.
   assert.equal(await page.locator("attn-lens img").count(), 0);
   assert.deepEqual(
     requested.filter((p) => p.startsWith("/examples/figures/")),
@@ -57,7 +57,7 @@ test("both figures render inside their shadow roots from one wasm instance; caus
   assert.ok(full.mean.some((w, k) => k % L > Math.floor(k / L) && w > 0));
   await page.frameLocator("iframe").locator("attn-lens .frame canvas.figure").waitFor();
   // The iframe's page finds the wasm at the element's URL, so a browser downloads it once for the
-  // whole post (issue 28, bug 11: it was under assets/ for the page; this test's routing turns
+  // whole post (it was once under assets/ for the page; this test's routing turns
   // the HTTP cache off, so the URLs are what it can check).
   const wasmPaths = new Set(site.server.requests.slice(requestsBefore).filter((p) => p.endsWith(".wasm")));
   assert.deepEqual([...wasmPaths], ["/attnlens-relaxed.wasm"], "the figures and the iframe's page fetch one module URL");
@@ -132,7 +132,7 @@ test("bad attributes give a clear message, not a broken figure", async () => {
   await page.close();
 });
 
-test('demo-href="http://[": a message, no link, and the figure still follows its attributes (issue 10)', async () => {
+test('demo-href="http://[": a message, no link, and the figure still follows its attributes', async () => {
   const { page, problems } = await loadPost();
   await page.evaluate(() => document.querySelector("#causal-figure").setAttribute("demo-href", "http://["));
   await page.waitForSelector("#causal-figure .message.warning");

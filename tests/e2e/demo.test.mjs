@@ -225,7 +225,7 @@ test("export: SVG and PNG files, JSON, and CSV with every mode shown (compare gi
   const causalOnly = await csvLines();
   assert.equal(causalOnly[0], "mode,head,query_index,query,key_index,key,weight");
   assert.equal(causalOnly.length, 1 + 4 * 9);
-  // Regression (issue 15): in compare mode the CSV dropped the full attention.
+  // Regression: in compare mode the CSV dropped the full attention.
   await nextRender(page, () => page.check('input[name="mode"][value="compare"]'));
   const both = await csvLines();
   assert.equal(both.length, 1 + 2 * 4 * 9);
@@ -236,7 +236,7 @@ test("export: SVG and PNG files, JSON, and CSV with every mode shown (compare gi
   await page.close();
 });
 
-test("compare mode exports one SVG with unique ids (issue 10: duplicate ids)", async () => {
+test("compare mode exports one SVG with unique ids (two panels once gave duplicate ids)", async () => {
   const { page, problems } = await open("?sentence=the+cat+sat+on+the+mat&mode=compare");
   for (const view of ["lines", "pca", "steps", "heatmap"]) {
     await nextRender(page, () => page.check(`input[name="view"][value="${view}"]`));

@@ -196,7 +196,7 @@ test("a new src replaces the one loading; data takes objects", async () => {
       .filter((t) => /rows: queries|columns: keys|sum to 1|sums to 1/.test(t))
       .join(" ");
   assert.equal(await legend(), "rows: queries (who attends) · columns: keys · each row sums to 1");
-  // Rows that do not sum to 1: the legend stops saying they do (issue 28, bug 13).
+  // Rows that do not sum to 1: the legend stops saying they do.
   await page.evaluate(
     () => (document.querySelector("attn-lens").data = { tokens: ["a", "b"], weights: { data: [0.5, 0, 0.25, 0.25], shape: [2, 2] } }),
   );

@@ -1,4 +1,4 @@
-// Regression tests for the demo page's bugs of issue 15, one test each, in Chromium.
+// Regression tests for bugs the demo page had, one test each, in Chromium.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -230,7 +230,7 @@ test("PCA side by side: both panels share their axes, and labels do not overlap"
   await page.close();
 });
 
-test("a view's chunk that fails to load is fetched again at the next change, with a message a reader understands (issue 28, bug 4)", async () => {
+test("a view's chunk that fails to load is fetched again at the next change, with a message a reader understands", async () => {
   const session = await openPage(site.browser.context, site.server.url);
   const { page, problems } = session;
   // The PCA view's chunk fails twice, as a network blip would: the page's preload when idle, and
@@ -268,7 +268,7 @@ test("a view's chunk that fails to load is fetched again at the next change, wit
   await page.close();
 });
 
-test("both side by side in the grid: each grid is named above its rows (issue 28, bug 8: both rows read 'layer 1')", async () => {
+test("both side by side in the grid: each grid is named above its rows (both rows once read 'layer 1')", async () => {
   const { page, problems } = await openPage(site.browser.context, site.server.url);
   await page.goto(`${site.server.url}index.html?model=random&mode=compare&view=grid&sentence=The+cat+sat+on+the+mat`);
   await page.waitForFunction(() => document.querySelector("#figure").shadowRoot?.querySelectorAll(".grid").length === 2);
@@ -291,7 +291,7 @@ test("both side by side in the grid: each grid is named above its rows (issue 28
   await page.close();
 });
 
-test("every step: a frame far below the viewport never shows the previous sentence's numbers (issue 28, bug 12)", async () => {
+test("every step: a frame far below the viewport never shows the previous sentence's numbers", async () => {
   const sentence = "a dog ran far away from home";
   const { page, problems } = await open("?model=random&sentence=the+cat+sat+on+the+mat&view=steps");
   await page.waitForSelector("attn-lens figure.pane");
@@ -328,7 +328,7 @@ test("every step: a frame far below the viewport never shows the previous senten
   await fresh.page.close();
 });
 
-test("every step exported at d_model 128: matrices as images, labels that do not overlap, a name that says every step (issue 28, bug 5)", async () => {
+test("every step exported at d_model 128: matrices as images, labels that do not overlap, a name that says every step", async () => {
   const sentence = "The cat sat on the mat and looked at the door while the dog slept.";
   const { page, problems } = await open(`?model=random&view=steps&dim=128&heads=8&sentence=${encodeURIComponent(sentence)}`);
   await page.waitForSelector("attn-lens figure.pane");

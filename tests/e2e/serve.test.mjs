@@ -1,5 +1,5 @@
 // The dev server (scripts/serve.mjs), which the demo (npm start) and these tests use: a malformed
-// request gets an answer and the server keeps serving (issue 10: one bad URL ended it).
+// request gets an answer and the server keeps serving (one bad URL once ended it).
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import net from "node:net";

@@ -111,7 +111,7 @@ test("training in a worker: reports, the grid, a responsive page, pause; the sam
     // copy losses are computed in JS with Math.exp/log from bit-identical logits.
     assert.deepEqual(reports, node, "Chromium and Node 22 give the same losses for seed 3");
   }
-  // Skip ahead over a run in progress asks first (issue 28): dismissed, the run stays.
+  // Skip ahead over a run in progress asks first: dismissed, the run stays.
   const last = await page.evaluate(() => window.trainHistory.at(-1).step);
   const asked = [];
   page.once("dialog", (dialog) => {
@@ -254,7 +254,7 @@ test("<attn-lens-train> in a post: one script tag; a bad seed keeps the run; bad
 test("the curve at 360 px: step labels that do not touch, titled axes, and an ETA that says what it counts down to", async () => {
   const { page, problems } = await openPage(site.browser.context, site.server.url);
   await page.setViewportSize({ width: 360, height: 740 });
-  // Every string drawn on the curve's canvas, with its box (issue 28, bug 10: at 360 px the six
+  // Every string drawn on the curve's canvas, with its box (at 360 px the six
   // step labels of an 8 000-step run overlapped).
   await page.addInitScript(() => {
     const fillText = CanvasRenderingContext2D.prototype.fillText;

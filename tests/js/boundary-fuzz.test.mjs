@@ -1,4 +1,4 @@
-// A property-based test of the JS/wasm boundary (issue 29): hostile typed arrays built at random
+// A property-based test of the JS/wasm boundary: hostile typed arrays built at random
 // from a table of overrides (several at once), with random lengths and contents, passed to a
 // random entry point of either module. Every call must either give exactly what the same
 // elements give in a plain array, or throw an AttnLensError with a known code; never a raw

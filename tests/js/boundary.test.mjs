@@ -1,4 +1,4 @@
-// The JS/wasm boundary under hostile arguments (issue 29): every typed array that crosses into
+// The JS/wasm boundary under hostile arguments: every typed array that crosses into
 // wasm is read through its intrinsic kind, buffer, offset and length, whatever it reports of
 // itself. A table of hostile forms (own `length`, custom iterators, subclasses whose methods
 // and getters lie, views into larger buffers holding other bytes, shared and resizable buffers)
@@ -374,7 +374,7 @@ test("hostile arrays: explain's into reuses only plain arrays; a lying one gets 
   assert.equal(again.output.data, first.output.data, "the plain arrays are still reused");
 });
 
-test("issue 29 #1: ids with their own iterator never read past the ids (forward, gradients, trainStep, decode)", async () => {
+test("ids with their own iterator never read past the ids (forward, gradients, trainStep, decode)", async () => {
   const model = await makeModel(2);
   const secret = model.encode("my password is hunter2, never show it");
   assert.ok(secret.length > 4);
@@ -389,7 +389,7 @@ test("issue 29 #1: ids with their own iterator never read past the ids (forward,
   model.dispose();
 });
 
-test("issue 29 #2: a Uint8Array subclass whose subarray() lies cannot write past the staging buffer", async () => {
+test("a Uint8Array subclass whose subarray() lies cannot write past the staging buffer", async () => {
   const source = await makeModel(3);
   const files = source.save();
   class Evil extends Uint8Array {
@@ -408,7 +408,7 @@ test("issue 29 #2: a Uint8Array subclass whose subarray() lies cannot write past
   for (const m of [source, loaded, again]) m.dispose();
 });
 
-test("issue 29 #3: two loads in flight each get their own model (two 22 MB files, 20 rounds)", async () => {
+test("two loads in flight each get their own model (two 22 MB files, 20 rounds)", async () => {
   // 1 layer, d 512, vocab 8192: 7.4 M parameters, 22.5 MB of F32, two 16 MiB chunks each, so
   // the loads interleave at the awaits between chunks.
   const big = { layers: 1, heads: 8, dModel: 512, context: 32, vocabSize: 8192 };
@@ -441,7 +441,7 @@ test("issue 29 #3: two loads in flight each get their own model (two 22 MB files
   assert.equal((await lens.modelMemory()).usedBytes, baseline, "every staging buffer and model was freed");
 });
 
-test("issue 29 #4: the .npy header is read in linear time; a long header is refused", { timeout: 10000 }, () => {
+test("the .npy header is read in linear time; a long header is refused", { timeout: 10000 }, () => {
   const npy = (header) => {
     const text = new TextEncoder().encode(header);
     const out = new Uint8Array(12 + text.length);
@@ -470,7 +470,7 @@ test("issue 29 #4: the .npy header is read in linear time; a long header is refu
   assert.deepEqual(parseAttentionFile(file, { name: "c.npy" }).weights.shape, [1, 1, 1, 1]);
 });
 
-test("issue 29 #5: tokens() holds a bounded amount of JS memory per byte of text; analyze() makes only the objects it shows", async () => {
+test("tokens() holds a bounded amount of JS memory per byte of text; analyze() makes only the objects it shows", async () => {
   // An 8.3 MB text in a Node whose JS heap may hold 400 MB: at most ~48 bytes per byte of text
   // at the peak. The token list itself takes about 110 bytes per token of ~4.2 bytes; the
   // finding measured 115 bytes per byte (the old code ran out of heap here even at 512 MB).
@@ -505,7 +505,7 @@ test("issue 29 #5: tokens() holds a bounded amount of JS memory per byte of text
   model.dispose();
 });
 
-test("issue 29 #6: a tiny file with a huge config fails before allocating the config's parameters", async () => {
+test("a tiny file with a huge config fails before allocating the config's parameters", async () => {
   const source = await makeModel(6);
   const files = source.save();
   source.dispose();
@@ -528,7 +528,7 @@ test("issue 29 #6: a tiny file with a huge config fails before allocating the co
   assert.ok(files["config.json"]);
 });
 
-test("issue 29 #7: onProgress throwing at 'done' frees the model it was about to return", async () => {
+test("onProgress throwing at 'done' frees the model it was about to return", async () => {
   const source = await makeModel(7);
   const files = source.save();
   source.dispose();
@@ -547,7 +547,7 @@ test("issue 29 #7: onProgress throwing at 'done' frees the model it was about to
   assert.equal((await lens.modelMemory()).usedBytes, baseline);
 });
 
-test("issue 29 #8: an update that would leave non-finite parameters is refused; overflowing weights are NON_FINITE", async () => {
+test("an update that would leave non-finite parameters is refused; overflowing weights are NON_FINITE", async () => {
   const model = await makeModel(8);
   const ids = Int32Array.from([1, 2, 3, 4, 5, 6]);
   const before = model.forward(ids).logits;
@@ -575,7 +575,7 @@ test("issue 29 #8: an update that would leave non-finite parameters is refused; 
   model.dispose();
 });
 
-test("issue 29 #9: a model over the address space is TOO_LARGE, not INTERNAL", async () => {
+test("a model over the address space is TOO_LARGE, not INTERNAL", async () => {
   for (const vocabSize of [1_200_000, 2_000_000]) {
     // 1000 x (vocab + context) embedding parameters: 1.2e9 and 2.0e9, under 2^31.
     await assert.rejects(lens.createModel({ config: { layers: 1, heads: 8, dModel: 1000, context: 8, vocabSize } }), (e) => {
@@ -586,7 +586,7 @@ test("issue 29 #9: a model over the address space is TOO_LARGE, not INTERNAL", a
   }
 });
 
-test("issue 29 #10: k has an upper bound; top-k keeps the k likeliest, ties to the smaller id", async () => {
+test("k has an upper bound; top-k keeps the k likeliest, ties to the smaller id", async () => {
   const model = await makeModel(10);
   assertAttnLensError(() => model.predict("The cat", { k: 257 }), "BAD_ARGUMENT", /k must be an integer from 1 to 256; got number 257/);
   assertAttnLensError(() => model.analyze("The cat", { k: 1e9 }), "BAD_ARGUMENT", /k must be an integer from 1 to 256/);
@@ -606,7 +606,7 @@ test("issue 29 #10: k has an upper bound; top-k keeps the k likeliest, ties to t
   model.dispose();
 });
 
-test("issue 29 #11: a lone surrogate in a config, vocab or merges string is INVALID_UTF8, naming the file", async () => {
+test("a lone surrogate in a config, vocab or merges string is INVALID_UTF8, naming the file", async () => {
   const source = await makeModel(11);
   const files = source.save();
   source.dispose();
@@ -628,7 +628,7 @@ test("issue 29 #11: a lone surrogate in a config, vocab or merges string is INVA
   );
 });
 
-test("issue 29 #12: an own length on a plain array is not what the bindings read", async () => {
+test("an own length on a plain array is not what the bindings read", async () => {
   const source = await makeModel(12);
   const files = source.save();
   const config = new TextEncoder().encode(files["config.json"]);
@@ -651,7 +651,7 @@ test("issue 29 #12: an own length on a plain array is not what the bindings read
   assert.deepEqual(Array.from(r.output.data), new Array(8).fill(1));
 });
 
-test("issue 29 #13: a JSON attention file of whole numbers gets no rounding tolerance", () => {
+test("a JSON attention file of whole numbers gets no rounding tolerance", () => {
   const json = (rows) => new TextEncoder().encode(JSON.stringify({ tokens: ["a", "b", "c"], attention: rows }));
   const doubled = parseAttentionFile(
     json([

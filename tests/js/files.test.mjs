@@ -109,8 +109,8 @@ test("tokens from a side file: JSON list or one per line, overriding the placeho
   );
   assert.deepEqual(data.warnings, []);
   assertBad(() => parseTokens(text({ a: 1 }), "t.json"), /list of strings/);
-  // A BERT export's tokens, one per line, start with "[CLS]": lines, not a JSON list (issue 28's
-  // first bug: it failed as bad JSON). A name without .txt reads it the same way; a JSON list
+  // A BERT export's tokens, one per line, start with "[CLS]": lines, not a JSON list (it
+  // once failed as bad JSON). A name without .txt reads it the same way; a JSON list
   // given any other name is still a list.
   const bert = new TextEncoder().encode("[CLS]\nthe\n[MASK]\n[SEP]\n");
   assert.deepEqual(parseTokens(bert, "tokens.txt"), ["[CLS]", "the", "[MASK]", "[SEP]"]);
@@ -210,7 +210,7 @@ test(".npy: versions 1, 2 and 3, <f4 / <f2 / <f8, [L, L] to [1, 1, L, L], Fortra
     five.warnings.filter((w) => /batch/.test(w)),
     [],
   );
-  // torch.stack(outputs.attentions) saved as is: [layers, 1, heads, L, L] (issue 28, bug 2: it
+  // torch.stack(outputs.attentions) saved as is: [layers, 1, heads, L, L] (it
   // was refused). Read as [layers, heads, L, L], with a note naming the axis dropped.
   const stacked = parseAttentionFile(npyBytes(Float32Array.from([...HAND, ...HAND, ...HAND, ...HAND]), [2, 1, 2, 3, 3]), {
     name: "s.npy",
@@ -291,8 +291,7 @@ test("bad weights: NaN, Infinity, negative, not square, token count, Python's Na
     () => parseAttentionFile(withValue(3, -0.25), { name: "neg.npy" }),
     /query 2, key 1\] is -0.25; attention weights are never negative/,
   );
-  // A float32 weight in its own precision, not float64's 17 digits (-0.30000001192092896; issue
-  // 28, bug 13).
+  // A float32 weight in its own precision, not float64's 17 digits (-0.30000001192092896).
   assertBad(() => parseAttentionFile(withValue(3, -0.3), { name: "neg.npy" }), /query 2, key 1\] is -0\.3; attention/);
   // Rows that do not sum to 1: a note, and the figure's legend no longer says that they do.
   const half = parseAttentionFile(

@@ -35,7 +35,7 @@ test("the page's limits are within the library's, and explain() takes their extr
   for (const init of CHOICES.init) for (const positional of CHOICES.positional) explain({ init, positional });
 });
 
-test("the long-paragraph preset is varied text: no sentence twice, 250+ words (issue 28, bug 15)", async () => {
+test("the long-paragraph preset is varied text: no sentence twice, 250+ words", async () => {
   const { RANDOM_MODE_EXAMPLES } = await importWeb("examples.js");
   const { sentence } = RANDOM_MODE_EXAMPLES.find((e) => /long paragraph/.test(e.label));
   const sentences = sentence.split(/(?<=\.)\s+/);

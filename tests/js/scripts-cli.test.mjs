@@ -39,7 +39,7 @@ for (const file of CLIS)
   });
 
 // --help prints the usage and does nothing else: gpt2-checkpoint.mjs once wrote a 13 MB
-// checkpoint into a folder named "--help" (issue 28, bug 14).
+// checkpoint into a folder named "--help".
 for (const file of CLIS)
   test(`${file} --help prints its usage, exits 0 and writes nothing`, () => {
     const cwd = mkdtempSync(join(tmpdir(), "attnlens-help-"));

@@ -8,7 +8,7 @@
 import { NEAR, canvasPainter, whenIdle } from "../paint.js";
 
 // Frames far off screen that still show an older figure: painted one by one while the browser is
-// idle, so that a fast scroll or a screenshot finds them up to date (issue 28, bug 12). Until
+// idle, so that a fast scroll or a screenshot finds them up to date. Until
 // then each is cleared and marked data-stale, never showing the previous sentence's numbers.
 const idleFrames = new Set();
 let idleQueued = false;

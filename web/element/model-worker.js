@@ -1,4 +1,4 @@
-// A reader's checkpoint in a Web Worker (issue 27): a real-size model's forward takes hundreds of
+// A reader's checkpoint in a Web Worker: a real-size model's forward takes hundreds of
 // milliseconds (GPT-2 small, an edit at the start of 32 tokens), which on the page's thread would
 // hold every keystroke, scroll and paint for as long. The worker loads the model module and the
 // checkpoint's files into its own heap and answers the calls of remote-model.js, in the order

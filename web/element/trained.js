@@ -305,7 +305,7 @@ export function openModel(lens, source, { signal, onProgress } = {}) {
 }
 
 // The last checkpoint a reader picked and put away (closed, or replaced by another), kept for a
-// second open of the same files (issue 27: 3.7 s for GPT-2 small's shapes the first time). At
+// second open of the same files (3.7 s for GPT-2 small's shapes the first time). At
 // most one: opening other files frees it first. The WebAssembly heap never shrinks, so keeping it
 // costs the page no memory that freeing it would give back.
 let parked = null;

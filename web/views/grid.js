@@ -1,6 +1,6 @@
 // The layers × heads grid: a small heatmap of every head (and each layer's mean), as BertViz's
 // model view lays them out; a click picks a head, which the heatmap and lines views then show
-// large. Used for attention files and (issue 12) trained models: any FigureData with several
+// large. Used for attention files and trained models: any FigureData with several
 // layers or heads. Loaded on demand, with the file parsers, so a random-mode figure does not
 // pay for it. Thumbnails are canvases painted from the heatmap's cached bitmaps.
 import { html } from "lit";
@@ -60,7 +60,7 @@ export function gridTemplate({ data, selected, width, big, onPick, label = "Laye
 
 // Thumbnails far from the screen are painted while the browser is idle, or as they come near,
 // whichever is first: a keystroke on a 12-layer model paints the rows a reader sees, not all 156
-// canvases (issue 27: each painted canvas also costs its raster and upload in the frame; an edit
+// canvases (each painted canvas also costs its raster and upload in the frame; an edit
 // of GPT-2 small's 32 tokens to the painted frame went from 70–80 to 36–50 ms with 3 of its 12
 // rows painted). A canvas waiting here keeps its previous thumbnail, off screen, until then.
 const waiting = new Map(); // canvas -> its paint()
