@@ -94,12 +94,22 @@ export interface LoadedModelConfig {
   /** Whether the checkpoint has its prediction head (an encoder folder may have none). */
   hasHead: boolean;
   layers: number;
+  /** Query heads. */
   heads: number;
+  /** Key/value heads: as many as `heads`, or fewer (grouped-query attention: query head h reads
+   * K/V head floor(h / (heads / kvHeads))). */
+  kvHeads: number;
   dModel: number;
+  /** The width of one head (Qwen3's is not dModel / heads). */
+  headDim: number;
   context: number;
   vocabSize: number;
   /** Token types (sentence A/B); 0 when the family has none. */
   typeVocabSize: number;
+  /** How positions enter: learned embeddings (GPT-2, BERT), rotary (the Llama family), none. */
+  positions: "learned" | "rotary" | "none";
+  /** The block's normalisation. */
+  norm: "layernorm" | "rmsnorm" | "rmsnorm(1+w)";
   /** GPT-2 only: see ModelConfig. */
   attentionNorm?: boolean;
 }

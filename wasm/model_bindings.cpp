@@ -201,10 +201,15 @@ val info_to_js(attnlens::Model& model) {
   out.set("hasHead", i.has_head);
   out.set("layers", i.layers);
   out.set("heads", i.heads);
+  // Grouped-query heads: query head h reads K/V head h / (heads / kvHeads).
+  out.set("kvHeads", i.kv_heads > 0 ? i.kv_heads : i.heads);
   out.set("dModel", i.d_model);
+  out.set("headDim", i.head_dim > 0 ? i.head_dim : i.d_model / i.heads);
   out.set("context", i.context);
   out.set("vocabSize", i.vocab_size);
   out.set("typeVocabSize", i.type_vocab_size);
+  out.set("positions", i.positions);
+  out.set("norm", i.norm);
   if (const attnlens::Gpt2Model* gpt2 = model.gpt2())
     out.set("attentionNorm", gpt2->config().attention_norm);
   return out;

@@ -694,6 +694,8 @@ async function openCheckpoint(picked) {
     const kind = c.causal ? "causal attention, next-token predictions" : "full attention, [MASK] predictions";
     checkpointSays(
       `Showing your checkpoint (${c.family}, ${kind}): ${c.layers} layers × ${c.heads} heads, d_model ${c.dModel}, a context of ${c.context} tokens, ` +
+        // Grouped-query attention: a reader sees which heads share their keys and values.
+        (c.kvHeads < c.heads ? `${c.kvHeads} key/value heads (each shared by ${c.heads / c.kvHeads} query heads), ` : "") +
         `${c.vocabSize} tokens in its vocabulary${ownTokenizer ? "" : " (GPT-2's tokenizer)"}; loaded in ${((performance.now() - started) / 1000).toFixed(1)} s.` +
         (ignored.length ? ` Not used: ${ignored.join(", ")}.` : ""),
     );

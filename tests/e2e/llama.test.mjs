@@ -89,7 +89,7 @@ test("a Llama 3-shaped folder picked in the page: causal figure, <|begin_of_text
     ).jsonValue();
     assert.match(
       shown.status,
-      /^Showing your checkpoint \(llama, causal attention, next-token predictions\): 2 layers × 6 heads, d_model 48/,
+      /^Showing your checkpoint \(llama, causal attention, next-token predictions\): 2 layers × 6 heads, d_model 48, a context of 256 tokens, 2 key\/value heads \(each shared by 3 query heads\), 128256 tokens/,
     );
     assert.match(shown.status, /Not used: README\.md\./);
     assert.ok(shown.remote, "the checkpoint computes in the model worker");

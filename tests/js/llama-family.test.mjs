@@ -61,6 +61,10 @@ for (const [pkg, modelType, vocab] of [
         assert.equal(model.config.family, modelType);
         assert.equal(model.config.causal, true);
         assert.equal(model.config.prediction, "next-token");
+        assert.deepEqual(
+          [model.config.heads, model.config.kvHeads, model.config.headDim, model.config.positions, model.config.norm],
+          [6, 2, 8, "rotary", "rmsnorm"],
+        );
         assert.deepEqual([...model.ignored], ["generation_config.json"]);
         // Hugging Face's ids for the same text with the same files (special tokens included:
         // Llama 3's <|begin_of_text|>, Llama 2's <s>, none for Qwen).

@@ -10,7 +10,18 @@ import { safetensorsHeaderLength } from "../../web/files/safetensors.js";
 const lens = await loadAttnLens();
 const config = { layers: 2, heads: 4, dModel: 32, context: 16, vocabSize: 64 };
 // What every GPT-2 says of itself besides its sizes (the family's registry entry).
-const GPT2_INFO = { family: "gpt2", causal: true, prediction: "next-token", hasHead: true, typeVocabSize: 0 };
+// GPT-2's own: one K/V head per query head, learned positions, LayerNorm (with `config`'s sizes).
+const GPT2_INFO = {
+  family: "gpt2",
+  causal: true,
+  prediction: "next-token",
+  hasHead: true,
+  typeVocabSize: 0,
+  kvHeads: config.heads,
+  headDim: config.dModel / config.heads,
+  positions: "learned",
+  norm: "layernorm",
+};
 
 /** The JSON header of a model.safetensors file (the page's own reader finds its length). */
 const safetensorsHeader = (bytes) => JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + safetensorsHeaderLength(bytes))));

@@ -51,7 +51,7 @@ test("docs/api.md's model example runs on the shipped model and prints what it s
   // console.log breaks an object over lines once it is long: compare with spaces collapsed.
   assert.match(
     out.replace(/\s+/g, " "),
-    /\{ family: 'gpt2', causal: true, prediction: 'next-token', hasHead: true, layers: 2, heads: 4, dModel: 128, context: 128, vocabSize: 8192, typeVocabSize: 0, attentionNorm: true \}/,
+    /\{\s*family: 'gpt2',\s*causal: true,\s*prediction: 'next-token',\s*hasHead: true,\s*layers: 2,\s*heads: 4,\s*kvHeads: 4,\s*dModel: 128,\s*headDim: 32,\s*context: 128,\s*vocabSize: 8192,\s*typeVocabSize: 0,\s*positions: 'learned',\s*norm: 'layernorm',\s*attentionNorm: true\s*\}/,
   );
   assert.match(out, /\[ 7, 8192 \] \[ 2, 4, 7, 7 \]/);
   assert.match(out, /\[ 'Mr', '\.', ' Darcy' \]/);
