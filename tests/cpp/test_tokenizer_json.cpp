@@ -199,6 +199,16 @@ TEST_CASE("tokenizer.json pre-tokenizers: ByteLevel, Metaspace, string Split, Se
       {"ab", "+cd", "ef+", "+"},
       R"(, "pre_tokenizer": {"type": "Split", "pattern": {"String": "+"}, "behavior": "MergedWithPrevious"})");
   CHECK(ids(previous, "ef+") == Ids{2});
+  // Digits (SmolLM2's, before its ByteLevel): every number apart from the text around it, each
+  // digit alone or each run; any \p{N} counts (an Arabic-Indic digit, a superscript).
+  const std::string digits = R"(, "pre_tokenizer": {"type": "Digits", "individual_digits": )";
+  const Strings pieces = {"ab", "1", "2", "12", "\xD9\xA3", "\xC2\xB2", "cd"};
+  const auto each = pieces_tokenizer(pieces, digits + "true}");
+  CHECK(ids(each, "ab12cd") == Ids{0, 1, 2, 6});
+  CHECK(spans(each, "ab12cd") == Spans{{0, 2}, {2, 3}, {3, 4}, {4, 6}});
+  CHECK(ids(each, "\xD9\xA3\xC2\xB2") == Ids{4, 5});
+  const auto runs = pieces_tokenizer(pieces, digits + "false}");
+  CHECK(ids(runs, "ab12cd") == Ids{0, 3, 6});
 }
 
 TEST_CASE("tokenizer.json added tokens: longest first, strip, single_word, normalized",

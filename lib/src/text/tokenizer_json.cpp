@@ -177,7 +177,7 @@ enum class Behavior : std::uint8_t {
 };
 enum class PrependScheme : std::uint8_t { Always, First, Never };
 
-enum class PreKind : std::uint8_t { ByteLevel, SplitRegex, SplitString, Metaspace };
+enum class PreKind : std::uint8_t { ByteLevel, SplitRegex, SplitString, Metaspace, Digits };
 struct PreStep {
   PreKind kind;
   bool add_prefix_space = false;  // ByteLevel
@@ -188,6 +188,7 @@ struct PreStep {
   bool invert = false;
   PrependScheme prepend = PrependScheme::Always;  // Metaspace
   bool split = true;                              // Metaspace
+  bool individual_digits = false;                 // Digits: each digit a piece, not each run
 };
 
 enum class DecKind : std::uint8_t { ByteLevel, Metaspace, ByteFallback, Fuse, Strip, Replace };
@@ -795,6 +796,9 @@ void Impl::read_pre_tokenizer(const Reader& r, const JsonValue& p, const std::st
     }
     step.behavior = read_behavior(r, p, where);
     step.invert = r.boolean(p, "invert", false, where);
+  } else if (type == "Digits") {
+    step.kind = PreKind::Digits;
+    step.individual_digits = r.boolean(p, "individual_digits", false, where);
   } else if (type == "Metaspace") {
     step.kind = PreKind::Metaspace;
     step.literal = read_replacement(r, p, where);
@@ -1138,6 +1142,23 @@ std::vector<Aligned> Impl::pre_tokenize(Aligned a, std::size_t section_index) co
             }
             next.push_back(std::move(mapped));
           }
+          break;
+        }
+        case PreKind::Digits: {
+          // Numbers (\p{N}) isolated from the text around them: each one alone, or each run.
+          std::vector<std::pair<std::size_t, std::size_t>> matches;
+          for (std::size_t pos = 0; pos < piece.text.size();) {
+            const detail::Utf8Char c = char_at(piece.text, pos);
+            if (detail::char_class(c.code_point) == detail::CharClass::Number) {
+              if (!step.individual_digits && !matches.empty() && matches.back().second == pos) {
+                matches.back().second = pos + c.length;
+              } else {
+                matches.emplace_back(pos, pos + c.length);
+              }
+            }
+            pos += c.length;
+          }
+          split_piece(piece, matches, Behavior::Isolated, false, next);
           break;
         }
         case PreKind::Metaspace: {

@@ -8,7 +8,8 @@
 //                   byte_fallback "<0xAB>" tokens, ignore_merges)
 //   normalizer:     NFC, Replace (string pattern), Prepend, Lowercase, Sequence, null
 //   pre_tokenizer:  ByteLevel (add_prefix_space, use_regex), Split with one of the regexes of
-//                   known_split_patterns() or a string, Metaspace, Sequence, null
+//                   known_split_patterns() or a string, Metaspace, Digits (SmolLM2's),
+//                   Sequence, null
 //   post_processor: TemplateProcessing (single), ByteLevel, Sequence, null
 //   decoder:        ByteLevel, Metaspace, ByteFallback, Fuse, Strip, Replace, Sequence, null
 // A Split regex is recognised by its exact text and run by hand-written code (as llama.cpp's
@@ -21,6 +22,7 @@
 //   - single_word added tokens match only between non-word characters (Rust; JS ignores it).
 //   - Metaspace's split cuts before each replacement character (Rust; JS never splits).
 //   - fuse_unk fuses unknown tokens within one piece (Rust; JS across a whole section).
+//   - Digits splits at every \p{N} (Rust's char::is_numeric; JS at ASCII digits only).
 // Offsets are byte offsets into the text given: a token covers the original characters its
 // normalized bytes came from (a byte-level token that cuts a character covers that whole
 // character); a template's special tokens cover nothing (begin == end).
