@@ -805,7 +805,10 @@ TEST_CASE("The block computes other families' variations described by data", "[l
   CHECK(cache.reused() == 5);
   const attnlens::ModelOutput plain =
       decoder_forward(spec, weights, ids.data() + T, 1, T, rows, nullptr);
-  // float32 both, other row counts in the products: the cache test's 1e-5 and 1e-6.
-  REQUIRE_CLOSE(testing::close(cached.logits.data, plain.logits.data, 1e-5));
+  // float32 both, other row counts in the products: the cache test's 1e-5 and 1e-6 on logits
+  // and weights, but here the embeddings are scaled by sqrt(24) = 4.9, so the stream and its
+  // rounding errors are about five times larger: 5e-5 on logits (the SIMD128 build's products
+  // differed by 1.03e-5 on a logit of 2.35).
+  REQUIRE_CLOSE(testing::close(cached.logits.data, plain.logits.data, 5e-5));
   REQUIRE_CLOSE(testing::close(cached.attention.data, plain.attention.data, 1e-6));
 }
