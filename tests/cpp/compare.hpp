@@ -148,3 +148,11 @@ struct StringMaker<testing::Closeness> {
   static std::string convert(const testing::Closeness& c) { return c.report; }
 };
 }  // namespace Catch
+
+// REQUIRE on a close() result, with its report (the worst element) as the failure's message.
+#define REQUIRE_CLOSE(cmp) \
+  do {                     \
+    const auto c_ = (cmp); \
+    INFO(c_.report);       \
+    REQUIRE(c_.ok);        \
+  } while (false)

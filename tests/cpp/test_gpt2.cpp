@@ -1,6 +1,7 @@
 // The GPT-2 model: forward against an independent float64 reference, every gradient against
 // finite differences, training (a falling loss, the copy task's induction circuit), the
 // checkpoint seam and bad inputs.
+#include "compare.hpp"
 #include "gpt2_reference.hpp"
 #include "helpers.hpp"
 
@@ -56,13 +57,6 @@ std::vector<std::int32_t> random_ids(std::size_t n, int vocab, std::mt19937& gen
     id = dist(gen);
   return ids;
 }
-
-#define REQUIRE_CLOSE(cmp) \
-  do {                     \
-    const auto c_ = (cmp); \
-    INFO(c_.report);       \
-    REQUIRE(c_.ok);        \
-  } while (false)
 
 #define CHECK_CLOSE(cmp)   \
   do {                     \

@@ -2,6 +2,7 @@
 // reader makes — typing at the end, deleting at the end, changing a word in the middle, a new
 // sentence — the results equal a full forward() of the same tokens, the cache says how many
 // rows it kept, and a cache never serves a model whose weights changed or another model.
+#include "compare.hpp"
 #include "gpt2_reference.hpp"
 #include "helpers.hpp"
 
@@ -20,13 +21,6 @@ using attnlens::TokenIds;
 using testing::require_error;
 
 namespace {
-
-#define REQUIRE_CLOSE(cmp) \
-  do {                     \
-    const auto c_ = (cmp); \
-    INFO(c_.report);       \
-    REQUIRE(c_.ok);        \
-  } while (false)
 
 // The cached rows and the fresh ones come from the same arithmetic on the same values; only the
 // matrix products' blocking differs (a product over the fresh rows alone, or over all of them),

@@ -25,13 +25,6 @@ using testing::require_error;
 
 namespace {
 
-#define REQUIRE_CLOSE(cmp) \
-  do {                     \
-    const auto c_ = (cmp); \
-    INFO(c_.report);       \
-    REQUIRE(c_.ok);        \
-  } while (false)
-
 // A small checkpoint of one family, described the way its config.json says it.
 struct Case {
   Case(std::string label, std::string model_type, llamaref::Config c)
