@@ -83,6 +83,17 @@ TEST_CASE("GPT-2 cached forward: every kind of edit gives a full forward's resul
     INFO(what);
     CHECK(cache.reused() == expect_reused);
     CHECK(cache.tokens() == static_cast<std::int64_t>(ids.size()));
+    // The rows the edit changed only (attention_from), as a figure drawn again asks: the same
+    // call again keeps every row, and its rows from there are those of the whole attention.
+    Gpt2ForwardOptions rows = o;
+    rows.attention_from = expect_reused;
+    const Gpt2Output changed = model.forward(t, cache, rows);
+    const std::int64_t T = t.length, R = T - expect_reused;
+    REQUIRE(changed.attention.shape == attnlens::Shape{c.layers, 1, c.heads, R, T});
+    for (std::int64_t g = 0; g < c.layers * c.heads; ++g)
+      for (std::int64_t k = 0; k < R * T; ++k)
+        REQUIRE(changed.attention.data[static_cast<std::size_t>(g * R * T + k)] ==
+                cached.attention.data[static_cast<std::size_t>((g * T + expect_reused) * T + k)]);
   };
 
   step("the first sentence: nothing to reuse", 0);
@@ -218,6 +229,19 @@ TEST_CASE("GPT-2 cached forward: bad uses are named errors and leave the cache u
         model.forward(TokenIds{long_ids.data(), 1, c.context + 1}, cache);
       },
       ErrorCode::TOO_LARGE, {"context"});
+  Gpt2ForwardOptions from;
+  from.attention = true;
+  from.attention_from = 7;
+  require_error(
+      [&] {
+        model.forward(TokenIds{ids.data(), 1, 6}, cache, from);
+      },
+      ErrorCode::BAD_ARGUMENT, {"attention_from is 7", "[0, 6]"});
+  require_error(
+      [&] {
+        model.forward(TokenIds{ids.data(), 1, 6}, from);
+      },
+      ErrorCode::BAD_ARGUMENT, {"attention_from is 7", "[0, 6]"});
   // After the errors the cache still serves the sentence it held.
   const TokenIds t{ids.data(), 1, 6};
   require_same(model.forward(t, cache), model.forward(t), "after bad calls");
@@ -260,6 +284,24 @@ TEST_CASE("Model::make_cache: GPT-2 reuses its prefix through the interface, an 
   bc.vocab_size = 30;
   auto encoder = attnlens::as_model(attnlens::BertModel::random(bc, 1));
   CHECK(encoder->make_cache() == nullptr);
+  // An encoder cuts its attention to the rows asked for as well (attention_from).
+  const std::vector<std::int32_t> words = {1, 5, 9, 2, 6};
+  attnlens::ModelForwardOptions eo;
+  eo.attention = true;
+  const auto whole = encoder->forward({TokenIds{words.data(), 1, 5}}, eo);
+  eo.attention_from = 3;
+  const auto last = encoder->forward({TokenIds{words.data(), 1, 5}}, eo);
+  REQUIRE(last.attention.shape == attnlens::Shape{1, 1, 2, 2, 5});
+  for (std::int64_t g = 0; g < 2; ++g)
+    for (std::int64_t k = 0; k < 2 * 5; ++k)
+      REQUIRE(last.attention.data[static_cast<std::size_t>(g * 10 + k)] ==
+              whole.attention.data[static_cast<std::size_t>((g * 5 + 3) * 5 + k)]);
+  eo.attention_from = 6;
+  require_error(
+      [&] {
+        encoder->forward({TokenIds{words.data(), 1, 5}}, eo);
+      },
+      ErrorCode::BAD_ARGUMENT, {"attention_from is 6", "[0, 5]"});
 }
 
 namespace {

@@ -651,16 +651,17 @@ TEST_CASE("Llama-family prefix cache gives forward()'s numbers on edits of one s
     bool attention, hidden;
     std::vector<std::int64_t> rows;
     std::int64_t reused;
+    std::int64_t from = 0;  // attention_from: the query rows asked for
   };
   const std::vector<Step> steps = {
       {{3, 1, 4, 1, 5, 9, 2, 6}, true, false, {}, 0},
-      {{3, 1, 4, 1, 5, 9, 2, 6, 5, 3}, true, false, {9}, 8},   // appended
-      {{3, 1, 4, 1, 5, 8, 2, 6, 5, 3}, true, false, {}, 5},    // an edit in the middle
-      {{3, 1, 4, 1, 5, 8, 2}, true, false, {6, 2}, 7},         // deleted at the end
-      {{3, 1, 4, 1, 5, 8, 2}, false, false, {}, 7},            // the same again
-      {{3, 1, 4, 1, 5, 8, 2, 7}, true, true, {}, 0},           // hidden states: starts over
-      {{3, 1, 4, 1, 5, 8, 2, 7, 7}, true, true, {8}, 8},       // appended, keeping them
-      {{0, 1, 4, 1, 5, 8, 2, 7, 7}, false, false, {0, 8}, 0},  // the first token edited
+      {{3, 1, 4, 1, 5, 9, 2, 6, 5, 3}, true, false, {9}, 8, 8},  // appended: its rows only
+      {{3, 1, 4, 1, 5, 8, 2, 6, 5, 3}, true, false, {}, 5, 5},   // an edit in the middle
+      {{3, 1, 4, 1, 5, 8, 2}, true, false, {6, 2}, 7, 7},        // deleted at the end: no row
+      {{3, 1, 4, 1, 5, 8, 2}, false, false, {}, 7},              // the same again
+      {{3, 1, 4, 1, 5, 8, 2, 7}, true, true, {}, 0},             // hidden states: starts over
+      {{3, 1, 4, 1, 5, 8, 2, 7, 7}, true, true, {8}, 8},         // appended, keeping them
+      {{0, 1, 4, 1, 5, 8, 2, 7, 7}, false, false, {0, 8}, 0},    // the first token edited
   };
   for (std::size_t s = 0; s < steps.size(); ++s) {
     const Step& step = steps[s];
@@ -670,9 +671,24 @@ TEST_CASE("Llama-family prefix cache gives forward()'s numbers on edits of one s
     o.attention = step.attention;
     o.hidden_states = step.hidden;
     o.logit_rows = step.rows;
+    o.attention_from = step.from;
     const attnlens::ModelOutput cached =
         model.forward({TokenIds{step.ids.data(), 1, T}}, o, *cache);
     const attnlens::ModelOutput plain = model.forward({TokenIds{step.ids.data(), 1, T}}, o);
+    if (step.attention) {
+      // attention_from cuts the rows before it, nothing else: the plain forward's rows from it
+      // are those of the whole attention, bit for bit.
+      REQUIRE(plain.attention.shape == attnlens::Shape{k.c.layers, 1, k.c.heads, T - step.from, T});
+      o.attention_from = 0;
+      const attnlens::Tensor whole = model.forward({TokenIds{step.ids.data(), 1, T}}, o).attention;
+      const std::int64_t groups = std::int64_t{k.c.layers} * k.c.heads, R = T - step.from;
+      for (std::int64_t g = 0; g < groups; ++g) {
+        for (std::int64_t k2 = 0; k2 < R * T; ++k2) {
+          REQUIRE(plain.attention.data[static_cast<std::size_t>(g * R * T + k2)] ==
+                  whole.data[static_cast<std::size_t>((g * T + step.from) * T + k2)]);
+        }
+      }
+    }
     CHECK(cache->reused() == step.reused);
     CHECK(cache->tokens() == T);
     REQUIRE(cached.logits.shape == plain.logits.shape);
@@ -686,6 +702,25 @@ TEST_CASE("Llama-family prefix cache gives forward()'s numbers on edits of one s
         testing::close(cached.attention.data, plain.attention.data, 1e-6, cached.attention.shape));
     REQUIRE_CLOSE(testing::close(cached.hidden_states.data, plain.hidden_states.data, 1e-5,
                                  cached.hidden_states.shape));
+  }
+
+  SECTION("attention_from outside [0, T] is refused, with a cache and without") {
+    const std::vector<std::int32_t> ids = {1, 2, 3, 4};
+    for (const std::int64_t from : {std::int64_t{-1}, std::int64_t{5}}) {
+      attnlens::ModelForwardOptions o;
+      o.attention = true;
+      o.attention_from = from;
+      require_error(
+          [&] {
+            model.forward({TokenIds{ids.data(), 1, 4}}, o, *cache);
+          },
+          ErrorCode::BAD_ARGUMENT, {"attention_from is " + std::to_string(from), "[0, 4]"});
+      require_error(
+          [&] {
+            model.forward({TokenIds{ids.data(), 1, 4}}, o);
+          },
+          ErrorCode::BAD_ARGUMENT, {"attention_from is " + std::to_string(from)});
+    }
   }
 
   SECTION("a cache of another model is refused, and a batch") {

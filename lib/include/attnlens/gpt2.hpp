@@ -94,6 +94,11 @@ struct Gpt2ForwardOptions {
   // A row outside [0, B · T) is Error(BAD_ARGUMENT), before anything is computed.
   bool logits = true;
   std::vector<std::int64_t> logit_rows;
+  // With attention: the query rows from this one on only, [layers, B, heads, T - attention_from,
+  // T] (0: every row). A caller that holds the rows before an edit (a figure drawn again after a
+  // keystroke) asks for those the edit changed: a cached forward then copies out only them. Must
+  // lie in [0, T], else Error(BAD_ARGUMENT).
+  std::int64_t attention_from = 0;
 };
 
 struct Gpt2Output {
@@ -101,7 +106,8 @@ struct Gpt2Output {
                      // the R rows of Gpt2ForwardOptions::logit_rows, in that order; empty when
                      // Gpt2ForwardOptions::logits is false
   Tensor attention;  // [layers, B, heads, T, T] when asked (for B = 1 the data is exactly
-                     // [layers, heads, T, T]); causal: the upper triangles are exactly 0
+                     // [layers, heads, T, T]); causal: the upper triangles are exactly 0;
+                     // [layers, B, heads, T - from, T] with attention_from
   Tensor residuals;  // [layers + 1, B, T, d] when asked: entry 0 is wte[ids] + wpe, entry
                      // l + 1 the stream after block l (before ln_f)
 };

@@ -108,11 +108,15 @@ struct ModelForwardOptions {
   // a few positions: the vocabulary product is the largest share of a small model's step.
   std::vector<std::int64_t> logit_rows;
   std::int64_t max_elements = kDefaultMaxElements;
+  // With attention: the query rows from this one on only (0: all). A figure drawn again after
+  // an edit holds the rows before it and asks for the rest; a causal model's cache then copies
+  // out only those. Must lie in [0, T], else Error(BAD_ARGUMENT).
+  std::int64_t attention_from = 0;
 };
 
 struct ModelOutput {
   Tensor logits;         // [B, T, V], or [R, V] for R asked rows; empty without logits
-  Tensor attention;      // [layers, B, heads, T, T] when asked
+  Tensor attention;      // [layers, B, heads, T, T] when asked; [.., T - attention_from, T]
   Tensor hidden_states;  // [layers + 1, B, T, d] when asked
 };
 

@@ -3,6 +3,7 @@
 #include "core/check.hpp"
 #include "core/kernels.hpp"
 #include "core/matmul.hpp"
+#include "nn/causal_rows.hpp"
 #include "nn/layers.hpp"
 
 #include <Eigen/Core>
@@ -364,6 +365,7 @@ void check_options(const DecoderSpec& spec, const DecoderWeights& weights,
         {some_rows ? R : N, V}, options.max_elements,
         some_rows ? "the logits [rows, vocab_size]" : "the logits [B, T, vocab_size]");
   }
+  check_attention_from(options.attention_from, T);
   if (options.attention) {
     require_product_at_most({L, B, H, T, T}, options.max_elements,
                             "the attention weights [layers, B, heads, T, T]");
@@ -586,6 +588,7 @@ ModelOutput decoder_forward(const DecoderSpec& spec, const DecoderWeights& weigh
               out.logits.data.data());
   }
   release_scratch();
+  out.attention = attention_rows_from(std::move(out.attention), options.attention_from);
   return out;
 }
 
@@ -593,14 +596,14 @@ struct DecoderCache::Data {
   std::vector<std::int32_t> ids;
   // Per layer, keys (after RoPE) and values [kv_heads, n, hd] of the n cached tokens.
   std::vector<std::vector<float>> keys, values;
-  // Kept rows (each only if every call so far asked for them): attention [layers, heads, n, n]
-  // (row i has zeros after key i), hidden states [layers + 1, n, d].
+  // Kept rows (each only if every call so far asked for them): attention (in `rows`, each
+  // layer·head's), hidden states [layers + 1, n, d].
   bool attention_kept = false, hidden_kept = false;
-  std::vector<float> attention, hidden;
-  // Every row's stream after the last block [n, d], and the logits [n, V] of the rows whose
-  // logits_done is set (a row's logits are computed when a call first asks for them).
-  std::vector<float> stream, logits;
-  std::vector<char> logits_done;
+  std::vector<float> hidden;
+  // Every row's stream after the last block [n, d]; in `rows`, the logits of the rows some call
+  // asked for (a row's logits are computed when a call first asks for them).
+  std::vector<float> stream;
+  CausalRows rows;
   std::int64_t reused = 0;
 };
 
@@ -639,6 +642,7 @@ ModelOutput decoder_forward(const DecoderSpec& spec, const DecoderWeights& weigh
     c.hidden_kept = options.hidden_states;
     c.keys.assign(static_cast<std::size_t>(L), {});
     c.values.assign(static_cast<std::size_t>(L), {});
+    c.rows.reset(c.attention_kept ? L * H : 0, V);
   }
   const std::int64_t fresh = T - keep;
   c.reused = keep;
@@ -652,22 +656,7 @@ ModelOutput decoder_forward(const DecoderSpec& spec, const DecoderWeights& weigh
         c.values[l] = regroup(c.values[l], Hkv, n, keep, T, hd);
       }
       c.stream = regroup(c.stream, 1, n, keep, T, d);
-      c.logits = regroup(c.logits, 1, n, keep, T, V);
-      c.logits_done.resize(static_cast<std::size_t>(keep));
-      c.logits_done.resize(static_cast<std::size_t>(T), 0);
-      if (c.attention_kept) {
-        // [layers, heads, n, n] -> [layers, heads, T, T]: a kept row widens with zeros (its later
-        // keys were masked).
-        std::vector<float> wider(static_cast<std::size_t>(L * H * T * T), 0.0f);
-        for (std::int64_t g = 0; g < L * H; ++g) {
-          for (std::int64_t r = 0; r < keep; ++r) {
-            std::copy(c.attention.begin() + (g * n + r) * n,
-                      c.attention.begin() + (g * n + r) * n + r + 1,
-                      wider.begin() + (g * T + r) * T);
-          }
-        }
-        c.attention = std::move(wider);
-      }
+      c.rows.resize(keep, T);
       if (c.hidden_kept) c.hidden = regroup(c.hidden, L + 1, n, keep, T, d);
     }
     c.ids.assign(ids, ids + T);
@@ -687,11 +676,10 @@ ModelOutput decoder_forward(const DecoderSpec& spec, const DecoderWeights& weigh
       }
       if (c.attention_kept) {
         rows.on_attention = [&](std::int64_t l, const AttentionResult& a) {
-          for (std::int64_t head = 0; head < H; ++head) {
-            std::copy(a.weights.data.begin() + head * fresh * T,
-                      a.weights.data.begin() + (head + 1) * fresh * T,
-                      c.attention.begin() + ((l * H + head) * T + keep) * T);
-          }
+          for (std::int64_t head = 0; head < H; ++head)
+            for (std::int64_t r = 0; r < fresh; ++r)
+              c.rows.set_attention(l * H + head, keep + r,
+                                   a.weights.data.data() + (head * fresh + r) * T);
         };
       }
       if (c.hidden_kept) {
@@ -708,10 +696,10 @@ ModelOutput decoder_forward(const DecoderSpec& spec, const DecoderWeights& weigh
     if (options.logits) {
       if (options.logit_rows.empty()) {
         for (std::int64_t t = 0; t < T; ++t)
-          if (!c.logits_done[static_cast<std::size_t>(t)]) missing.push_back(t);
+          if (!c.rows.has_logits(t)) missing.push_back(t);
       } else {
         for (const std::int64_t t : options.logit_rows)
-          if (!c.logits_done[static_cast<std::size_t>(t)]) missing.push_back(t);
+          if (!c.rows.has_logits(t)) missing.push_back(t);
         std::sort(missing.begin(), missing.end());
         missing.erase(std::unique(missing.begin(), missing.end()), missing.end());
       }
@@ -722,8 +710,7 @@ ModelOutput decoder_forward(const DecoderSpec& spec, const DecoderWeights& weigh
       for (std::size_t k = 0; k < missing.size(); ++k) {
         std::copy(computed.begin() + static_cast<std::int64_t>(k) * V,
                   computed.begin() + static_cast<std::int64_t>(k + 1) * V,
-                  c.logits.begin() + missing[k] * V);
-        c.logits_done[static_cast<std::size_t>(missing[k])] = 1;
+                  c.rows.logits(missing[k]));
       }
     }
   } catch (const std::bad_alloc&) {
@@ -742,15 +729,18 @@ ModelOutput decoder_forward(const DecoderSpec& spec, const DecoderWeights& weigh
       const auto R = static_cast<std::int64_t>(options.logit_rows.size());
       out.logits = Tensor({R, V});
       for (std::int64_t k = 0; k < R; ++k) {
-        const std::int64_t t = options.logit_rows[static_cast<std::size_t>(k)];
-        std::copy(c.logits.begin() + t * V, c.logits.begin() + (t + 1) * V,
-                  out.logits.data.begin() + k * V);
+        const float* row = c.rows.logits(options.logit_rows[static_cast<std::size_t>(k)]);
+        std::copy(row, row + V, out.logits.data.begin() + k * V);
       }
     } else if (options.logits) {
-      out.logits =
-          Tensor({1, T, V}, std::vector<float>(c.logits.begin(), c.logits.begin() + T * V));
+      out.logits = Tensor({1, T, V});
+      for (std::int64_t t = 0; t < T; ++t)
+        std::copy(c.rows.logits(t), c.rows.logits(t) + V, out.logits.data.begin() + t * V);
     }
-    if (options.attention) out.attention = Tensor({L, 1, H, T, T}, c.attention);
+    if (options.attention) {
+      out.attention = Tensor({L, 1, H, T - options.attention_from, T});
+      c.rows.copy_attention(out.attention.data.data(), options.attention_from, T);
+    }
     if (options.hidden_states) out.hidden_states = Tensor({L + 1, 1, T, d}, c.hidden);
   } catch (const std::bad_alloc&) {
     fail(ErrorCode::OUT_OF_MEMORY, "the cached forward pass could not allocate its results");

@@ -209,6 +209,7 @@ struct DecoderForward {
   bool logits = true;
   std::vector<std::int64_t> logit_rows;  // b · T + t; empty = every row
   std::int64_t max_elements = kDefaultMaxElements;
+  std::int64_t attention_from = 0;  // the query rows from this one on only (ModelForwardOptions)
 };
 
 // The forward pass of ids [B, T] (already checked to lie in the vocabulary, T within the

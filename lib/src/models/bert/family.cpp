@@ -5,6 +5,7 @@
 #include "core/check.hpp"
 #include "io/json.hpp"
 #include "models/bert/layout.hpp"
+#include "nn/causal_rows.hpp"
 
 #include <algorithm>
 #include <climits>
@@ -92,8 +93,11 @@ class BertAdapter final : public Model {
     if (options.logits && !model_.config().mlm_head && !options.logit_rows.empty()) {
       o.logits = true;  // asked for rows explicitly: say there is no head
     }
+    detail::check_attention_from(options.attention_from, in.ids.length);
     BertOutput r = model_.forward(BertInputs{in.ids, in.token_types, in.attention_mask}, o);
-    return ModelOutput{std::move(r.logits), std::move(r.attention), std::move(r.hidden_states)};
+    return ModelOutput{std::move(r.logits),
+                       detail::attention_rows_from(std::move(r.attention), options.attention_from),
+                       std::move(r.hidden_states)};
   }
   float loss_and_gradients(const ModelInputs& in, const TokenIds& targets) override {
     return model_.loss_and_gradients(BertInputs{in.ids, in.token_types, in.attention_mask},

@@ -8,6 +8,7 @@
 #include "core/matmul.hpp"
 #include "models/gpt2/layout.hpp"
 #include "models/gpt2/workspace.hpp"
+#include "nn/causal_rows.hpp"
 #include "nn/layers.hpp"
 
 #include <algorithm>
@@ -22,14 +23,14 @@ struct Gpt2Cache::Data {
   std::vector<std::int32_t> ids;
   // Per layer, keys and values [H, n, hd] of the n cached tokens.
   std::vector<std::vector<float>> keys, values;
-  // Kept rows (each only if every call so far asked for it): attention [layers, H, n, n] (row i
-  // has zeros after key i), residuals [layers + 1, n, d].
+  // Kept rows (each only if every call so far asked for it): attention (in `rows`, each
+  // layer·head's), residuals [layers + 1, n, d].
   bool attention_kept = false, residuals_kept = false;
-  std::vector<float> attention, residuals;
-  // Every row's final LayerNorm output [n, d], and the logits [n, V] of the rows whose
-  // logits_done is set (a row's logits are computed when a call first asks for them).
-  std::vector<float> final_norm, logits;
-  std::vector<char> logits_done;
+  std::vector<float> residuals;
+  // Every row's final LayerNorm output [n, d]; in `rows`, the logits of the rows some call
+  // asked for (a row's logits are computed when a call first asks for them).
+  std::vector<float> final_norm;
+  detail::CausalRows rows;
   std::int64_t reused = 0;
 };
 
@@ -85,6 +86,7 @@ Gpt2Output Gpt2Model::forward(const TokenIds& ids, Gpt2Cache& cache,
   const std::int64_t T = ids.length, L = config_.layers, H = config_.heads, d = config_.d_model;
   const std::int64_t hd = d / H, V = config_.vocab_size;
   detail::check_logit_rows(options, T);
+  detail::check_attention_from(options.attention_from, T);
   detail::require_at_most(T * V, options.max_elements, "the logits [B, T, vocab_size]");
   if (options.attention) {
     detail::require_at_most(L * H * T * T, options.max_elements,
@@ -114,6 +116,7 @@ Gpt2Output Gpt2Model::forward(const TokenIds& ids, Gpt2Cache& cache,
     c.residuals_kept = options.residuals;
     c.keys.assign(static_cast<std::size_t>(L), {});
     c.values.assign(static_cast<std::size_t>(L), {});
+    c.rows.reset(c.attention_kept ? L * H : 0, V);
   }
   const std::int64_t fresh = T - keep;  // rows to compute
   c.reused = keep;
@@ -129,23 +132,8 @@ Gpt2Output Gpt2Model::forward(const TokenIds& ids, Gpt2Cache& cache,
         c.keys[i] = regroup(c.keys[i], H, n, keep, T, hd);
         c.values[i] = regroup(c.values[i], H, n, keep, T, hd);
       }
-      c.logits = regroup(c.logits, 1, n, keep, T, V);
       c.final_norm = regroup(c.final_norm, 1, n, keep, T, d);
-      c.logits_done.resize(static_cast<std::size_t>(keep));
-      c.logits_done.resize(static_cast<std::size_t>(T), 0);
-      if (c.attention_kept) {
-        // [layers, H, n, n] -> [layers, H, T, T]: each kept row widens with zeros (its later keys
-        // were masked).
-        std::vector<float> wider(static_cast<std::size_t>(L * H * T * T), 0.0f);
-        for (std::int64_t g = 0; g < L * H; ++g) {
-          for (std::int64_t r = 0; r < keep; ++r) {
-            std::copy(c.attention.begin() + (g * n + r) * n,
-                      c.attention.begin() + (g * n + r) * n + r + 1,
-                      wider.begin() + (g * T + r) * T);
-          }
-        }
-        c.attention = std::move(wider);
-      }
+      c.rows.resize(keep, T);
       if (c.residuals_kept) c.residuals = regroup(c.residuals, L + 1, n, keep, T, d);
     }
     c.ids.assign(ids.data, ids.data + T);
@@ -204,11 +192,10 @@ Gpt2Output Gpt2Model::forward(const TokenIds& ids, Gpt2Cache& cache,
           detail::fail(e.code(), "GPT-2 block ", l, " attention: ", e.what());
         }
         if (c.attention_kept) {
-          for (std::int64_t head = 0; head < H; ++head) {
-            std::copy(a.weights.data.begin() + head * fresh * T,
-                      a.weights.data.begin() + (head + 1) * fresh * T,
-                      c.attention.begin() + ((l * H + head) * T + keep) * T);
-          }
+          for (std::int64_t head = 0; head < H; ++head)
+            for (std::int64_t r = 0; r < fresh; ++r)
+              c.rows.set_attention(l * H + head, keep + r,
+                                   a.weights.data.data() + (head * fresh + r) * T);
         }
         detail::merge_heads(atty.data(), a.output.data.data(), 1, fresh, H, hd);
         // The residual stream in place: x += atty W + b, then x += MLP(ln_2(x)).
@@ -238,27 +225,29 @@ Gpt2Output Gpt2Model::forward(const TokenIds& ids, Gpt2Cache& cache,
     if (options.logits) {
       if (options.logit_rows.empty()) {
         for (std::int64_t t = 0; t < T; ++t)
-          if (!c.logits_done[static_cast<std::size_t>(t)]) missing.push_back(t);
+          if (!c.rows.has_logits(t)) missing.push_back(t);
       } else {
         for (const std::int64_t t : options.logit_rows)
-          if (!c.logits_done[static_cast<std::size_t>(t)]) missing.push_back(t);
+          if (!c.rows.has_logits(t)) missing.push_back(t);
         std::sort(missing.begin(), missing.end());
         missing.erase(std::unique(missing.begin(), missing.end()), missing.end());
       }
     }
     if (!missing.empty()) {
-      detail::unembed_rows(c.logits.data(), c.final_norm.data(), params_.data() + work_->layout.wte,
-                           missing, d, V, true);
-      for (const std::int64_t t : missing) {
-        if (!std::isfinite(detail::finite_max_abs(c.logits.data() + t * V, V))) {
-          detail::fail(
-              ErrorCode::NON_FINITE,
-              "the forward pass overflowed float32 in the logits: the weights are finite but "
-              "too large for these inputs");
-        }
+      std::vector<float> computed(missing.size() * static_cast<std::size_t>(V));
+      detail::unembed_rows(computed.data(), c.final_norm.data(), params_.data() + work_->layout.wte,
+                           missing, d, V);
+      if (!std::isfinite(detail::finite_max_abs(computed.data(),
+                                                static_cast<std::int64_t>(computed.size())))) {
+        detail::fail(ErrorCode::NON_FINITE,
+                     "the forward pass overflowed float32 in the logits: the weights are finite "
+                     "but too large for these inputs");
       }
-      for (const std::int64_t t : missing)
-        c.logits_done[static_cast<std::size_t>(t)] = 1;
+      for (std::size_t k = 0; k < missing.size(); ++k) {
+        std::copy(computed.begin() + static_cast<std::ptrdiff_t>(k) * V,
+                  computed.begin() + static_cast<std::ptrdiff_t>(k + 1) * V,
+                  c.rows.logits(missing[k]));
+      }
     }
   } catch (...) {
     c = Gpt2Cache::Data{};
@@ -271,15 +260,19 @@ Gpt2Output Gpt2Model::forward(const TokenIds& ids, Gpt2Cache& cache,
       const auto R = static_cast<std::int64_t>(options.logit_rows.size());
       out.logits = Tensor({R, V});
       for (std::int64_t k = 0; k < R; ++k) {
-        const std::int64_t t = options.logit_rows[static_cast<std::size_t>(k)];
-        std::copy(c.logits.begin() + t * V, c.logits.begin() + (t + 1) * V,
-                  out.logits.data.begin() + k * V);
+        const float* row = c.rows.logits(options.logit_rows[static_cast<std::size_t>(k)]);
+        std::copy(row, row + V, out.logits.data.begin() + k * V);
       }
     } else if (options.logits) {
-      out.logits =
-          Tensor({1, T, V}, std::vector<float>(c.logits.begin(), c.logits.begin() + T * V));
+      out.logits = Tensor({1, T, V});
+      for (std::int64_t t = 0; t < T; ++t)
+        std::copy(c.rows.logits(t), c.rows.logits(t) + V, out.logits.data.begin() + t * V);
     }
-    if (options.attention) out.attention = Tensor({L, 1, H, T, T}, c.attention);
+    if (options.attention) {
+      const std::int64_t from = options.attention_from;
+      out.attention = Tensor({L, 1, H, T - from, T});
+      c.rows.copy_attention(out.attention.data.data(), from, T);
+    }
     if (options.residuals) out.residuals = Tensor({L + 1, 1, T, d}, c.residuals);
   } catch (const std::bad_alloc&) {
     detail::fail(ErrorCode::OUT_OF_MEMORY, "the GPT-2 forward pass could not allocate its results");

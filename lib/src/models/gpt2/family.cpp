@@ -37,6 +37,7 @@ class Gpt2Adapter final : public Model {
     o.max_elements = options.max_elements;
     o.logits = options.logits;
     o.logit_rows = options.logit_rows;
+    o.attention_from = options.attention_from;
     return finish(model_.forward(in.ids, mine->cache, o));
   }
 
@@ -63,6 +64,7 @@ class Gpt2Adapter final : public Model {
     o.max_elements = options.max_elements;
     o.logits = options.logits;
     o.logit_rows = options.logit_rows;
+    o.attention_from = options.attention_from;
     return finish(model_.forward(in.ids, o));
   }
 

@@ -4,6 +4,7 @@
 #include "core/matmul.hpp"
 #include "models/gpt2/layout.hpp"
 #include "models/gpt2/workspace.hpp"
+#include "nn/causal_rows.hpp"
 #include "nn/layers.hpp"
 
 #include <algorithm>
@@ -285,6 +286,7 @@ Gpt2Output Gpt2Model::forward(const TokenIds& ids, const Gpt2ForwardOptions& opt
   const std::int64_t L = config_.layers, H = config_.heads, d = config_.d_model;
   const std::int64_t V = config_.vocab_size;
   detail::check_logit_rows(options, N);
+  detail::check_attention_from(options.attention_from, T);
   const bool some_rows = options.logits && !options.logit_rows.empty();
   const auto R = static_cast<std::int64_t>(options.logit_rows.size());
   if (options.logits) {
@@ -368,6 +370,7 @@ Gpt2Output Gpt2Model::forward(const TokenIds& ids, const Gpt2ForwardOptions& opt
   }
   require_finite_stage(out.logits.data.data(), static_cast<std::int64_t>(out.logits.data.size()),
                        "the logits");
+  out.attention = detail::attention_rows_from(std::move(out.attention), options.attention_from);
   return out;
 }
 

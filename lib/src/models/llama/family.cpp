@@ -100,6 +100,7 @@ class LlamaAdapter final : public Model {
     o.logits = options.logits;
     o.logit_rows = options.logit_rows;
     o.max_elements = options.max_elements;
+    o.attention_from = options.attention_from;
     return o;
   }
   [[noreturn]] void no_training() const {
