@@ -36,9 +36,17 @@ const FORWARD_OPTIONS = {
   tokenTypes: "any",
   attentionMask: "any",
   cache: "any",
+  attentionFrom: "number",
 };
 const PREDICT_OPTIONS = { k: "number" };
-const ANALYZE_OPTIONS = { k: "number", attention: "boolean", maxTokens: "number", cache: "any", predictionRows: "any" };
+const ANALYZE_OPTIONS = {
+  k: "number",
+  attention: "boolean",
+  maxTokens: "number",
+  cache: "any",
+  predictionRows: "any",
+  attentionFrom: "number",
+};
 
 // Each cache createCache() made: its native handle (0 when the family has nothing to reuse),
 // the model it belongs to, and whether it was disposed.
@@ -208,6 +216,16 @@ function predictionRowsOf(rows, tokens) {
   return out;
 }
 
+// options.attentionFrom: the first query row of the attention returned (0 to the tokens T; T: none).
+function attentionFromOf(from = 0, tokens) {
+  if (!Number.isInteger(from) || from < 0 || from > tokens)
+    fail(
+      "BAD_ARGUMENT",
+      `attentionFrom must be an integer from 0 to the ${tokens} tokens (the first query row of the attention returned); got ${describe(from)}`,
+    );
+  return from;
+}
+
 /** Builds the model API around an instantiated model module. */
 export function createModelApi(core) {
   const { limits, defaults, families } = core._description();
@@ -275,6 +293,7 @@ export function createModelApi(core) {
         hiddenStates: o.residuals ?? false,
         logits: o.logits ?? config.hasHead,
         logitRows: rows === null ? null : Float64Array.from(rows),
+        attentionFrom: attentionFromOf(o.attentionFrom, t.length),
       };
       const r = unwrap(core._forward(handle, t.data, t.batch, t.length, types, mask, options, handleOfCache));
       const result = { logits: r.logits ?? null };
@@ -291,7 +310,7 @@ export function createModelApi(core) {
     // the other rows only (the model keeps each row's final LayerNorm output, so a row asked for
     // later costs its unembedding alone), and an append ranks one row (GPT-2 small: one row of
     // 50 257 logits instead of 33).
-    const predictionsFor = (list, k, attention, cache, only = null) => {
+    const predictionsFor = (list, k, attention, cache, only = null, attentionFrom = 0) => {
       const masked = config.prediction === "masked-token";
       const state = masked ? null : cacheState(cache);
       // (A family with nothing to reuse has no native cache: its runs compute every row.)
@@ -312,7 +331,7 @@ export function createModelApi(core) {
       const kept = (i) => i < from && last.rows[i] !== null;
       const fresh = wanted.filter((i) => !kept(i));
       const wantLogits = config.hasHead && fresh.length > 0;
-      const options = { attention, cache, logits: wantLogits, tokenTypes: config.typeVocabSize > 0 ? types : undefined };
+      const options = { attention, cache, logits: wantLogits, tokenTypes: config.typeVocabSize > 0 ? types : undefined, attentionFrom };
       // Every row asked: no rows given (the library's "every row").
       const all = (rows) => rows.length === n && !masked;
       const r = run(ids, options, wantLogits && !all(fresh) ? fresh : null);
@@ -389,8 +408,9 @@ export function createModelApi(core) {
         }
         const list = tokenizer.tokenList(text, maxTokens);
         const only = predictionRowsOf(o.predictionRows, list.tokens.length);
+        const from = attentionFromOf(o.attentionFrom, list.tokens.length);
         if (list.tokens.length === 0) return { tokens: [], totalTokens: 0, predictions: [], attention: null };
-        const { predictions, attention } = predictionsFor(list, k, o.attention ?? false, o.cache, only);
+        const { predictions, attention } = predictionsFor(list, k, o.attention ?? false, o.cache, only, from);
         return { tokens: list.tokens, totalTokens: list.count, predictions, attention };
       },
       gradients(ids, targets, options) {

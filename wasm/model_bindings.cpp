@@ -520,9 +520,9 @@ Inputs inputs_from_js(const val& ids, int batch, int length, const val& types, c
   return in;
 }
 
-// options: { attention, hiddenStates, logits: booleans; logitRows: Float64Array or null } (JS
-// types checked by model.js); cache: a cache handle of this model (model.js checks), or 0.
-// Returns { logits?, attention?, hiddenStates? } as the library's shapes.
+// options: { attention, hiddenStates, logits: booleans; logitRows: Float64Array or null;
+// attentionFrom: an integer } (JS types checked by model.js); cache: a cache handle of this model
+// (model.js checks), or 0. Returns { logits?, attention?, hiddenStates? } as the library's shapes.
 val forward(int handle, const val& ids, int batch, int length, const val& types, const val& mask,
             const val& options, int cache) {
   return guarded([&] {
@@ -531,6 +531,7 @@ val forward(int handle, const val& ids, int batch, int length, const val& types,
     o.attention = options["attention"].as<bool>();
     o.hidden_states = options["hiddenStates"].as<bool>();
     o.logits = options["logits"].as<bool>();
+    o.attention_from = static_cast<std::int64_t>(options["attentionFrom"].as<double>());
     const val rows = options["logitRows"];
     if (!rows.isNull()) {
       std::vector<double> r(rows["length"].as<unsigned>());

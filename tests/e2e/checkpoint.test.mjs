@@ -1,8 +1,8 @@
 // The demo page's checkpoint picker in Chromium: a GPT-2-shaped checkpoint picked from disk (made
 // by scripts/gpt2-checkpoint.mjs, random weights) is shown with GPT-2's own tokenizer; a BERT
 // config gets a message naming it; GPT-2 small's exact shapes (500 MB) load and run a 32-token
-// sentence in the page, and the load and forward times are printed. A picked checkpoint loads and
-// computes in the element's model worker (web/element/remote-model.js).
+// sentence and a 308-token paragraph in the page, and the load and keystroke times are printed.
+// A picked checkpoint loads and computes in the element's model worker (web/element/remote-model.js).
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdtempSync, readFileSync, rmSync, statfsSync, writeFileSync } from "node:fs";
@@ -15,6 +15,7 @@ import { serve } from "../../scripts/serve.mjs";
 import { assertClose } from "../js/helpers.mjs";
 import { pickCheckpoint, typeAndTime } from "../support/figure.mjs";
 import { GPT2_SMALL, writeGpt2Checkpoint } from "../../scripts/gpt2-checkpoint.mjs";
+import { PROSE_PARAGRAPH, PROSE_SENTENCE, firstTokens } from "../support/sentences.mjs";
 
 const site = useSite();
 const gpt2Encoder = createRequire(import.meta.url)("gpt-3-encoder");
@@ -650,7 +651,7 @@ test("a 12-layer grid paints the thumbnails near the screen with the figure and 
   }
 });
 
-test("GPT-2 small's exact shapes (random weights, 500 MB) load and run a 32-token sentence in the page", async (t) => {
+test("GPT-2 small's exact shapes (random weights, 500 MB) load and run a 32-token sentence and a 308-token paragraph in the page", async (t) => {
   const free = (() => {
     const s = statfsSync(tmpdir());
     return s.bavail * s.bsize;
@@ -669,12 +670,8 @@ test("GPT-2 small's exact shapes (random weights, 500 MB) load and run a 32-toke
     assert.ok(status.ok, status.text);
     assert.match(status.text, /12 layers × 12 heads, d_model 768, a context of 1024 tokens/);
     // A 32-token sentence (counted by GPT-2's tokenizer): time from the edit to the drawn figure.
-    // The first 32 of GPT-2's tokens of a longer text (whole words, so they tokenize the same again).
-    const long =
-      "the quick brown fox jumps over the lazy dog while the cat sleeps on the warm mat by the door of the old house in the small town near the river where the children play every day after school";
-    const sentence = gpt2Encoder.decode(gpt2Encoder.encode(long).slice(0, 32));
-    const L = gpt2Encoder.encode(sentence).length;
-    assert.equal(L, 32);
+    const sentence = firstTokens(gpt2Encoder, PROSE_SENTENCE, 32);
+    const L = 32;
     const times = [];
     for (const text of [sentence, `${sentence}.`, sentence]) times.push(await typeAndTime(page, text));
     const shape = await page.evaluate(() => document.querySelector("#figure").attention.weights.shape);
@@ -695,9 +692,38 @@ test("GPT-2 small's exact shapes (random weights, 500 MB) load and run a 32-toke
       `A${sentence.slice(1)}`,
     );
     assert.deepEqual(order, ["next task", "figure"]);
+    // A 308-token paragraph pasted over it, a token appended, and its first word edited: the
+    // speed report's paragraph (bench/worker-typing.mjs measures them with medians). The
+    // appended figure takes the rows before it from the one shown (trained.js, withRows): it
+    // must equal the paragraph's attention with one more row, zeros after each diagonal.
+    const paragraph = firstTokens(gpt2Encoder, PROSE_PARAGRAPH, 308);
+    await typeAndTime(page, sentence);
+    const paste = await typeAndTime(page, paragraph, { ranked: true });
+    const append = await typeAndTime(page, `${paragraph}.`);
+    const check = await page.evaluate(() => {
+      const { data, shape } = document.querySelector("#figure").attention.weights;
+      const T = shape[2];
+      let masked = 0;
+      let rowsOff = 0;
+      for (let g = 0; g < shape[0] * shape[1]; g++)
+        for (let i = 0; i < T; i++) {
+          let sum = 0;
+          for (let j = 0; j < T; j++) {
+            const w = data[(g * T + i) * T + j];
+            if (j > i && w !== 0) masked++;
+            sum += w;
+          }
+          if (!(Math.abs(sum - 1) < 1e-4)) rowsOff++;
+        }
+      return { shape, masked, rowsOff };
+    });
+    assert.deepEqual(check, { shape: [12, 12, 309, 309], masked: 0, rowsOff: 0 });
+    const start = await typeAndTime(page, paragraph.replace(/^The/, "A"));
     console.log(
       `GPT-2 small shapes in Chromium: ${(bytes / 1e6).toFixed(0)} MB checkpoint picked -> figure in ${loadMs} ms; ` +
-        `an edit at ${L} tokens (forward, predictions, grid of 144 heads) ${times.map((ms) => ms.toFixed(0)).join(", ")} ms`,
+        `an edit at ${L} tokens (forward, predictions, grid of 144 heads) ${times.map((ms) => ms.toFixed(0)).join(", ")} ms; ` +
+        `a 308-token paragraph: pasted ${paste.painted.toFixed(0)} ms (target 2 500), a token appended ${append.toFixed(0)} ms ` +
+        `(target 100), the first word edited ${start.toFixed(0)} ms (target 1 200)`,
     );
     assert.deepEqual(problems, []);
     await page.close();

@@ -364,6 +364,64 @@ test("analyze with predictionRows ranks those tokens only; the rest come later f
   model.dispose();
 });
 
+test("attentionFrom: the attention's query rows from it on, the rows of the whole attention; with a cache, those after an edit", async () => {
+  const model = await lens.createModel({ config, seed: 5 });
+  const ids = randomIds(12, config.vocabSize, 6);
+  const whole = model.forward(ids, { attention: true }).attention;
+  /** Rows [from, T) of an attention [layers, heads, T, T], as [layers, heads, T - from, T]. */
+  const rowsFrom = ({ data, shape: [layers, heads, T] }, from) => {
+    const out = [];
+    for (let g = 0; g < layers * heads; g++) out.push(...data.subarray((g * T + from) * T, (g + 1) * T * T));
+    return out;
+  };
+  for (const from of [0, 1, 11, 12]) {
+    const cut = model.forward(ids, { attention: true, attentionFrom: from }).attention;
+    assert.deepEqual(cut.shape, [config.layers, config.heads, 12 - from, 12]);
+    assertClose(cut.data, rowsFrom(whole, from), 0, `attentionFrom ${from}`, cut.shape);
+  }
+  // With a cache: an append asks for its row, an edit for the rows from it, a deletion for none.
+  const cache = model.createCache();
+  model.forward(ids, { attention: true, cache });
+  for (const [next, from] of [
+    [Int32Array.from([...ids, 3]), 12],
+    [Int32Array.from([...ids.subarray(0, 5), 7, ...ids.subarray(6)]), 5],
+    [ids.subarray(0, 9), 9],
+  ]) {
+    const cut = model.forward(next, { attention: true, cache, attentionFrom: from }).attention;
+    const full = model.forward(next, { attention: true }).attention;
+    assert.deepEqual(cut.shape, [config.layers, config.heads, next.length - from, next.length]);
+    // Kept keys and values against a fresh forward: the cache test's bound above.
+    assertClose(cut.data, rowsFrom(full, from), 1e-6, `cached, attentionFrom ${from}`, cut.shape);
+  }
+  // analyze() takes it too, up to the text's tokens.
+  const shipped = await loadShippedModel();
+  const text = "The cat sat on the mat.";
+  const n = shipped.tokens(text).length;
+  const analysis = shipped.analyze(text, { attention: true, attentionFrom: n - 1 });
+  assertClose(
+    analysis.attention.data,
+    rowsFrom(shipped.analyze(text, { attention: true }).attention, n - 1),
+    0,
+    "analyze",
+    analysis.attention.shape,
+  );
+  for (const [from, message] of [
+    [-1, /attentionFrom must be an integer from 0 to the 12 tokens \(the first query row of the attention returned\); got number -1/],
+    [1.5, /attentionFrom must be an integer from 0 to the 12 tokens.*got number 1\.5/],
+    [13, /attentionFrom must be an integer from 0 to the 12 tokens.*got number 13/],
+    ["2", /attentionFrom must be a number; got string "2"/],
+  ])
+    assertAttnLensError(() => model.forward(ids, { attention: true, attentionFrom: from }), "BAD_ARGUMENT", message);
+  assertAttnLensError(
+    () => shipped.analyze(text, { attention: true, attentionFrom: n + 1 }),
+    "BAD_ARGUMENT",
+    new RegExp(`from 0 to the ${n} tokens`),
+  );
+  cache.dispose();
+  model.dispose();
+  shipped.dispose();
+});
+
 test("100 forward calls (and errors) leave the model module's heap where it was", async () => {
   const model = await lens.createModel({ config, seed: 15 });
   const ids = randomIds(16, 64, 16);

@@ -167,6 +167,56 @@ for (const [name, makeFiles] of [
     local.model.dispose();
   });
 
+test("a causal figure after an edit takes the rows before it from the figure it holds, and asks the model for the rest only", async () => {
+  // The page holds its last figure's attention; after an edit a causal model's rows before the
+  // first changed token are the same (they depend on the tokens up to them only), so the figure
+  // asks analyze() for the rows from there on (attentionFrom) and copies the others. Each figure
+  // must equal one made afresh by a model that holds nothing: the kept rows were computed by the
+  // cache in an earlier call, so they may differ from a fresh forward's by its rounding (1e-6 on
+  // weights in [0, 1], the bound of tests/cpp/test_gpt2_cache.cpp), and nothing else.
+  const files = gpt2Files();
+  const held = opened(await lens.loadModel({ files }));
+  const asked = [];
+  const analyze = held.model.analyze.bind(held.model);
+  held.model = Object.create(held.model, {
+    analyze: { value: (text, options) => (asked.push(options), analyze(text, options)) },
+  });
+  const edits = [
+    ["The cat sat", 0],
+    ["The cat sat on the mat.", 3], // appended: the rows from the first new token
+    ["The cat sat on the mat. It", 7],
+    ["The cat sat on the", 5], // deleted: no row to compute (5 of 5 held)
+    ["A cat sat on the", 0], // the first token edited: every row
+    [LONG, 0],
+    [`${LONG} Yes.`, null], // null: the tokens the two texts share, by the tokenizer
+  ];
+  for (const [sentence, from] of edits) {
+    asked.length = 0;
+    const figure = trained.modelFigure(held, sentence);
+    const fresh = trained.modelFigure(opened(await lens.loadModel({ files })), sentence);
+    const { attentionFrom } = asked.find((o) => o.attention);
+    const [, , L] = fresh.weights.shape;
+    const shared = (a, b) => {
+      let i = 0;
+      while (i < a.length && i < b.length && a[i] === b[i]) i++;
+      return i;
+    };
+    const expected = from ?? shared(held.model.encode(LONG), held.model.encode(sentence));
+    if (from === null) assert.ok(expected > 90, "the long text's rows are held");
+    assert.equal(attentionFrom, expected, `the rows asked for after "${sentence.slice(0, 30)}"`);
+    assert.deepEqual(figure.weights.shape, fresh.weights.shape);
+    assertClose(figure.weights.data, fresh.weights.data, 1e-6, `attention of "${sentence.slice(0, 30)}…"`, fresh.weights.shape);
+    for (let k = 0; k < figure.weights.data.length; k++) {
+      const i = Math.floor(k / L) % L;
+      if (k % L > i && figure.weights.data[k] !== 0) assert.fail(`a masked weight is ${figure.weights.data[k]} at flat index ${k}`);
+    }
+    assert.deepEqual(figure.headNotes, fresh.headNotes);
+    assertClose(figure.scores.previous.flat(), fresh.scores.previous.flat(), 1e-6, "previous-token scores");
+    assert.deepEqual(figure.tokens, fresh.tokens);
+  }
+  held.model.dispose();
+});
+
 test("a figure made again while the one shown ranks its rows keeps the rows ranked meanwhile (none goes back to pending)", async () => {
   // The page's order of events with a checkpoint in the worker: the figure is shown with rows
   // left for later; a rankLater() step is posted; before it is answered, a figure of the same

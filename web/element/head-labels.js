@@ -23,8 +23,10 @@ const ROWS = Symbol("rows");
  * when the lengths differ, all 0) takes that row's entropy from it: a causal model's cache keeps
  * every row before the first edited token, so an append computes the new row's logarithms only.
  * Rows are summed in the same order either way, so the result is the same bits as without.
+ * `same` > 0 says that rows [0, same) are those rows of `before`'s weights (the caller copied
+ * them: trained.js, withRows), which takes their entropies without comparing them.
  */
-export function headScores({ data, shape: [layers, heads, L] }, tokens, before) {
+export function headScores({ data, shape: [layers, heads, L] }, tokens, before, same = 0) {
   const special = tokens.map((t) => Boolean(t.special));
   const first = special[0] ? 0 : -1;
   const last = L > 1 && special[L - 1] ? L - 1 : -1;
@@ -56,7 +58,11 @@ export function headScores({ data, shape: [layers, heads, L] }, tokens, before) 
         for (let m = 0; m < punct.length; m++) punctuation += data[r + punct[m]];
         if (hasPrevious[i]) previous += data[r + i - 1];
         if (hasNext[i]) next += data[r + i + 1];
-        let e = reuse && i < reuse.L ? sameRowEntropy(data, r, L, reuse, ((l * heads + h) * reuse.L + i) * reuse.L) : NaN;
+        let e = NaN;
+        if (reuse && i < reuse.L) {
+          const o = ((l * heads + h) * reuse.L + i) * reuse.L;
+          e = i < same ? reuse.entropies[o / reuse.L] : sameRowEntropy(data, r, L, reuse, o);
+        }
         if (Number.isNaN(e)) {
           e = 0;
           for (let j = r, end = r + L; j < end; j++) {

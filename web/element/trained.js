@@ -379,10 +379,16 @@ function* figureSteps(opened, sentence, { hideSpecial = false } = {}) {
   const { model, name, induction, cache } = opened;
   const causal = model.config.causal;
   const text = causal ? sentence : pairOf(sentence);
+  // The attention of this model's last figure, while a figure holds it: its rows before the
+  // first changed token are this figure's (rank-rows.js, analyzeFigure).
+  const held = causal ? opened.held?.deref() : undefined;
   // (One call: in the model worker the tokenizing and the figure are one message.)
-  const before = causal && opened.ranked ? { ids: opened.ranked.ids, rows: opened.ranked.rows } : null;
-  let { r, later } = yield ["analyzeFigure", text, { k: 5, attention: true, cache: causal ? cache : undefined }, before];
+  const before = causal
+    ? { ranked: opened.ranked ? { ids: opened.ranked.ids, rows: opened.ranked.rows } : null, held: held?.ids ?? null }
+    : null;
+  let { r, later, from } = yield ["analyzeFigure", text, { k: 5, attention: true, cache: causal ? cache : undefined }, before];
   if (!r.tokens.length) return null;
+  if (from > 0) r.attention = withRows(held.attention, r.attention, from, r.tokens.length);
   // Rows ranked while this figure was computed (in the model worker, rankLater() steps of the
   // figure shown that were posted before this call, and answered before it) are taken from the
   // record instead of being shown as pending again: their predictions depend only on the
@@ -393,13 +399,16 @@ function* figureSteps(opened, sentence, { hideSpecial = false } = {}) {
   if (later.length && hideSpecial && r.tokens.some((t) => t.special)) {
     r = yield ["analyze", text, { k: 5, attention: true, cache }];
     later = [];
+    from = 0;
   }
   if (causal)
     opened.ranked = { ids: Int32Array.from(r.tokens, (t) => t.id), rows: r.predictions.map(Boolean), predictions: [...r.predictions] };
   // The previous figure's scores: rows the cache kept unchanged keep their entropy. Held weakly:
   // they hold that figure's whole attention, which a model kept after its figure is gone (the
   // shipped ones, a checkpoint put away) must not keep alive.
-  const categories = headScores(r.attention, r.tokens, opened.categories?.deref());
+  // (The rows before `from` are the held figure's, bit for bit: their entropies are its scores'.
+  // Those scores were held with it: opened.categories may be another element's figure's by now.)
+  const categories = headScores(r.attention, r.tokens, from > 0 ? held.categories : opened.categories?.deref(), from);
   opened.categories = new WeakRef(categories);
   const labels = categories.map((row, l) => row.map((s, h) => headLabel(s, induction?.[l]?.[h])));
   let tokens = r.tokens;
@@ -431,8 +440,35 @@ function* figureSteps(opened, sentence, { hideSpecial = false } = {}) {
     headNotes: Array.from({ length: layers }, (_, l) => Array.from({ length: heads }, (_, h) => labels[l][h].text)),
     source: { format: "model", config: model.config },
   };
-  if (causal) rankedBy.set(data, opened.ranked);
+  if (causal) {
+    rankedBy.set(data, opened.ranked);
+    // Held while this figure is (a WeakRef: a model kept after its figure is gone must not keep
+    // 55 MB of a 308-token GPT-2 small figure alive).
+    const holds = { ids: opened.ranked.ids, attention: r.attention, categories };
+    heldBy.set(data, holds);
+    opened.held = new WeakRef(holds);
+  }
   return data;
+}
+
+// Each causal figure's attention with the ids it was computed for (opened.held while shown).
+const heldBy = new WeakMap();
+
+/**
+ * Attention [layers, heads, T, T] from `held` ([layers, heads, n, n] of a text that shares its
+ * first `from` tokens with this one) for the query rows before `from`, and from `rows`
+ * ([layers, heads, T - from, T], analyze()'s attentionFrom) for the others. Causal: a kept row's
+ * weights after its diagonal are 0, as the new array is.
+ */
+function withRows(held, rows, from, T) {
+  const [layers, heads, n] = held.shape;
+  const data = new Float32Array(layers * heads * T * T);
+  const R = T - from;
+  for (let g = 0; g < layers * heads; g++) {
+    for (let i = 0; i < from; i++) data.set(held.data.subarray((g * n + i) * n, (g * n + i) * n + i + 1), (g * T + i) * T);
+    data.set(rows.data.subarray(g * R * T, (g + 1) * R * T), (g * T + from) * T);
+  }
+  return { data, shape: [layers, heads, T, T] };
 }
 
 // Each causal figure's record of the rows ranked (opened.ranked when it was made): the text's
