@@ -5,7 +5,8 @@
 // model. Loaded on demand (with the grid), so a random-weights figure does not pay for it. Text
 // from a model or a file is bound as text.
 import { html, nothing } from "lit";
-import { headLabel, headScores } from "./head-labels.js";
+import { headLabel, headScores, rowReader } from "./head-labels.js";
+import { CausalRows } from "../figure-data.js";
 import { chunkError } from "./chunks.js";
 import { loadRemoteModel, remoteFamilies, workersAvailable } from "./remote-model.js";
 import { RANK_BUDGET, callModel } from "./rank-rows.js";
@@ -216,12 +217,14 @@ function* inductionSteps(model) {
 }
 
 /** Previous-token score per [layer][head] on these weights: mean attention from i to i - 1. */
-export function previousTokenScores({ data, shape: [layers, heads, L] }) {
+export function previousTokenScores(attention) {
+  const [layers, heads, L] = attention.shape;
+  const rowAt = rowReader(attention);
   return Array.from({ length: layers }, (_, l) =>
     Array.from({ length: heads }, (_, h) => {
       if (L < 2) return NaN;
       let sum = 0;
-      for (let i = 1; i < L; i++) sum += data[(l * heads + h) * L * L + i * L + i - 1];
+      for (let i = 1; i < L; i++) sum += rowAt(l * heads + h, i)[i - 1];
       return sum / (L - 1);
     }),
   );
@@ -388,7 +391,8 @@ function* figureSteps(opened, sentence, { hideSpecial = false } = {}) {
     : null;
   let { r, later, from } = yield ["analyzeFigure", text, { k: 5, attention: true, cache: causal ? cache : undefined }, before];
   if (!r.tokens.length) return null;
-  if (from > 0) r.attention = withRows(held.attention, r.attention, from, r.tokens.length);
+  // Kept row by row (figure-data.js, CausalRows): the rows before `from` are the held figure's.
+  if (causal) r.attention = from > 0 ? held.attention.withRows(from, r.attention) : new CausalRows(r.attention);
   // Rows ranked while this figure was computed (in the model worker, rankLater() steps of the
   // figure shown that were posted before this call, and answered before it) are taken from the
   // record instead of being shown as pending again: their predictions depend only on the
@@ -398,6 +402,7 @@ function* figureSteps(opened, sentence, { hideSpecial = false } = {}) {
   // Hidden special tokens renumber the rows: everything is ranked now (from the cache).
   if (later.length && hideSpecial && r.tokens.some((t) => t.special)) {
     r = yield ["analyze", text, { k: 5, attention: true, cache }];
+    r.attention = new CausalRows(r.attention);
     later = [];
     from = 0;
   }
@@ -451,25 +456,9 @@ function* figureSteps(opened, sentence, { hideSpecial = false } = {}) {
   return data;
 }
 
-// Each causal figure's attention with the ids it was computed for (opened.held while shown).
+// Each causal figure's attention (CausalRows) with the ids it was computed for and its head
+// scores (opened.held while it is shown).
 const heldBy = new WeakMap();
-
-/**
- * Attention [layers, heads, T, T] from `held` ([layers, heads, n, n] of a text that shares its
- * first `from` tokens with this one) for the query rows before `from`, and from `rows`
- * ([layers, heads, T - from, T], analyze()'s attentionFrom) for the others. Causal: a kept row's
- * weights after its diagonal are 0, as the new array is.
- */
-function withRows(held, rows, from, T) {
-  const [layers, heads, n] = held.shape;
-  const data = new Float32Array(layers * heads * T * T);
-  const R = T - from;
-  for (let g = 0; g < layers * heads; g++) {
-    for (let i = 0; i < from; i++) data.set(held.data.subarray((g * n + i) * n, (g * n + i) * n + i + 1), (g * T + i) * T);
-    data.set(rows.data.subarray(g * R * T, (g + 1) * R * T), (g * T + from) * T);
-  }
-  return { data, shape: [layers, heads, T, T] };
-}
 
 // Each causal figure's record of the rows ranked (opened.ranked when it was made): the text's
 // ids, which rows are ranked, and their predictions.

@@ -4,7 +4,7 @@
 // 8 heads x 512 x 512 pairs draw in a few dozen calls. Hovering a token draws its lines on the
 // overlay and dims the rest (a style change, not a redraw).
 import { font, fitText, formatValue, labelStep, textWidth } from "../text.js";
-import { headName } from "../figure-data.js";
+import { headName, matrixOf } from "../figure-data.js";
 import { linePairs } from "./line-pairs.js";
 import { headColor } from "../theme.js";
 
@@ -76,11 +76,7 @@ export function layout({ data, layer, visible, title, palette, width, zoom = 1 }
   };
 }
 
-const headWeights = (lay, h) => {
-  const [, H, L] = lay.data.weights.shape;
-  const size = L * L;
-  return lay.data.weights.data.subarray((lay.layer * H + h) * size, (lay.layer * H + h + 1) * size);
-};
+const headWeights = (lay, h) => matrixOf(lay.data, lay.layer, h);
 
 /**
  * The pairs of one head that are drawn (weight >= MIN_WEIGHT), grouped by quantised weight
