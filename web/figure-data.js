@@ -51,6 +51,13 @@ export function matrixOf(data, layer, head) {
   if (!data._means[layer]) {
     const mean = new Float32Array(size);
     for (let h = 0; h < H; h++) {
+      if (data.weights instanceof CausalRows) {
+        // Row by row: the weights after each diagonal are 0 and add nothing.
+        data.weights.rowsOf(layer * H + h).forEach((row, i) => {
+          for (let j = 0; j < row.length; j++) mean[i * L + j] += row[j] / H;
+        });
+        continue;
+      }
       const w = headMatrix(h);
       for (let k = 0; k < size; k++) mean[k] += w[k] / H;
     }

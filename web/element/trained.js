@@ -5,6 +5,7 @@
 // model. Loaded on demand (with the grid), so a random-weights figure does not pay for it. Text
 // from a model or a file is bound as text.
 import { html, nothing } from "lit";
+import { guard } from "lit/directives/guard.js";
 import { headLabel, headScores, rowReader } from "./head-labels.js";
 import { CausalRows } from "../figure-data.js";
 import { chunkError } from "./chunks.js";
@@ -223,8 +224,11 @@ export function previousTokenScores(attention) {
   return Array.from({ length: layers }, (_, l) =>
     Array.from({ length: heads }, (_, h) => {
       if (L < 2) return NaN;
+      const g = l * heads + h;
+      // (Rows kept row by row: read from their list, not one call each.)
+      const rows = attention instanceof CausalRows ? attention.rowsOf(g) : null;
       let sum = 0;
-      for (let i = 1; i < L; i++) sum += rowAt(l * heads + h, i)[i - 1];
+      for (let i = 1; i < L; i++) sum += (rows ? rows[i] : rowAt(g, i))[i - 1];
       return sum / (L - 1);
     }),
   );
@@ -406,6 +410,9 @@ function* figureSteps(opened, sentence, { hideSpecial = false } = {}) {
     later = [];
     from = 0;
   }
+  // The rows before the edit keep their prediction objects (the same predictions: they depend on
+  // the tokens up to them), so that the strip's cards of those rows are not rendered again.
+  if (causal && opened.ranked?.predictions) sameObjects(opened.ranked, r);
   if (causal)
     opened.ranked = { ids: Int32Array.from(r.tokens, (t) => t.id), rows: r.predictions.map(Boolean), predictions: [...r.predictions] };
   // The previous figure's scores: rows the cache kept unchanged keep their entropy. Held weakly:
@@ -477,6 +484,13 @@ function takeRanked(record, r, later) {
     r.predictions[i] = record.predictions[i];
     return false;
   });
+}
+
+/** `r`'s predictions of the rows before its first token that differs from `record`'s: `record`'s objects. */
+function sameObjects(record, r) {
+  const n = Math.min(r.tokens.length, record.ids.length);
+  for (let i = 0; i < n && record.ids[i] === r.tokens[i].id; i++)
+    if (record.predictions[i] && r.predictions[i]) r.predictions[i] = record.predictions[i];
 }
 
 /**
@@ -630,25 +644,33 @@ export function predictionsTemplate(data, focusIndex) {
       masked && !shown.length
         ? html`<p class="prediction-hint">Type [MASK] in the sentence (or click a word) to see what the model would put there.</p>`
         : html`<div class="prediction-strip" role="list">
-            ${shown.map(
-              (i) =>
-                html`<div
-                  class="prediction"
-                  role="listitem"
-                  data-index=${i}
-                  aria-current=${i === focusIndex ? "true" : "false"}
-                  aria-busy=${pending.has(i) ? "true" : "false"}
-                >
-                  <div class="prediction-token">${visible(data.tokens[i].text)}</div>
-                  ${
-                    pending.has(i)
-                      ? [0, 1, 2, 3, 4].map(() => html`<div class="prediction-row"><span>…</span><span></span></div>`)
-                      : data.predictions[i].map(
-                          (p) =>
-                            html`<div class="prediction-row"><span>${visible(p.text)}</span><span>${(p.p * 100).toFixed(1)}%</span></div>`,
-                        )
-                  }
-                </div>`,
+            ${shown.map((i) =>
+              // A card whose row, token and state are those it showed is not rendered again: a
+              // keystroke on a 308-token figure changes one card of 309 (figureSteps keeps the
+              // objects of the rows before the edit).
+              guard(
+                [data.predictions[i], data.tokens[i].text, i, pending.has(i), i === focusIndex],
+                () =>
+                  html`<div
+                    class="prediction"
+                    role="listitem"
+                    data-index=${i}
+                    aria-current=${i === focusIndex ? "true" : "false"}
+                    aria-busy=${pending.has(i) ? "true" : "false"}
+                  >
+                    <div class="prediction-token">${visible(data.tokens[i].text)}</div>
+                    ${
+                      pending.has(i)
+                        ? [0, 1, 2, 3, 4].map(() => html`<div class="prediction-row"><span>…</span><span></span></div>`)
+                        : data.predictions[i].map(
+                            (p) =>
+                              html`<div class="prediction-row">
+                                <span>${visible(p.text)}</span><span>${(p.p * 100).toFixed(1)}%</span>
+                              </div>`,
+                          )
+                    }
+                  </div>`,
+              ),
             )}
           </div>`
     }

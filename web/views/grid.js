@@ -58,14 +58,20 @@ export function gridTemplate({ data, selected, width, big, onPick, label = "Laye
   </div>`;
 }
 
-// Thumbnails far from the screen are painted while the browser is idle, or as they come near,
-// whichever is first: a keystroke on a 12-layer model paints the rows a reader sees, not all 156
-// canvases (each painted canvas also costs its raster and upload in the frame; an edit
-// of GPT-2 small's 32 tokens to the painted frame went from 70–80 to 36–50 ms with 3 of its 12
-// rows painted). A canvas waiting here keeps its previous thumbnail, off screen, until then.
+// Thumbnails far from the screen are painted while the browser is idle after a pause in typing,
+// or as they come near, whichever is first: a keystroke on a 12-layer model paints the rows a
+// reader sees, not all 156 canvases (each painted canvas also costs its raster and upload in the
+// frame; an edit of GPT-2 small's 32 tokens to the painted frame went from 70–80 to 36–50 ms with
+// 3 of its 12 rows painted). The pause: while a reader types, the page is "idle" exactly while the
+// model worker computes the next figure, and painting then took a core from it (a 308-token
+// figure's other thumbnails: 30 ms of the page's thread per keystroke on a two-core machine).
+// A canvas waiting here keeps its previous thumbnail, off screen, until then.
 const waiting = new Map(); // canvas -> its paint()
 let observer = null;
 let idleQueued = false;
+let pause = 0; // the timer of the pause before idle painting
+let paused = false;
+const PAUSE_MS = 300;
 
 function paintNow(canvas) {
   const paint = waiting.get(canvas);
@@ -78,6 +84,8 @@ function paintNow(canvas) {
 
 function paintIdle(deadline) {
   idleQueued = false;
+  // A grid drawn since: its pause queues the painting again.
+  if (paused) return;
   for (const canvas of waiting.keys()) {
     if (deadline.timeRemaining() < 2) break;
     paintNow(canvas);
@@ -91,13 +99,23 @@ function queueIdle() {
   whenIdle(paintIdle);
 }
 
+/** Idle painting, once no grid has been drawn for PAUSE_MS (each new one starts it again). */
+function queueAfterPause() {
+  clearTimeout(pause);
+  paused = true;
+  pause = setTimeout(() => {
+    paused = false;
+    queueIdle();
+  }, PAUSE_MS);
+}
+
 function paintLater(canvas, paint) {
   observer ??= new IntersectionObserver((entries) => entries.forEach((e) => e.isIntersecting && paintNow(e.target)), {
     rootMargin: `${NEAR}px 0px`,
   });
   waiting.set(canvas, paint);
   observer.observe(canvas);
-  queueIdle();
+  queueAfterPause();
 }
 
 /**
