@@ -507,6 +507,17 @@ TEST_CASE("WordPiece: bad vocab.txt, tokenizer.json, tokenizer_config.json and t
   bad.max_input_chars_per_word = -1;
   require_error([&] { WordPieceTokenizer::from_vocab_txt(vocab_txt(kToyVocab), bad); },
                 ErrorCode::BAD_ARGUMENT, {"max_input_chars_per_word is -1"});
+  // Tokens longer than kMaxWordPieceTokenBytes: named, before anything is built.
+  WordPieceOptions long_mask;
+  long_mask.mask = std::string(attnlens::kMaxWordPieceTokenBytes + 1, 'M');
+  require_error([&] { WordPieceTokenizer::from_vocab_txt(vocab_txt(kToyVocab), long_mask); },
+                ErrorCode::BAD_ARGUMENT, {"the mask token is 257 bytes long", "up to 256"});
+  require_error(
+      [&] {
+        WordPieceTokenizer::from_vocab_txt("[UNK]\n[CLS]\n[SEP]\n" + std::string(300, 'a') + "\n",
+                                           {}, "v.txt");
+      },
+      ErrorCode::BAD_FILE, {"v.txt: ", "token 3 is 300 bytes long"});
   WordPieceOptions other_unk;
   other_unk.unk = "<unk>";
   require_error([&] { WordPieceTokenizer::from_vocab_txt(vocab_txt(kToyVocab), other_unk); },
@@ -554,6 +565,12 @@ TEST_CASE("WordPiece: bad vocab.txt, tokenizer.json, tokenizer_config.json and t
              pre + "}");
       },
       ErrorCode::BAD_FILE, {"tok.json: ", "id 1 is given to two tokens"});
+  require_error(
+      [&] {
+        json(R"({"model": {"type": "WordPiece", "unk_token": ")" + std::string(400, 'u') +
+             R"(", "vocab": {"[CLS]": 0, "[SEP]": 1}}, )" + pre + "}");
+      },
+      ErrorCode::BAD_FILE, {"tok.json: ", "the unknown token is 400 bytes long"});
   require_error(
       [&] {
         json(R"({"model": {"type": "WordPiece", "vocab": {"[UNK]": 0, "[CLS]": 1}}, )" + pre + "}");

@@ -47,6 +47,12 @@ namespace attnlens {
 // The Unicode version of the character tables behind normalization, e.g. "17.0".
 const char* wordpiece_unicode_version() noexcept;
 
+// The longest vocabulary token, special token or continuation prefix a WordPiece tokenizer reads,
+// in bytes (BERT's longest are under 30): every text is searched for the special tokens and every
+// word matched against the longest token at each of its characters, so a token's length
+// multiplies the time of every text. Longer ones are Error(BAD_FILE) (BAD_ARGUMENT in options).
+inline constexpr std::size_t kMaxWordPieceTokenBytes = 256;
+
 struct WordPieceOptions {
   // Lower-case the text (BertTokenizer's default do_lower_case = true; "uncased" models).
   bool lower_case = true;
