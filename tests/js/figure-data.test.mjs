@@ -1,9 +1,10 @@
 // The weights a figure draws from (web/figure-data.js): a causal attention kept row by row
-// (CausalRows) against the plain [layers, heads, L, L] array it stands for, and the cells a
-// thumbnail samples (sampledCells) against the matrix matrixOf() makes.
+// (CausalRows, web/element/causal-rows.js) against the plain [layers, heads, L, L] array it stands
+// for, and the cells a thumbnail samples (its cells()) against the matrix matrixOf() makes.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { CausalRows, matrixOf, sampledCells } from "../../web/figure-data.js";
+import { matrixOf } from "../../web/figure-data.js";
+import { CausalRows } from "../../web/element/causal-rows.js";
 import { assertClose, randomGenerator } from "./helpers.mjs";
 
 /** A random causal attention [layers, heads, L, L]: each row's weights up to its diagonal sum to 1. */
@@ -59,17 +60,19 @@ test("CausalRows: an edit's weights from the rows before it and the new rows equ
   );
 });
 
-test("sampledCells: a thumbnail's cells, as matrixOf()'s matrix has them, for a head and a layer's mean, kept by rows or not", () => {
+test("CausalRows.cells: a thumbnail's cells, as matrixOf()'s matrix has them, for a head and a layer's mean", () => {
   const plain = causalAttention(3, 4, 40, 4);
   const cells = Int32Array.from({ length: 16 }, (_, r) => Math.floor(((r + 0.5) * 40) / 16));
-  for (const weights of [plain, new CausalRows(plain), new CausalRows(causalAttention(3, 4, 30, 5)).withRows(0, plain)]) {
+  for (const weights of [new CausalRows(plain), new CausalRows(causalAttention(3, 4, 30, 5)).withRows(0, plain)]) {
     for (const layer of [0, 2])
       for (const head of [0, 3, "mean"]) {
-        const data = { weights, tokens: new Array(40), causal: true };
         const m = matrixOf({ weights: plain, tokens: new Array(40), causal: true }, layer, head);
         const expected = Float32Array.from({ length: 16 * 16 }, (_, k) => m[cells[Math.floor(k / 16)] * 40 + cells[k % 16]]);
         // The mean in matrixOf()'s order and float32 steps: the same bits.
-        assertClose(sampledCells(data, layer, head, cells, cells), expected, 0, `layer ${layer}, head ${head}`, [16, 16]);
+        assertClose(weights.cells(layer, head, cells, cells), expected, 0, `layer ${layer}, head ${head}`, [16, 16]);
+        // And matrixOf() of the rows (a mean made row by row) is the plain array's, bit for bit.
+        const fromRows = matrixOf({ weights, tokens: new Array(40), causal: true }, layer, head);
+        assertClose(fromRows, m, 0, `matrixOf of the rows, layer ${layer}, head ${head}`, [40, 40]);
       }
   }
 });

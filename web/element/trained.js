@@ -7,7 +7,7 @@
 import { html, nothing } from "lit";
 import { guard } from "lit/directives/guard.js";
 import { headLabel, headScores, rowReader } from "./head-labels.js";
-import { CausalRows } from "../figure-data.js";
+import { CausalRows } from "./causal-rows.js";
 import { chunkError } from "./chunks.js";
 import { loadRemoteModel, remoteFamilies, workersAvailable } from "./remote-model.js";
 import { RANK_BUDGET, callModel } from "./rank-rows.js";

@@ -4,7 +4,7 @@
 // outlined and their labels shown on the overlay, without redrawing the figure.
 import { Bitmap } from "../paint.js";
 import { font, fitText, formatValue, labelStep, textWidth, cellText, wrapText } from "../text.js";
-import { isMasked, matrixOf, sampledCells } from "../figure-data.js";
+import { isMasked, matrixOf } from "../figure-data.js";
 import { textOn } from "../theme.js";
 
 const TITLE_H = 26;
@@ -55,15 +55,15 @@ export function weightBitmap(data, layer, head, scale, palette, size = data.toke
         if (end < n) px.fill(masked, row + end, row + n);
       }
     } else {
-      // The sampled cells only, read where they are (a layer's mean thumbnail of GPT-2 small at
-      // 308 tokens: 96 × 96 × 12 reads, not the mean of twelve 308 × 308 matrices).
       const cells = Int32Array.from({ length: n }, (_, r) => Math.floor(((r + 0.5) * L) / n));
-      const at = sampledCells(data, layer, head, cells, cells);
+      // Weights kept row by row read the sampled cells where they are (causal-rows.js).
+      const at = data.weights.cells?.(layer, head, cells, cells);
+      const m = at ? null : matrixOf(data, layer, head);
       for (let r = 0; r < n; r++) {
         const i = cells[r];
         for (let c = 0; c < n; c++) {
           const j = cells[c];
-          const w = at[r * n + c];
+          const w = at ? at[r * n + c] : m[i * L + j];
           px[r * n + c] = data.causal && j > i ? masked : table[Math.round((w < 0 ? 0 : w > 1 ? 1 : w) * 255)];
         }
       }
