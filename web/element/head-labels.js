@@ -28,7 +28,7 @@ const K = PARTS.length;
  * Rows are summed in the same order either way, so the result is the same bits as without.
  *
  * `same` > 0 says more: the weights are causal and rows [0, same) are those rows of `before`'s
- * weights (the caller copied them: trained.js, withRows), with the same tokens up to them. Those
+ * weights (the caller shares them: causal-rows.js, withRows), with the same tokens up to them. Those
  * rows' shares are then taken without reading the rows (all but the last two before `same` and
  * before either end, whose [SEP] and next-token shares depend on the tokens after them): an
  * append to a 308-token GPT-2 small figure reads 144 rows instead of 44 000.
@@ -100,7 +100,7 @@ export function headScores(attention, tokens, before, same = 0) {
 
 /**
  * (g, i) -> row i of head g (g = layer · heads + head) of weights [layers, heads, L, L]: those
- * kept row by row (figure-data.js, CausalRows) as they are, else a view of the flat array.
+ * kept row by row (causal-rows.js) as they are, else a view of the flat array.
  */
 export function rowReader(attention) {
   if (typeof attention.row === "function") return (g, i) => attention.row(g, i);

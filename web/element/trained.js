@@ -395,7 +395,7 @@ function* figureSteps(opened, sentence, { hideSpecial = false } = {}) {
     : null;
   let { r, later, from } = yield ["analyzeFigure", text, { k: 5, attention: true, cache: causal ? cache : undefined }, before];
   if (!r.tokens.length) return null;
-  // Kept row by row (figure-data.js, CausalRows): the rows before `from` are the held figure's.
+  // Kept row by row (causal-rows.js): the rows before `from` are the held figure's.
   if (causal) r.attention = from > 0 ? held.attention.withRows(from, r.attention) : new CausalRows(r.attention);
   // Rows ranked while this figure was computed (in the model worker, rankLater() steps of the
   // figure shown that were posted before this call, and answered before it) are taken from the
