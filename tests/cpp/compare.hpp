@@ -149,10 +149,13 @@ struct StringMaker<testing::Closeness> {
 };
 }  // namespace Catch
 
-// REQUIRE on a close() result, with its report (the worst element) as the failure's message.
-#define REQUIRE_CLOSE(cmp) \
-  do {                     \
-    const auto c_ = (cmp); \
-    INFO(c_.report);       \
-    REQUIRE(c_.ok);        \
+// REQUIRE (or CHECK) on a close() result, with its report (the worst element) as the failure's
+// message.
+#define ATTNLENS_ASSERT_CLOSE(assertion, cmp) \
+  do {                                        \
+    const auto c_ = (cmp);                    \
+    INFO(c_.report);                          \
+    assertion(c_.ok);                         \
   } while (false)
+#define REQUIRE_CLOSE(cmp) ATTNLENS_ASSERT_CLOSE(REQUIRE, cmp)
+#define CHECK_CLOSE(cmp) ATTNLENS_ASSERT_CLOSE(CHECK, cmp)

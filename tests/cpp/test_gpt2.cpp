@@ -58,13 +58,6 @@ std::vector<std::int32_t> random_ids(std::size_t n, int vocab, std::mt19937& gen
   return ids;
 }
 
-#define CHECK_CLOSE(cmp)   \
-  do {                     \
-    const auto c_ = (cmp); \
-    INFO(c_.report);       \
-    CHECK(c_.ok);          \
-  } while (false)
-
 }  // namespace
 
 TEST_CASE("GPT-2 forward matches an independent float64 reference", "[gpt2]") {
