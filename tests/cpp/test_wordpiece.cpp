@@ -166,6 +166,15 @@ TEST_CASE("WordPiece: google-research/bert's tokenization_test.py cases", "[word
   short_words.max_input_chars_per_word = 3;
   CHECK(token_strings(words({"a", "##a"}, short_words), "aaa aaaa") ==
         Strings{"a", "##a", "##a", "[UNK]"});
+  // With 0 every word is over the limit, a punctuation character too (Hugging Face's
+  // WordPiece compares each pre-tokenized word's length, "." included).
+  WordPieceOptions none;
+  none.max_input_chars_per_word = 0;
+  CHECK(token_strings(words({"a", "."}, none), "a. a") == Strings{"[UNK]", "[UNK]", "[UNK]"});
+  // With 1 a punctuation character fits, a two-letter word does not.
+  WordPieceOptions one;
+  one.max_input_chars_per_word = 1;
+  CHECK(token_strings(words({"a", ".", "##a"}, one), "a. aa") == Strings{"a", ".", "[UNK]"});
 }
 
 TEST_CASE("WordPiece: white space, controls and punctuation", "[wordpiece]") {

@@ -641,7 +641,9 @@ void WordPieceTokenizer::tokenize(std::string_view text, const char* what,
     }
     if (word.empty()) return;
     const auto n = static_cast<std::uint32_t>(word.size());
-    bool unknown = false;
+    // A punctuation character is a word of its own, put here without push's count: with
+    // max_input_chars_per_word 0 it is as overlong as any word (Hugging Face gives [UNK]).
+    bool unknown = n > max_chars;
     pieces.clear();
     if (!unknown) {
       bytes.clear();
