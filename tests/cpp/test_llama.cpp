@@ -594,6 +594,24 @@ TEST_CASE("Llama-family tensor errors name the tensor and the config field", "[l
                   {"'lm_head.weight' differs from model.embed_tokens.weight",
                    "\"tie_word_embeddings\" is true"});
   }
+  SECTION("a non-finite weight, named once with its file") {
+    Case k{"llama", "llama", sizes(1, 16, 2, 1, 8, 32, 11, false)};
+    Folder f = folder(k);
+    // The last value's high bytes (F32, little-endian): sign set, exponent all ones, a NaN.
+    f.weights[f.weights.size() - 2] = 0xc1;
+    f.weights[f.weights.size() - 1] = 0xff;
+    try {
+      load(f.config, f.weights);
+      FAIL("a NaN weight was loaded");
+    } catch (const attnlens::Error& e) {
+      const std::string message = e.what();
+      INFO(message);
+      CHECK(e.code() == ErrorCode::BAD_FILE);
+      CHECK(message.rfind("model.safetensors: tensor \"", 0) == 0);
+      CHECK(message.find("model.safetensors: model.safetensors") == std::string::npos);
+      CHECK(message.find(" holds nan at flat index ") != std::string::npos);
+    }
+  }
   SECTION("a tokenizer.json that is not one, and a tokenizer_config.json without it") {
     Case k{"llama", "llama", sizes(1, 16, 2, 1, 8, 32, 11, true)};
     Folder f = folder(k);

@@ -52,6 +52,10 @@ template <typename... Parts>
   throw_error(code, std::move(message));
 }
 
+// Throws `e` again with "<file>: " before its message, unless the message already names the
+// file first (a safetensors reader names its file itself).
+[[noreturn]] void fail_in_file(const Error& e, std::string_view file);
+
 // The largest |x| of data[0, count) when all are finite (0 for none), otherwise NaN or
 // infinity; vectorised, one pass with no early exit (kernels.cpp).
 float finite_max_abs(const float* data, std::int64_t count);

@@ -289,7 +289,7 @@ LoadedModel load_bert(const ModelFiles& files) {
   try {
     out.model = as_model(BertModel::from_safetensors(config, view));
   } catch (const Error& e) {
-    fail(e.code(), "model.safetensors: ", e.what());
+    fail_in_file(e, "model.safetensors");
   }
   out.metadata = view.metadata();
   out.tokenizer = load_wordpiece(files, config.vocab_size);

@@ -138,7 +138,7 @@ LoadedModel load_llama(const ModelFiles& files) {
   try {
     out.model = std::make_unique<LlamaAdapter>(LlamaModel::from_safetensors(config, view));
   } catch (const Error& e) {
-    fail(e.code(), "model.safetensors: ", e.what());
+    fail_in_file(e, "model.safetensors");
   }
   out.metadata = view.metadata();
   out.tokenizer = load_tokenizer_json(files, static_cast<std::int32_t>(config.spec.vocab_size));
