@@ -50,6 +50,7 @@ function isDetached(buffer) {
 
 export const describe = (value) => {
   if (value === null) return "null";
+  if (value === undefined) return "undefined";
   if (Array.isArray(value)) return "an array";
   const kind = typedKind(value);
   if (kind) return `a ${kind}`;
