@@ -310,7 +310,8 @@ export interface Model extends Omit<Tokenizer, "dispose"> {
   /** A cache for forward() and analyze() on edits of one sentence (see ModelCache). */
   createCache(): ModelCache;
   /** A masked-token model's fillers for each [MASK] of `text`: k (default 5, at most 256),
-   * likeliest first. BAD_ARGUMENT for a next-token model or one without its head. */
+   * likeliest first. A text longer than the context is cut as analyze() cuts it (the masks cut
+   * off are not filled). BAD_ARGUMENT for a next-token model or one without its head. */
   fillMask(text: TextInput, options?: { k?: number }): MaskFill[];
   /** Finite weights whose products overflow float32 for these ids are a NON_FINITE error naming
    * the stage (embeddings, a block, a LayerNorm, the logits), never NaN or zeroed logits. */

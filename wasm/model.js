@@ -86,18 +86,27 @@ function textArgument(name, text, limits) {
 /**
  * The indices of an encoding's tokens that fit in `limit`, as a BERT tokenizer truncates: the
  * special tokens ([CLS], [SEP]) stay, and text tokens go from the end of the longer sentence,
- * one at a time ("longest first"). Without special tokens, the first `limit` tokens.
+ * one at a time ("longest first"). Without special tokens, the first `limit` tokens. A limit
+ * that leaves no room beside the special tokens is BAD_ARGUMENT (`textsOf(ids)` names them).
  */
-function kept(encoding, limit) {
+function kept(encoding, limit, textsOf) {
   const count = encoding.ids.length;
   if (count <= limit) return Array.from({ length: count }, (_, i) => i);
   const { special, segments } = encoding;
   const specials = special.reduce((s, v) => s + (v === 1 ? 1 : 0), 0);
   const text = [0, 0];
   for (let i = 0; i < count; i++) if (special[i] !== 1) text[segments[i]]++;
-  // Drop text tokens, from the longer sentence first, until the rest fit (specials always stay
-  // while they fit; a limit smaller than the specials keeps the first `limit` tokens).
-  if (specials >= limit) return Array.from({ length: limit }, (_, i) => i);
+  // Drop text tokens, from the longer sentence first, until the rest fit. The specials always
+  // stay: a limit that leaves no text beside them is refused (keeping the first `limit` tokens
+  // would drop a [SEP] the model reads as the end of a sentence).
+  if (specials > 0 && specials >= limit) {
+    const names = textsOf(encoding.ids.filter((_, i) => special[i] === 1));
+    fail(
+      "BAD_ARGUMENT",
+      `maxTokens is ${limit}, but the special tokens alone (${names.join(", ")}) take ${specials}: ` +
+        `keeping a token of the text needs maxTokens of at least ${specials + 1}`,
+    );
+  }
   // One at a time from the longer (from the first on a tie), in closed form: the longer down to
   // the shorter, then the rest split between them.
   let excess = count - limit;
@@ -124,7 +133,7 @@ function tokenizerMethods(core, handle, limits, live) {
     const [a, b] = textArgument("text", text, limits);
     const r = unwrap(core._encode(handle, a, b));
     const count = r.ids.length;
-    const keep = kept(r, limit);
+    const keep = kept(r, limit, tokenText);
     const n = keep.length;
     const texts = b === null ? [a] : [a, b];
     const maps = texts.map((t) => {
@@ -285,6 +294,8 @@ export function createModelApi(core) {
       // The predictions analyze() kept with the cache describe the rows of its last run: any
       // other run with the cache replaces those rows (predictionsFor keeps them afresh).
       if (state) state.predictions = null;
+      // Logits asked for by name from a model without its head: an error, not an empty tensor.
+      if (o.logits === true) needHead("forward(ids, { logits: true })");
       const t = toIds("ids", ids);
       const types = perToken("tokenTypes", o.tokenTypes, t);
       const mask = perToken("attentionMask", o.attentionMask, t);
@@ -390,7 +401,8 @@ export function createModelApi(core) {
         needTokenizer("fillMask()");
         needHead("fillMask()");
         const k = checkK(typedOptions("options", options, PREDICT_OPTIONS).k);
-        const list = tokenizer.tokenList(text);
+        // Cut to the model's context as analyze() cuts by default (its [CLS] and [SEP] kept).
+        const list = tokenizer.tokenList(text, config.context);
         const { predictions } = predictionsFor(list, k, false);
         return list.tokens.flatMap((t, i) => (predictions[i] ? [{ position: i, token: t, predictions: predictions[i] }] : []));
       },

@@ -134,8 +134,31 @@ test("an encoder's text longer than maxTokens keeps [CLS] and [SEP] and cuts the
   // Hugging Face's fast tokenizers truncate "longest_first".
   const even = model.analyze(["the man said", "good day now"], { maxTokens: 6 });
   assert.deepEqual(texts(even), ["[CLS]", "the", "[SEP]", "good", "day", "[SEP]"]);
-  // Fewer than the specials: the first maxTokens tokens.
-  assert.deepEqual(texts(model.analyze("the man", { maxTokens: 1 })), ["[CLS]"]);
+  // No room beside the specials: refused, naming them (the first maxTokens tokens would drop a
+  // [SEP], and a pair's second sentence with it).
+  assert.throws(
+    () => model.analyze(["a b c", "d e f"], { maxTokens: 3 }),
+    (e) =>
+      e.code === "BAD_ARGUMENT" &&
+      /maxTokens is 3, but the special tokens alone \(\[CLS\], \[SEP\], \[SEP\]\) take 3: .* at least 4/.test(e.message),
+  );
+  assert.throws(
+    () => model.analyze("the man", { maxTokens: 1 }),
+    (e) => e.code === "BAD_ARGUMENT" && /take 2/.test(e.message),
+  );
+  // A text that fits is not refused whatever maxTokens leaves.
+  assert.deepEqual(texts(model.analyze("", { maxTokens: 2 })), ["[CLS]", "[SEP]"]);
+  const four = model.analyze(["a b c", "d e f"], { maxTokens: 4 });
+  assert.deepEqual(four.tokens.filter((t) => t.special).length, 3);
+  // fillMask cuts a long text as analyze does: the mask inside the context is filled, [SEP] kept.
+  const long = `the [MASK] said ${"good day ".repeat(40)}`;
+  const fills = model.fillMask(long);
+  assert.equal(fills.length, 1);
+  assert.equal(fills[0].position, 2);
+  const cut = model.analyze(long);
+  assert.equal(cut.tokens.length, model.config.context);
+  assert.equal(cut.tokens.at(-1).text, "[SEP]");
+  assert.deepEqual(fills[0].predictions, cut.predictions[2]);
   model.dispose();
 });
 
@@ -171,6 +194,11 @@ test("DistilBERT and GPT-2 folders say what they are", async () => {
   const bare = await lens.loadModel({ files: files("bert-tiny-old", "vocab.txt") });
   assert.equal(bare.config.hasHead, false);
   assert.throws(() => bare.fillMask("the [MASK]"), /needs the model's prediction head/);
+  assert.throws(
+    () => bare.forward(bare.encode("the man"), { logits: true }),
+    (e) => e.code === "BAD_ARGUMENT" && /forward\(ids, \{ logits: true \}\) needs the model's prediction head/.test(e.message),
+  );
+  assert.equal(bare.forward(bare.encode("the man")).logits, null);
   const a = bare.analyze("the [MASK] man", { attention: true });
   assert.deepEqual(a.predictions, [null, null, null, null, null]);
   bare.dispose();
@@ -217,6 +245,19 @@ test("bad encoder folders are named errors: the file, the key, the length", asyn
     "BAD_FILE",
     /model\.safetensors/,
   );
+  // A non-finite weight (a NaN with its sign bit set) is named once with its file, for each
+  // family that reads model.safetensors itself.
+  for (const name of ["bert-tiny", "distilbert-tiny"]) {
+    const folder = files(name, "vocab.txt");
+    const weights = folder["model.safetensors"].slice();
+    // The last value's high bytes (F32 or BF16, little-endian): sign set, exponent all ones.
+    weights.set([0xc1, 0xff], weights.length - 2);
+    await rejects(
+      lens.loadModel({ files: { ...folder, "model.safetensors": weights } }),
+      "BAD_FILE",
+      /^model\.safetensors: tensor "[^"]+" \((F32|BF16) \[80\]\) holds nan at flat index 79; attnlens loads finite values only$/,
+    );
+  }
   const model = await lens.loadModel({ files: good });
   const long = "the ".repeat(40);
   assert.throws(
