@@ -291,6 +291,26 @@ test("bad weights: NaN, Infinity, negative, not square, token count, Python's Na
     () => parseAttentionFile(withValue(3, -0.25), { name: "neg.npy" }),
     /query 2, key 1\] is -0.25; attention weights are never negative/,
   );
+  // A "shape" holding a string joins like sizes (["1,1", 3, 3] reads "1,1,3,3"): refused before
+  // any weight is read, so the -5 below is never accepted silently.
+  const nested = [
+    [
+      [
+        [1, 0, 0],
+        [0.5, 0.5, 0],
+        [0, 1, -5],
+      ],
+    ],
+  ];
+  for (const shape of [["1,1", 3, 3], [1, 1, "3", 3], [1, 1.5, 3, 3], [1, -1, 3, 3], "1,1,3,3"])
+    assertBad(
+      () => parseAttentionFile(text({ attnlens: 1, tokens: ["a", "b", "c"], shape, weights: nested }), { name: "shape.json" }),
+      /shape\.json: "shape" \(like \[layers, heads, L, L\]\) .* is not a list of sizes/,
+    );
+  assertBad(
+    () => parseAttentionFile(text({ attnlens: 1, tokens: ["a", "b", "c"], shape: [1, 1, 3, 3], weights: nested }), { name: "shape.json" }),
+    /is -5; attention weights are never negative/,
+  );
   // A float32 weight in its own precision, not float64's 17 digits (-0.30000001192092896).
   assertBad(() => parseAttentionFile(withValue(3, -0.3), { name: "neg.npy" }), /query 2, key 1\] is -0\.3; attention/);
   // Rows that do not sum to 1: a note, and the figure's legend no longer says that they do.

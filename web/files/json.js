@@ -8,7 +8,7 @@
 //                from its inputs
 //   CircuitsVis attention_heads / attention_patterns props {"tokens", "attention": [heads][dest][src]},
 //                attention_pattern's [dest][src], optional "attention_head_names"
-import { ITEM_BYTES, MAX_JSON_BYTES, bad, checkedSize, decode, toFigureData } from "./tensor.js";
+import { ITEM_BYTES, MAX_JSON_BYTES, bad, checkedSize, decode, requireSizes, toFigureData } from "./tensor.js";
 
 /** Parses JSON text, with a message that names the file and says why it is not JSON. */
 export function parseJsonText(text, file) {
@@ -67,7 +67,7 @@ export function flatten(value, file, what) {
 function ours(json, file) {
   if (json.attnlens !== 1) throw bad(`${file}: attnlens format version ${JSON.stringify(json.attnlens)}; this reader knows version 1`);
   const { weights, shape } = json;
-  if (!Array.isArray(shape)) throw bad(`${file}: "shape" must be a list like [layers, heads, L, L]`);
+  requireSizes(file, shape, '"shape" (like [layers, heads, L, L])');
   const common = {
     file,
     tokens: json.tokens ?? null,

@@ -24,9 +24,15 @@ export class BadFileError extends Error {
 
 export const bad = (message) => new BadFileError(message);
 
+/** A shape must be a list of whole sizes: ["1,1", 2, 2] joins like [1, 1, 2, 2] but is not one. */
+export function requireSizes(file, shape, what = "shape") {
+  if (!Array.isArray(shape) || !shape.every((d) => Number.isSafeInteger(d) && d >= 0))
+    throw bad(`${file}: ${what} ${JSON.stringify(shape)?.slice(0, 80)} is not a list of sizes (whole numbers, 0 or more)`);
+}
+
 /** Product of a shape, refusing (before any allocation) one over MAX_WEIGHTS. */
 export function checkedSize(file, shape) {
-  if (!shape.every((d) => Number.isSafeInteger(d) && d >= 0)) throw bad(`${file}: shape [${shape.join(", ")}] is not a list of sizes`);
+  requireSizes(file, shape);
   const n = shape.reduce((a, b) => a * b, 1);
   if (n > MAX_WEIGHTS)
     throw bad(
@@ -116,6 +122,7 @@ export function batchAxis(shape) {
  * [layers, H, L, L]. Any other shape is an error naming what is accepted.
  */
 export function normalizeShape(file, shape) {
+  requireSizes(file, shape);
   // [1, H, L, L] reads the same as batch or layer.
   const axis = batchAxis(shape);
   const s = axis >= 0 ? shape.filter((_, i) => i !== axis) : [...shape];
