@@ -273,3 +273,64 @@ test("a worker the page may not start, or whose script does not load, is NO_WORK
   again.dispose();
   local.dispose();
 });
+
+test("the model worker answers messages of the wrong shape with errors, frees a model disposed while it opened, and orphans no handle", async () => {
+  // A stand-in library whose models count their disposals: what the server frees is seen.
+  const disposed = [];
+  let release;
+  const gate = new Promise((resolve) => (release = resolve));
+  const fake = {
+    async loadModel({ files }) {
+      if (files.slow) await gate;
+      const name = files.name;
+      return {
+        config: { family: "stand-in" },
+        ignored: [],
+        hasTokenizer: false,
+        tokenizer: null,
+        createCache: () => ({ dispose: () => disposed.push(`${name} cache`) }),
+        forward: () => ({ logits: null, name }),
+        dispose: () => disposed.push(name),
+      };
+    },
+    modelMemory: async () => ({ threads: 1 }),
+  };
+  const posted = [];
+  const serve = modelServer(
+    async () => fake,
+    (message) => posted.push(message),
+  );
+  const answer = (id) => posted.find((m) => m.id === id && !("progress" in m));
+  // Not an object: no throw out of the server (an unhandled rejection in the worker), no answer.
+  for (const bad of [null, undefined, 7, "open"]) await serve(bad);
+  assert.deepEqual(posted, []);
+  await serve({ id: 1, op: "open", model: 1, files: { name: "first" } });
+  assert.deepEqual(answer(1).result.config, { family: "stand-in" });
+  // A cache given the live model's handle would replace the model in the table, never to be freed.
+  await serve({ id: 2, op: "cache", model: 1, cache: 1 });
+  assert.match(answer(2).error.message, /cache 1 is already in use/);
+  await serve({ id: 3, op: "open", model: 1, files: { name: "second" } });
+  assert.match(answer(3).error.message, /model 1 is already in use/);
+  assert.deepEqual(disposed, []);
+  await serve({ id: 4, op: "call", model: 1, method: "forward", args: [[1, 2], {}] });
+  assert.equal(answer(4).result.name, "first");
+  await serve({ id: 5, op: "cache", model: 1, cache: 0 });
+  assert.match(answer(5).error.message, /cache must be a positive integer handle; got 0/);
+  await serve({ id: 6, op: "unknown" });
+  assert.match(answer(6).error.message, /no op "unknown"/);
+  assert.equal(answer(6).error.code, "BAD_ARGUMENT");
+  await serve({ op: "dispose", handle: 1 });
+  assert.deepEqual(disposed, ["first"]);
+  // A dispose posted while the model opens: freed once open, and its opener told so.
+  const opened = serve({ id: 7, op: "open", model: 2, files: { name: "slow", slow: true } });
+  await serve({ op: "dispose", handle: 2 });
+  release();
+  await opened;
+  assert.deepEqual(disposed, ["first", "slow"]);
+  assert.match(answer(7).error.message, /disposed while it opened/);
+  // The handle is free again, and calls on the freed one are refused.
+  await serve({ id: 8, op: "call", model: 2, method: "forward", args: [[1], {}] });
+  assert.match(answer(8).error.message, /this model was disposed/);
+  await serve({ id: 9, op: "open", model: 2, files: { name: "again" } });
+  assert.equal(answer(9).error, undefined);
+});

@@ -9,8 +9,11 @@
 //   { id, op: "call", model, method, args } rank-rows.js's callModel(model, method, args);
 //                                         an argument's { cache: { remoteCache: n } } is cache n
 //   { id, op: "cache", model, cache }     model.createCache() as handle `cache`
-//   { op: "dispose", handle }             frees a model (and its caches) or a cache
+//   { op: "dispose", handle }             frees a model (and its caches) or a cache; one posted
+//                                         while the model opens frees it once it has opened
 // Out: { id, progress } while opening, then { id, result } or { id, error: { message, code, name } }.
+// A message of another shape (not an object, an unknown op, a handle already in use) is answered
+// with an error when it has an id, and otherwise changes nothing.
 // Typed arrays in a result are transferred, not copied.
 import createAttnLensCore from "../../dist/attnlens_core.js";
 import { fetchWasm, makeLoader } from "../../wasm/api.js";
@@ -47,6 +50,16 @@ export function modelServer(getLens, post) {
   const handles = new Map();
   // The caches of each model handle: freed with it.
   const cachesOf = new Map();
+  // Model handles being opened, and those of them disposed meanwhile.
+  const opening = new Set();
+  const disposedWhileOpening = new Set();
+  // A new handle: a positive integer no model or cache holds (one that did would be orphaned,
+  // never freed).
+  const fresh = (handle, what) => {
+    if (!Number.isSafeInteger(handle) || handle <= 0) throw badArgument(`${what} must be a positive integer handle; got ${String(handle)}`);
+    if (handles.has(handle) || opening.has(handle)) throw badArgument(`${what} ${handle} is already in use`);
+    return handle;
+  };
   const reply = (id, result) => {
     const transfer = [...buffers(result)];
     try {
@@ -79,14 +92,28 @@ export function modelServer(getLens, post) {
     return { ...options, cache };
   };
   return async (message) => {
-    const { id, op } = message;
+    const id = message !== null && typeof message === "object" ? message.id : undefined;
     try {
+      if (message === null || typeof message !== "object") throw badArgument(`a message must be an object; got ${String(message)}`);
+      const { op } = message;
       if (op === "families") {
         reply(id, await (await getLens()).modelFamilies());
       } else if (op === "open") {
-        const lens = await getLens();
-        const m = await lens.loadModel({ files: message.files, onProgress: (progress) => post({ id, progress }) });
-        handles.set(message.model, m);
+        const handle = fresh(message.model, "model");
+        opening.add(handle);
+        let lens;
+        let m;
+        try {
+          lens = await getLens();
+          m = await lens.loadModel({ files: message.files, onProgress: (progress) => post({ id, progress }) });
+        } finally {
+          opening.delete(handle);
+        }
+        if (disposedWhileOpening.delete(handle)) {
+          m.dispose();
+          throw badArgument("this model was disposed while it opened");
+        }
+        handles.set(handle, m);
         reply(id, {
           config: { ...m.config },
           parameters: m.parameters,
@@ -101,14 +128,18 @@ export function modelServer(getLens, post) {
         const [first, options, ...rest] = message.args;
         reply(id, callModel(model(message.model), message.method, [first, withCache(options), ...rest]));
       } else if (op === "cache") {
-        handles.set(message.cache, model(message.model).createCache());
+        const handle = fresh(message.cache, "cache");
+        handles.set(handle, model(message.model).createCache());
         cachesOf.set(message.model, [...(cachesOf.get(message.model) ?? []), message.cache]);
         reply(id, null);
       } else if (op === "dispose") {
+        if (opening.has(message.handle)) disposedWhileOpening.add(message.handle);
         handles.get(message.handle)?.dispose();
         handles.delete(message.handle);
         for (const cache of cachesOf.get(message.handle) ?? []) handles.delete(cache);
         cachesOf.delete(message.handle);
+      } else {
+        throw badArgument(`the model worker has no op ${JSON.stringify(op)}`);
       }
     } catch (error) {
       if (id !== undefined) failed(id, error);
