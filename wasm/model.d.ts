@@ -164,7 +164,8 @@ export interface TokenizerInfo {
   size: number;
   /** The [MASK] token's id, or -1. */
   maskId: number;
-  /** The [UNK] token's id, or -1 (a byte-level BPE has none). */
+  /** The id of the token unknown text becomes (the tokenizer's unk_token, "[UNK]" or another
+   * name), or -1 when it has none (a byte-level BPE needs none). */
   unkId: number;
   /** A sentence for readers about how text is read (e.g. lower-casing assumed), or "". */
   note: string;

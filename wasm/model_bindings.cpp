@@ -229,7 +229,7 @@ val entry_to_js(int handle) {
     tokenizer.set("kind", std::string(e.tokenizer->kind()));
     tokenizer.set("size", e.tokenizer->vocab_size());
     tokenizer.set("maskId", e.tokenizer->mask_id());
-    tokenizer.set("unkId", e.tokenizer->token_to_id("[UNK]"));
+    tokenizer.set("unkId", e.tokenizer->unk_id());
     tokenizer.set("note", e.tokenizer->note());
   }
   out.set("tokenizer", tokenizer);

@@ -66,6 +66,9 @@ for (const [pkg, modelType, vocab] of [
           [6, 2, 8, "rotary", "rmsnorm"],
         );
         assert.deepEqual([...model.ignored], ["generation_config.json"]);
+        // The unknown token the file names (Llama 2's <unk>; none for the byte-level ones).
+        const { unk_token: unk, vocab: fileVocab } = JSON.parse(json).model;
+        assert.equal(model.tokenizer.unkId, unk ? fileVocab[unk] : -1);
         // Hugging Face's ids for the same text with the same files (special tokens included:
         // Llama 3's <|begin_of_text|>, Llama 2's <s>, none for Qwen).
         const hf = new Tokenizer(JSON.parse(json), JSON.parse(config)).encode(TEXT).ids;

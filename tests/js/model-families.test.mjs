@@ -42,6 +42,20 @@ test("a BERT folder: full attention, token types and sentence pairs, [MASK] fill
   );
   // ":" is not in the vocabulary: the reader's character, read as [UNK].
   assert.equal(tokens[4].id, model.tokenizer.unkId);
+  assert.equal(
+    model.tokenizer.unkId,
+    readFileSync(new URL("vocab.txt", folder("bert-tiny")), "utf8")
+      .split("\n")
+      .indexOf("[UNK]"),
+  );
+  // An unknown token under another name (tokenizer_config.json's unk_token) is the one in use.
+  const renamed = files("bert-tiny", "vocab.txt");
+  renamed["vocab.txt"] = renamed["vocab.txt"].replace("[UNK]\n", "<unk>\n");
+  renamed["tokenizer_config.json"] = JSON.stringify({ unk_token: "<unk>" });
+  const other = await lens.loadModel({ files: renamed });
+  assert.equal(other.tokenizer.unkId, renamed["vocab.txt"].split("\n").indexOf("<unk>"));
+  assert.equal(other.tokens("The man said: Emma!")[4].id, other.tokenizer.unkId);
+  other.dispose();
   assert.deepEqual(
     tokens.map((t) => t.special),
     [true, false, false, false, false, false, false, true],

@@ -85,6 +85,9 @@ class Tokenizer {
   virtual std::int32_t token_to_id(std::string_view token) const = 0;
   // The [MASK] token's id, or -1 when the tokenizer has none.
   virtual std::int32_t mask_id() const noexcept { return -1; }
+  // The id of the token an unknown word or character becomes (the file's unk_token, whatever
+  // it is named), or -1 when the tokenizer has none (a byte-level BPE needs none).
+  virtual std::int32_t unk_id() const noexcept { return -1; }
   // The tokenizer's files, as a checkpoint folder holds them: (name, text).
   virtual std::vector<std::pair<std::string, std::string>> files() const = 0;
   // A sentence for a reader about how text is read, e.g. that lower-casing is BERT's default

@@ -1047,6 +1047,10 @@ std::int32_t TokenizerJson::vocab_size() const noexcept {
   return static_cast<std::int32_t>(impl_->tokens.size());
 }
 
+std::int32_t TokenizerJson::unk_id() const noexcept {
+  return impl_->unk;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Encoding.
 

@@ -90,6 +90,8 @@ class TokenizerJson {
   std::int32_t token_to_id(std::string_view token) const;
   // One more than the largest id.
   std::int32_t vocab_size() const noexcept;
+  // The model's unk_token id, or -1 when it names none.
+  std::int32_t unk_id() const noexcept;
 
   struct Impl;
 

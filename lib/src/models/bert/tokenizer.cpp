@@ -79,6 +79,7 @@ class EncoderTokenizer : public Tokenizer {
     return out;
   }
   std::int32_t mask_id() const noexcept override { return mask_; }
+  std::int32_t unk_id() const noexcept override { return unk_; }
 
  protected:
   // Ids of [CLS], [SEP], [MASK], [PAD], [UNK] (-1 where the vocabulary has none); [CLS] and
@@ -88,6 +89,7 @@ class EncoderTokenizer : public Tokenizer {
     cls_ = cls;
     sep_ = sep;
     mask_ = mask;
+    unk_ = unk;
     specials_ = {mask, cls, sep, pad, unk};
     strips_.assign(specials_.size(), Strip{});
   }
@@ -144,7 +146,7 @@ class EncoderTokenizer : public Tokenizer {
     }
   }
 
-  std::int32_t cls_ = -1, sep_ = -1, mask_ = -1;
+  std::int32_t cls_ = -1, sep_ = -1, mask_ = -1, unk_ = -1;
   std::vector<std::int32_t> specials_;
   std::vector<Strip> strips_;
 };

@@ -41,6 +41,7 @@ class TokenizerJsonAdapter final : public Tokenizer {
   std::int32_t token_to_id(std::string_view token) const override {
     return tokenizer_.token_to_id(token);
   }
+  std::int32_t unk_id() const noexcept override { return tokenizer_.unk_id(); }
   std::vector<std::pair<std::string, std::string>> files() const override { return files_; }
 
  private:
