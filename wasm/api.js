@@ -518,29 +518,32 @@ export async function fetchWasm(url) {
  * lens.loadModel(), createModel() or loadTokenizer(), and instantiated once per SIMD variant
  * (the lens's own, or "auto" for a lens built from wasmBinary / wasmUrl). Without it those
  * methods reject: this build has no model module. `model.threads` (optional) is a threaded
- * model module, `{ usable(), createCore, wasm }`, loaded instead of the relaxed one where
- * usable() says it may (web/element/threaded-model.js).
+ * model module, `{ usable(), createCore, wasm, load(threaded, single), said }`, loaded instead of
+ * the relaxed one where usable() says it may: load() gets the two loads as functions and decides
+ * (falling back to the single-threaded one when the threaded one fails), and `said` is merged
+ * into modelMemory()'s answer (web/element/threaded-model.js).
  */
 export function makeLoader(createCore, readWasm, urls, model) {
   const modules = urls instanceof URL ? { baseline: urls, relaxed: new URL("attnlens-relaxed.wasm", urls) } : urls;
   const shared = new Map();
   const models = new Map();
-  const modelApi = (simd) => {
+  const modelApi = (simd, mayThread = true) => {
     let variant = simd ?? (relaxedSimdSupported() ? "relaxed" : "baseline");
     if (!model) {
       return Promise.reject(new AttnLensError("BAD_ARGUMENT", "this build of attnlens has no model module (makeLoader was given none)"));
     }
-    if (variant === "relaxed" && model.threads?.usable()) variant = "threads";
+    if (variant === "relaxed" && mayThread && model.threads?.usable()) variant = "threads";
     if (!models.has(variant)) {
-      const loading = (async () => {
-        const threads = variant === "threads" ? model.threads : null;
+      const threads = variant === "threads" ? model.threads : null;
+      const load = async () => {
         const [{ createModelApi }, createModelCore, bytes] = await Promise.all([
           import("./model.js"),
           (threads ?? model).createCore(),
           readWasm(threads ? threads.wasm : model.urls[variant]),
         ]);
         return createModelApi(await createModelCore({ wasmBinary: bytes }));
-      })();
+      };
+      const loading = threads ? threads.load(load, () => modelApi("relaxed", false)) : load();
       models.set(variant, loading);
       loading.catch(() => models.delete(variant));
     }
@@ -560,7 +563,7 @@ export function makeLoader(createCore, readWasm, urls, model) {
       /** The model families loadModel reads (loads the model module). */
       modelFamilies: async () => (await modelApi(simd)).families,
       /** Diagnostics of the model module (loads it): its heap size and the bytes malloc holds. */
-      modelMemory: async () => (await modelApi(simd)).memory(),
+      modelMemory: async () => ({ ...(await modelApi(simd)).memory(), ...model?.threads?.said }),
     });
   };
   return function loadAttnLens(options) {

@@ -388,7 +388,13 @@ export interface AttnLens {
    * and the threads its matrix products split over (1 but in the threaded module, which only a
    * page's Web Worker loads where the page is cross-origin isolated: docs/api.md, "Threads").
    */
-  modelMemory(): Promise<{ heapBytes: number; usedBytes: number; threads: number }>;
+  modelMemory(): Promise<{
+    heapBytes: number;
+    usedBytes: number;
+    threads: number;
+    /** Why the threaded model module did not load where it could have (the single-threaded one runs instead). */
+    threadsUnavailable?: string;
+  }>;
 }
 
 /**

@@ -121,7 +121,7 @@ export function modelServer(getLens, post) {
           hasTokenizer: m.hasTokenizer,
           tokenizer: m.tokenizer ? { ...m.tokenizer } : null,
           // The threads its products split over (more than 1: the threaded module).
-          threads: (await lens.modelMemory()).threads,
+          ...(({ threads, threadsUnavailable }) => ({ threads, threadsUnavailable }))(await lens.modelMemory()),
         });
       } else if (op === "call") {
         if (!METHODS.has(message.method)) throw new Error(`the model worker has no method ${message.method}`);

@@ -118,6 +118,8 @@ export async function loadRemoteModel(files, { onProgress } = {}) {
     tokenizer: info.tokenizer && Object.freeze(info.tokenizer),
     /** The threads the worker's products split over: more than 1 in a cross-origin-isolated page. */
     threads: info.threads,
+    /** Why the threaded module did not load where the page is isolated (undefined: it did, or was not tried). */
+    threadsUnavailable: info.threadsUnavailable,
     analyze: call("analyze"),
     /** rank-rows.js's analyzeFigure(model, text, options, before), in the worker. */
     analyzeFigure: call("analyzeFigure"),

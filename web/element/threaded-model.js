@@ -17,7 +17,43 @@ const FILES = {
 const script = new URL(FILES.script, import.meta.url);
 const worker = new URL(FILES.worker, import.meta.url);
 
-export const threadedModel = {
+/** How long the threaded module may take to start before the single-threaded one is loaded instead. */
+export const THREADS_TIMEOUT_MS = 30000;
+
+/**
+ * A threaded module for makeLoader (wasm/api.js): `usable`, `createCore` and `wasm` as given, and
+ * the fallback policy. When the threaded module fails to load (its JS or .wasm missing or
+ * corrupt: Emscripten's abort text is not for a reader) or has not started within `timeoutMs`
+ * (Emscripten waits for every helper thread's script, so a missing .worker.js would hang it for
+ * good), the single-threaded module loads instead, and `said.threadsUnavailable` says why
+ * (lens.modelMemory() passes it on).
+ */
+export function makeThreadedModel({ usable, createCore, wasm, timeoutMs = THREADS_TIMEOUT_MS }) {
+  const threads = {
+    usable,
+    createCore,
+    wasm,
+    said: {},
+    async load(threaded, single) {
+      let timer;
+      const late = new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`it had not started after ${timeoutMs / 1000} s`)), timeoutMs);
+      });
+      try {
+        return await Promise.race([threaded(), late]);
+      } catch (error) {
+        const why = String(error?.message ?? error).slice(0, 200);
+        threads.said = { threadsUnavailable: `the threaded model module did not load (${why}); the single-threaded one runs instead` };
+        return single();
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+  };
+  return threads;
+}
+
+export const threadedModel = makeThreadedModel({
   /** Whether it may load here (the threaded module is built with relaxed SIMD too). */
   usable: () =>
     globalThis.crossOriginIsolated === true &&
@@ -39,4 +75,4 @@ export const threadedModel = {
     };
   },
   wasm: new URL(FILES.wasm, import.meta.url),
-};
+});
