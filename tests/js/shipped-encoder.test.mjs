@@ -85,12 +85,14 @@ test("the shipped encoder: its heads on the held-out sample are the ones eval.js
     }
   }
   assert.ok(worst.gap <= 0.06, `the worst head differs by ${worst.gap.toFixed(3)} (${worst.where})`);
-  // The card's heads: a previous-token and a next-token head over 0.6 (its record: 0.603, 0.665).
-  assert.ok(Math.max(...previous.map(mean)) > 0.55, `best previous-token head ${Math.max(...previous.map(mean))}`);
-  assert.ok(Math.max(...next.map(mean)) > 0.55, `best next-token head ${Math.max(...next.map(mean))}`);
+  // The card's targets (models/attnlens-encoder/MODEL.md): a previous-token and a next-token head
+  // over 0.8 (eval.json records 0.886 and 0.905; 0.893 and 0.913 on this sample when committed).
+  assert.ok(Math.max(...previous.map(mean)) > 0.8, `best previous-token head ${Math.max(...previous.map(mean))}`);
+  assert.ok(Math.max(...next.map(mean)) > 0.8, `best next-token head ${Math.max(...next.map(mean))}`);
   // Masked-token loss against a unigram model fitted on this same sample (optimistic for the
-  // unigram: it has seen the answers' frequencies): at training the model was 2.79 nats below the
-  // training split's unigram on held-out windows; here it must be at least 1.5 below.
+  // unigram: it has seen the answers' frequencies, so the gap is smaller than eval.json's 3.25
+  // nats below the training split's unigram): 2.08 nats below when the model was committed; at
+  // least 1.8 (the gap's sampling error over ~1 000 predictions is about 0.1).
   const counts = new Map();
   for (const id of body) counts.set(id, (counts.get(id) ?? 0) + 1);
   let unigram = 0;
@@ -98,7 +100,7 @@ test("the shipped encoder: its heads on the held-out sample are the ones eval.js
   unigram /= body.length;
   const loss = nll / predicted;
   assert.ok(predicted > 900, `${predicted} tokens predicted`);
-  assert.ok(loss <= unigram - 1.5, `masked-token loss ${loss.toFixed(3)} against the sample's unigram ${unigram.toFixed(3)}`);
+  assert.ok(loss <= unigram - 1.8, `masked-token loss ${loss.toFixed(3)} against the sample's unigram ${unigram.toFixed(3)}`);
 });
 
 const encoderFiles = () => Object.fromEntries(["model.safetensors", "config.json", "vocab.json", "merges.txt"].map((n) => [n, read(n)]));
