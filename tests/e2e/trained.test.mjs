@@ -92,7 +92,10 @@ test('<attn-lens model="attnlens">: the 2 × 4 heads, causal, with scores and pr
   checkCausalRows(figure);
   assert.equal(figure.grid, 2 * 5, "2 layers × (mean + 4 heads) thumbnails");
   for (const note of figure.notes.flat())
-    assert.match(note, /^(previous token|next token|self|punctuation|induction) \d\.\d\d$|^broad \(\d\.\d nats\)$|^mixed$/);
+    assert.match(
+      note,
+      /^(previous token|next token|self|punctuation|induction|first-token sink) \d\.\d\d$|^broad \(\d\.\d nats\)$|^mixed$/,
+    );
 
   // The same text through the library in Node: the same tokens, and every probability shown
   // equals Node's for that id. The logits of the two builds (relaxed SIMD in Chromium, SIMD128

@@ -3,7 +3,7 @@
 // (the same bits as computing afresh, and the logarithms of the rows that changed only).
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { headLabel, headScores } from "../../web/element/head-labels.js";
+import { categoryNames, headLabel, headScores } from "../../web/element/head-labels.js";
 
 const tokensOf = (...texts) => texts.map((text) => ({ text, special: /^\[(CLS|SEP)\]$/.test(text) }));
 const attention = (heads, L) => ({ data: Float32Array.from(heads.flat(2)), shape: [1, heads.length, L, L] });
@@ -37,6 +37,45 @@ test("headScores: [CLS] and [SEP] are scored apart and never count as a neighbou
   close(s.previous, 0.1, "previous");
   close(s.next, 0.1, "next");
   assert.deepEqual(headLabel(s, undefined), { key: "sep", text: "[SEP] 0.70" });
+});
+
+test("a causal model's first token is its sink, special or not, and is labelled so", () => {
+  // GPT-2's first word and Llama's <|begin_of_text|> alike: every row gives 0.8 to token 0.
+  const rows = [
+    [1, 0, 0, 0],
+    [0.8, 0.2, 0, 0],
+    [0.8, 0.1, 0.1, 0],
+    [0.8, 0.1, 0, 0.1],
+  ];
+  for (const first of [
+    { text: "The", special: false },
+    { text: "<|begin_of_text|>", special: true },
+  ]) {
+    const tokens = [first, ...["cat", "sat", "down"].map((text) => ({ text, special: false }))];
+    const [[s]] = headScores(attention([rows], 4), tokens, undefined, 0, true);
+    close(s.cls, (1 + 0.8 * 3) / 4, `${first.text}: the first token's share`);
+    assert.ok(Number.isNaN(s.sep), "no special token at the end: no [SEP] score");
+    const names = categoryNames(tokens, true);
+    assert.deepEqual(names, { cls: "first-token sink", sep: "[SEP]" });
+    assert.deepEqual(headLabel(s, 0.1, names), { key: "cls", text: "first-token sink 0.85" });
+    // Without `causal` a first word that is not special is not scored.
+    assert.equal(Number.isNaN(headScores(attention([rows], 4), tokens)[0][0].cls), !first.special);
+  }
+  // An encoder's end tokens by their own names; [CLS] and [SEP] when the ends are not special.
+  const roberta = [
+    { text: "<s>", special: true },
+    { text: " a", special: false },
+    { text: "</s>", special: true },
+  ];
+  assert.deepEqual(categoryNames(roberta, false), { cls: "<s>", sep: "</s>" });
+  assert.deepEqual(categoryNames(tokensOf("[CLS]", "a", "[SEP]"), false), { cls: "[CLS]", sep: "[SEP]" });
+  assert.deepEqual(
+    headLabel({ previous: 0, next: 0, self: 0, cls: NaN, sep: 0.9, punctuation: 0, entropy: 1 }, undefined, { sep: "</s>" }),
+    {
+      key: "sep",
+      text: "</s> 0.90",
+    },
+  );
 });
 
 test("headLabel: the strongest category over its threshold, then induction, broad or mixed", () => {

@@ -4,7 +4,10 @@
 // its rows; and a label from those (their thresholds: ±1 and self > 0.5, special tokens and
 // punctuation > 0.6, broad = entropy > 3.8 nats), with a causal model's induction score (from
 // a probe of repeated random tokens) as one more category. attnlens_train_encoder labels the
-// shipped encoder's heads with the same rules (lib/tools/encoder_data.cpp).
+// shipped encoder's heads with the same rules (lib/tools/encoder_data.cpp). A causal model's
+// share to its first token, whatever that token is (Llama's <|begin_of_text|>, GPT-2's first
+// word), is the "cls" score too, labelled "first-token sink": such heads park their attention
+// there (Xiao et al. 2023, "Efficient Streaming Language Models with Attention Sinks").
 
 const PUNCTUATION = /^[\s\p{P}\p{S}]+$/u;
 
@@ -18,7 +21,8 @@ const K = PARTS.length;
  * Per [layer][head]: { previous, next, self, cls, sep, punctuation, entropy } for attention
  * weights [layers, heads, L, L] over `tokens` ({ text, special }). ±1 counts the tokens that
  * have such a neighbour among the text's own tokens; [CLS] and [SEP] are the special tokens at
- * the ends (NaN without them). Each score is the sum of its rows' shares, in row order.
+ * the ends (NaN without them), and with `causal` "cls" is the first token whatever it is. Each
+ * score is the sum of its rows' shares, in row order.
  *
  * The entropy is most of the cost (a logarithm per weight: at 117 tokens of the shipped model,
  * 1.5–2 ms of a keystroke). With `before`, this function's result for the previous figure of the
@@ -33,11 +37,11 @@ const K = PARTS.length;
  * before either end, whose [SEP] and next-token shares depend on the tokens after them): an
  * append to a 308-token GPT-2 small figure reads 144 rows instead of 44 000.
  */
-export function headScores(attention, tokens, before, same = 0) {
+export function headScores(attention, tokens, before, same = 0, causal = false) {
   const [layers, heads, L] = attention.shape;
   const rowAt = rowReader(attention);
   const special = tokens.map((t) => Boolean(t.special));
-  const first = special[0] ? 0 : -1;
+  const first = special[0] || (causal && L > 0) ? 0 : -1;
   const last = L > 1 && special[L - 1] ? L - 1 : -1;
   const punct = Int32Array.from(tokens.flatMap((t, j) => (!t.special && t.text.trim() !== "" && PUNCTUATION.test(t.text) ? [j] : [])));
   // Which rows count for ±1: the token and that neighbour are both the text's own.
@@ -133,13 +137,24 @@ const CATEGORIES = [
 const INDUCTION = 0.3;
 
 /**
+ * How the "cls" and "sep" categories read for a figure's tokens: a causal model's first token
+ * is its sink ("first-token sink"); an encoder's end tokens by their own text ("<s>", "</s>"
+ * for a RoBERTa-style tokenizer), "[CLS]" and "[SEP]" when they are not special tokens.
+ */
+export function categoryNames(tokens, causal) {
+  const end = (t, fallback) => (t?.special ? t.text : fallback);
+  return { cls: causal ? "first-token sink" : end(tokens[0], "[CLS]"), sep: end(tokens.at(-1), "[SEP]") };
+}
+
+/**
  * A head's label: { key, text } — the category over its threshold with the highest score
  * ("previous token 0.96"), an induction head ("induction 0.83") when its probe score is over
- * 0.3, "broad" (entropy > 3.8 nats) or "mixed".
+ * 0.3, "broad" (entropy > 3.8 nats) or "mixed". `names` (categoryNames) names "cls" and "sep".
  */
-export function headLabel(scores, induction) {
+export function headLabel(scores, induction, names = {}) {
   let best = null;
-  for (const [key, name, threshold] of CATEGORIES) {
+  for (const [key, fallback, threshold] of CATEGORIES) {
+    const name = names[key] ?? fallback;
     const v = scores[key];
     if (v > threshold && (!best || v > best.value)) best = { key, text: `${name} ${v.toFixed(2)}`, value: v };
   }

@@ -6,7 +6,7 @@
 // from a model or a file is bound as text.
 import { html, nothing } from "lit";
 import { guard } from "lit/directives/guard.js";
-import { headLabel, headScores, rowReader } from "./head-labels.js";
+import { categoryNames, headLabel, headScores, rowReader } from "./head-labels.js";
 import { CausalRows } from "./causal-rows.js";
 import { chunkError } from "./chunks.js";
 import { loadRemoteModel, remoteFamilies, workersAvailable } from "./remote-model.js";
@@ -420,9 +420,10 @@ function* figureSteps(opened, sentence, { hideSpecial = false } = {}) {
   // shipped ones, a checkpoint put away) must not keep alive.
   // (The rows before `from` are the held figure's, bit for bit: their entropies are its scores'.
   // Those scores were held with it: opened.categories may be another element's figure's by now.)
-  const categories = headScores(r.attention, r.tokens, from > 0 ? held.categories : opened.categories?.deref(), from);
+  const categories = headScores(r.attention, r.tokens, from > 0 ? held.categories : opened.categories?.deref(), from, causal);
   opened.categories = new WeakRef(categories);
-  const labels = categories.map((row, l) => row.map((s, h) => headLabel(s, induction?.[l]?.[h])));
+  const names = categoryNames(r.tokens, causal);
+  const labels = categories.map((row, l) => row.map((s, h) => headLabel(s, induction?.[l]?.[h], names)));
   let tokens = r.tokens;
   let attention = r.attention;
   let predictions = r.predictions;
