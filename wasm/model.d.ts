@@ -167,6 +167,9 @@ export interface TokenizerInfo {
   /** The id of the token unknown text becomes (the tokenizer's unk_token, "[UNK]" or another
    * name), or -1 when it has none (a byte-level BPE needs none). */
   unkId: number;
+  /** The ids that stand for no piece of ordinary text, ascending: special tokens (begin and end
+   * of text, [CLS], reserved ones) and byte-fallback tokens ("<0x0A>"). */
+  specialIds: Int32Array;
   /** A sentence for readers about how text is read (e.g. lower-casing assumed), or "". */
   note: string;
 }

@@ -230,6 +230,8 @@ val entry_to_js(int handle) {
     tokenizer.set("size", e.tokenizer->vocab_size());
     tokenizer.set("maskId", e.tokenizer->mask_id());
     tokenizer.set("unkId", e.tokenizer->unk_id());
+    const std::vector<std::int32_t> special = e.tokenizer->special_ids();
+    tokenizer.set("specialIds", copy_to_js(special.data(), special.size()));
     tokenizer.set("note", e.tokenizer->note());
   }
   out.set("tokenizer", tokenizer);

@@ -594,6 +594,29 @@ TEST_CASE("Llama-family tensor errors name the tensor and the config field", "[l
                   {"'lm_head.weight' differs from model.embed_tokens.weight",
                    "\"tie_word_embeddings\" is true"});
   }
+  SECTION("text files over their size caps, refused before they are parsed") {
+    Case k{"llama", "llama", sizes(1, 16, 2, 1, 8, 32, 11, true)};
+    Folder f = folder(k);
+    const auto padded = [](std::string json, std::size_t size) {
+      json.insert(json.size() - 1, size - json.size(), ' ');  // spaces before the last brace
+      return json;
+    };
+    const std::size_t cap = attnlens::max_text_file_bytes("config.json");
+    CHECK(cap == std::size_t{1} << 20);
+    // At the cap: read; one byte over: refused, naming the file, its size and the cap.
+    CHECK_NOTHROW(load(padded(f.config, cap), f.weights));
+    require_error([&] { load(padded(f.config, cap + 1), f.weights); }, ErrorCode::BAD_FILE,
+                  {"config.json: 1048577 bytes, over the limit of 1048576"});
+    require_error([&] { attnlens::family_of(padded(f.config, cap + 1)); }, ErrorCode::BAD_FILE,
+                  {"config.json: 1048577 bytes"});
+    for (const char* name : {"tokenizer_config.json", "tokenizer.json"}) {
+      const std::size_t over = attnlens::max_text_file_bytes(name) + 1;
+      require_error([&] { load(f.config, f.weights, {{name, padded("{}", over)}}); },
+                    ErrorCode::BAD_FILE,
+                    {std::string(name) + ": " + std::to_string(over) + " bytes, over the limit"});
+    }
+    CHECK(attnlens::max_text_file_bytes("README.md") == 0);
+  }
   SECTION("a non-finite weight, named once with its file") {
     Case k{"llama", "llama", sizes(1, 16, 2, 1, 8, 32, 11, false)};
     Folder f = folder(k);

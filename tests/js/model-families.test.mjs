@@ -259,6 +259,17 @@ test("bad encoder folders are named errors: the file, the key, the length", asyn
     "BAD_FILE",
     /model\.safetensors/,
   );
+  // A 16 MB config.json is refused before it is parsed: the heap, which never shrinks, grows by
+  // little more than the text's copy (parsing it took the heap to 1.4 GB).
+  const heapBefore = (await lens.modelMemory()).heapBytes;
+  const huge = good["config.json"].replace(/}\s*$/, `${" ".repeat(16 << 20)}}`);
+  await rejects(
+    lens.loadModel({ files: { ...good, "config.json": huge } }),
+    "BAD_FILE",
+    /^config\.json: 16\d{6} bytes, over the limit of 1048576/,
+  );
+  const grown = (await lens.modelMemory()).heapBytes - heapBefore;
+  assert.ok(grown <= 64 << 20, `the heap grew by ${grown} bytes`);
   // A non-finite weight (a NaN with its sign bit set) is named once with its file, for each
   // family that reads model.safetensors itself.
   for (const name of ["bert-tiny", "distilbert-tiny"]) {
@@ -302,4 +313,55 @@ test("masked-LM training steps through the package: the loss falls, nothing leak
   assertClose(again.forward(masked).logits.data, model.forward(masked).logits.data, 0, "saved and loaded again (F32)", null);
   again.dispose();
   model.dispose();
+});
+
+test("save() writes the tokenizer's files as loaded: renamed specials, prefix, word limit and text cleaning read back the same", async () => {
+  const good = files("bert-tiny", "vocab.txt");
+  const lines = good["vocab.txt"].split("\n").filter((t) => t.length > 0);
+  const rename = { "[UNK]": "<unk>", "[CLS]": "<s>", "[SEP]": "</s>", "[PAD]": "<pad>", "[MASK]": "<mask>" };
+  const renamed = lines.map((t) => rename[t] ?? (t.startsWith("##") ? `@@${t.slice(2)}` : t));
+  // A tokenizer.json whose every setting differs from BERT's defaults.
+  const tokenizerJson = JSON.stringify({
+    version: "1.0",
+    added_tokens: Object.values(rename).map((content) => ({
+      id: renamed.indexOf(content),
+      content,
+      single_word: false,
+      lstrip: false,
+      rstrip: false,
+      normalized: false,
+      special: true,
+    })),
+    normalizer: { type: "BertNormalizer", clean_text: false, handle_chinese_chars: true, strip_accents: null, lowercase: false },
+    pre_tokenizer: { type: "BertPreTokenizer" },
+    post_processor: { type: "BertProcessing", sep: ["</s>", renamed.indexOf("</s>")], cls: ["<s>", renamed.indexOf("<s>")] },
+    decoder: { type: "WordPiece", prefix: "@@", cleanup: true },
+    model: {
+      type: "WordPiece",
+      unk_token: "<unk>",
+      continuing_subword_prefix: "@@",
+      max_input_chars_per_word: 4,
+      vocab: Object.fromEntries(renamed.map((t, i) => [t, i])),
+    },
+  });
+  // vocab.txt with a renamed unknown token and a cased tokenizer_config.json.
+  const config = JSON.stringify({ do_lower_case: false, unk_token: "<unk>", tokenizer_class: "BertTokenizer" });
+  const texts = ["The man said: Emma!", "the manner\u0001 of the day", "good day <mask> said the man", "The MAN said"];
+  for (const [what, tokenizerFiles] of [
+    ["tokenizer.json", { "tokenizer.json": tokenizerJson }],
+    [
+      "vocab.txt + tokenizer_config.json",
+      { "vocab.txt": good["vocab.txt"].replace("[UNK]\n", "<unk>\n"), "tokenizer_config.json": config },
+    ],
+  ]) {
+    const { "vocab.txt": _, ...weights } = good;
+    const model = await lens.loadModel({ files: { ...weights, ...tokenizerFiles } });
+    const saved = model.save();
+    for (const [name, text] of Object.entries(tokenizerFiles)) assert.equal(saved[name], text, `${what}: ${name} written as loaded`);
+    const again = await lens.loadModel({ files: saved });
+    for (const text of texts) assert.deepEqual(again.tokens(text), model.tokens(text), `${what}: ${JSON.stringify(text)}`);
+    assert.equal(again.tokenizer.unkId, model.tokenizer.unkId);
+    model.dispose();
+    again.dispose();
+  }
 });

@@ -334,3 +334,26 @@ test("the model worker answers messages of the wrong shape with errors, frees a 
   await serve({ id: 9, op: "open", model: 2, files: { name: "again" } });
   assert.equal(answer(9).error, undefined);
 });
+
+test("the induction probe draws no special or byte-fallback token, and GPT-2's draws are what they were", () => {
+  // GPT-2: the end-of-text token (its last id) skipped, as `npm run eval`'s probe skips it; the
+  // draws the page made before special tokens were skipped by id: next() % (V - 1).
+  const V = 50257;
+  let x = (12345 + 0 * 0x9e3779b9) >>> 0;
+  const next = () => (x = (Math.imul(x, 1664525) + 1013904223) >>> 0);
+  const expected = Array.from({ length: 32 }, () => next() % (V - 1));
+  assert.deepEqual([...trained.probeIds(V, 0, [V - 1]).subarray(0, 32)], expected);
+  // Skipped ids anywhere in the range: none is drawn, every other one can be, and the second
+  // half repeats the first.
+  const skip = [0, 1, 2, 5, 6, 9];
+  const seen = new Set();
+  for (let trial = 0; trial < 40; trial++) {
+    const ids = trained.probeIds(12, trial, skip);
+    assert.deepEqual([...ids.subarray(32)], [...ids.subarray(0, 32)]);
+    for (const id of ids) seen.add(id);
+  }
+  assert.deepEqual(
+    [...seen].sort((a, b) => a - b),
+    [3, 4, 7, 8, 10, 11],
+  );
+});

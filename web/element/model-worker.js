@@ -119,7 +119,8 @@ export function modelServer(getLens, post) {
           parameters: m.parameters,
           ignored: [...m.ignored],
           hasTokenizer: m.hasTokenizer,
-          tokenizer: m.tokenizer ? { ...m.tokenizer } : null,
+          // (A copy of its typed arrays: the reply's are transferred away.)
+          tokenizer: m.tokenizer ? { ...m.tokenizer, specialIds: Int32Array.from(m.tokenizer.specialIds ?? []) } : null,
           // The threads its products split over (more than 1: the threaded module).
           ...(({ threads, threadsUnavailable }) => ({ threads, threadsUnavailable }))(await lens.modelMemory()),
         });

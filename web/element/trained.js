@@ -176,17 +176,38 @@ async function readPicked(files, families) {
   return { files: out, ignored };
 }
 
-// The induction probe: random ids (never the last id, end-of-text in GPT-2's vocabularies) with
-// a span repeated once, as `npm run eval` measures it; a fixed seed, so every reader sees the same.
+// The induction probe: random ids with a span repeated once, as `npm run eval` measures it; a
+// fixed seed, so every reader sees the same. The ids are drawn from the tokenizer's own ids
+// (a padded embedding's extra rows were never trained) less its special and byte-fallback tokens
+// (Llama 3's 256 reserved tokens would be one draw in eight): GPT-2's end-of-text, its last id,
+// is the one left out there, as `npm run eval` leaves it out. Without a tokenizer, the last id.
 const PROBE = { trials: 2, length: 32, seed: 12345 };
 
-function probeIds(V, trial) {
+/** The probe's ids: draws from [0, V) less `skip` (ascending, unique, inside [0, V)). */
+export function probeIds(V, trial, skip) {
   let x = (PROBE.seed + trial * 0x9e3779b9) >>> 0;
   const next = () => (x = (Math.imul(x, 1664525) + 1013904223) >>> 0);
   const n = PROBE.length;
   const ids = new Int32Array(2 * n);
-  for (let j = 0; j < n; j++) ids[j] = ids[j + n] = next() % (V - 1);
+  for (let j = 0; j < n; j++) {
+    // The k-th id that is not skipped.
+    let id = next() % (V - skip.length);
+    for (const s of skip) {
+      if (s > id) break;
+      id++;
+    }
+    ids[j] = ids[j + n] = id;
+  }
   return ids;
+}
+
+/** The ids the probe draws from: [0, V) and what it skips in it (see above). */
+function probeVocabulary(model) {
+  const { vocabSize } = model.config;
+  const t = model.tokenizer;
+  if (!t?.specialIds) return { V: vocabSize, skip: [vocabSize - 1] };
+  const V = Math.min(vocabSize, t.size);
+  return { V, skip: [...new Set(t.specialIds)].filter((id) => id >= 0 && id < V).sort((a, b) => a - b) };
 }
 
 /**
@@ -198,12 +219,13 @@ export function inductionScores(model) {
 }
 
 function* inductionSteps(model) {
-  const { layers, heads, vocabSize, context } = model.config;
+  const { layers, heads, context } = model.config;
   const n = Math.min(PROBE.length, Math.floor(context / 2));
   const scores = Array.from({ length: layers }, () => new Array(heads).fill(0));
-  if (n < 2 || vocabSize < 2) return null;
+  const { V, skip } = probeVocabulary(model);
+  if (n < 2 || V - skip.length < 2) return null;
   for (let trial = 0; trial < PROBE.trials; trial++) {
-    const ids = probeIds(vocabSize, trial).subarray(0, 2 * n);
+    const ids = probeIds(V, trial, skip).subarray(0, 2 * n);
     if (n < PROBE.length) ids.copyWithin(n, 0, n);
     // (Attention only: the logits would be 2 × 32 × the unembedding, 2.5 G multiply-adds for GPT-2 small.)
     const { data } = (yield ["forward", ids, { attention: true, logits: false }]).attention;

@@ -88,6 +88,10 @@ class Tokenizer {
   // The id of the token an unknown word or character becomes (the file's unk_token, whatever
   // it is named), or -1 when the tokenizer has none (a byte-level BPE needs none).
   virtual std::int32_t unk_id() const noexcept { return -1; }
+  // The ids that stand for no piece of ordinary text, ascending: special tokens (begin and end
+  // of text, [CLS], padding, a vocabulary's reserved ones) and byte-fallback tokens ("<0x0A>").
+  // A probe of random tokens draws around them.
+  virtual std::vector<std::int32_t> special_ids() const { return {}; }
   // The tokenizer's files, as a checkpoint folder holds them: (name, text).
   virtual std::vector<std::pair<std::string, std::string>> files() const = 0;
   // A sentence for a reader about how text is read, e.g. that lower-casing is BERT's default
@@ -214,13 +218,24 @@ struct ModelFamily {
 // Every family, in the order the registry lists them.
 const std::vector<ModelFamily>& model_families();
 
+// The largest text file of each kind load_model() reads, in bytes (0: a name it does not read).
+// Parsing a file grows the heap by several dozen times its size (JSON values, a vocabulary trie),
+// and a WebAssembly heap never shrinks: a hostile 16 MB config.json took it to 1.4 GB. Each cap
+// is many times the largest real file: config.json 1 MiB (a few KB), tokenizer_config.json 4 MiB
+// (Gemma 3's, with every added token, about 1.2 MB), vocab.txt 16 MiB (multilingual BERT's,
+// under 1 MB), vocab.json and merges.txt 32 MiB (Qwen's, under 3 MB), tokenizer.json 64 MiB
+// (Gemma 3's, about 33 MB).
+std::size_t max_text_file_bytes(std::string_view file_name) noexcept;
+
 // The family of a config.json: its "model_type" (a GPT-2 config without one is GPT-2). Throws
-// BAD_FILE naming the file and the model_type, and listing the families attnlens loads.
+// BAD_FILE naming the file and the model_type, and listing the families attnlens loads; BAD_FILE
+// for a text over max_text_file_bytes("config.json"), before it is parsed.
 const ModelFamily& family_of(std::string_view config_json,
                              std::string_view file_name = "config.json");
 
 // Loads a checkpoint folder through its family. Throws BAD_FILE (naming the file: a missing
-// file names the family's files), and the family loader's errors.
+// file names the family's files; a text over max_text_file_bytes, before anything is parsed),
+// and the family loader's errors.
 LoadedModel load_model(const ModelFiles& files);
 
 // The files of a model and tokenizer as a checkpoint folder: model.safetensors (F32, or F16

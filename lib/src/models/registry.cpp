@@ -101,7 +101,31 @@ const std::vector<ModelFamily>& model_families() {
   return families();
 }
 
+std::size_t max_text_file_bytes(std::string_view file_name) noexcept {
+  constexpr std::size_t MiB = std::size_t{1} << 20;
+  if (file_name == "config.json") return 1 * MiB;
+  if (file_name == "tokenizer_config.json") return 4 * MiB;
+  if (file_name == "vocab.txt") return 16 * MiB;
+  if (file_name == "vocab.json" || file_name == "merges.txt") return 32 * MiB;
+  if (file_name == "tokenizer.json") return 64 * MiB;
+  return 0;
+}
+
+namespace {
+
+// BAD_FILE when `text`, read as a file of kind `kind` (named `file_name`), is over its cap.
+void require_text_size(std::string_view kind, std::string_view file_name, std::string_view text) {
+  const std::size_t cap = max_text_file_bytes(kind);
+  if (cap != 0 && text.size() > cap) {
+    detail::fail(ErrorCode::BAD_FILE, file_name, ": ", text.size(), " bytes, over the limit of ",
+                 cap, " for this file (real ones are far smaller); nothing was read");
+  }
+}
+
+}  // namespace
+
 const ModelFamily& family_of(std::string_view config_json, std::string_view file_name) {
+  require_text_size("config.json", file_name, config_json);
   const detail::JsonValue root = detail::parse_json(config_json, file_name);
   if (!root.is_object())
     detail::fail(ErrorCode::BAD_FILE, file_name, ": not a JSON object but ", root.kind_name());
@@ -127,6 +151,8 @@ LoadedModel load_model(const ModelFiles& files) {
   const auto config = files.texts.find("config.json");
   if (config == files.texts.end())
     detail::fail(ErrorCode::BAD_FILE, "config.json: missing; every checkpoint folder needs one");
+  for (const auto& [name, text] : files.texts)
+    require_text_size(name, name, text);
   const ModelFamily& family = family_of(config->second);
   return family.load(files);
 }

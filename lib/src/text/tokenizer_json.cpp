@@ -1051,6 +1051,16 @@ std::int32_t TokenizerJson::unk_id() const noexcept {
   return impl_->unk;
 }
 
+std::vector<std::int32_t> TokenizerJson::special_ids() const {
+  std::vector<bool> marked = impl_->is_special;
+  for (const std::int32_t id : impl_->byte_tokens)
+    if (id >= 0) marked[static_cast<std::size_t>(id)] = true;
+  std::vector<std::int32_t> out;
+  for (std::size_t id = 0; id < marked.size(); ++id)
+    if (marked[id]) out.push_back(static_cast<std::int32_t>(id));
+  return out;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Encoding.
 

@@ -80,6 +80,14 @@ class EncoderTokenizer : public Tokenizer {
   }
   std::int32_t mask_id() const noexcept override { return mask_; }
   std::int32_t unk_id() const noexcept override { return unk_; }
+  std::vector<std::int32_t> special_ids() const override {
+    std::vector<std::int32_t> out;
+    for (const std::int32_t id : specials_)
+      if (id >= 0) out.push_back(id);
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
+  }
 
  protected:
   // Ids of [CLS], [SEP], [MASK], [PAD], [UNK] (-1 where the vocabulary has none); [CLS] and
@@ -181,9 +189,12 @@ std::map<std::string, Strip, std::less<>> added_token_strips(std::string_view to
 
 class WordPieceAdapter final : public EncoderTokenizer {
  public:
+  // `files`: the files it was read from, as given, which save() writes back (every setting a
+  // tokenizer.json or tokenizer_config.json holds survives, read by the same code).
   WordPieceAdapter(WordPieceTokenizer tokenizer, std::string note,
+                   std::vector<std::pair<std::string, std::string>> files,
                    const std::map<std::string, Strip, std::less<>>& strips = {})
-      : tokenizer_(std::move(tokenizer)), note_(std::move(note)) {
+      : tokenizer_(std::move(tokenizer)), note_(std::move(note)), files_(std::move(files)) {
     set_specials(tokenizer_.cls_id(), tokenizer_.sep_id(), tokenizer_.mask_id(),
                  tokenizer_.pad_id(), tokenizer_.unk_id());
     for (const auto& [content, strip] : strips)
@@ -198,20 +209,7 @@ class WordPieceAdapter final : public EncoderTokenizer {
   std::int32_t token_to_id(std::string_view token) const override {
     return tokenizer_.token_to_id(token);
   }
-  std::vector<std::pair<std::string, std::string>> files() const override {
-    std::string vocab;
-    for (std::int32_t id = 0; id < tokenizer_.vocab_size(); ++id)
-      vocab += tokenizer_.id_to_token(id) + "\n";
-    const WordPieceOptions& o = tokenizer_.options();
-    const auto flag = [](bool b) { return b ? "true" : "false"; };
-    // What BertTokenizer reads back: the casing and accent settings, and the class.
-    const std::string config =
-        std::string("{\n  \"do_lower_case\": ") + flag(o.lower_case) +
-        ",\n  \"strip_accents\": " + flag(o.strips_accents()) +
-        ",\n  \"tokenize_chinese_chars\": " + flag(o.tokenize_chinese_chars) +
-        ",\n  \"tokenizer_class\": \"BertTokenizer\"\n}\n";
-    return {{"vocab.txt", vocab}, {"tokenizer_config.json", config}};
-  }
+  std::vector<std::pair<std::string, std::string>> files() const override { return files_; }
   std::string note() const override { return note_; }
 
  private:
@@ -221,7 +219,18 @@ class WordPieceAdapter final : public EncoderTokenizer {
   }
   WordPieceTokenizer tokenizer_;
   std::string note_;
+  std::vector<std::pair<std::string, std::string>> files_;
 };
+
+// A vocab.txt folder's tokenizer_config.json when it had none: the settings the tokenizer was
+// read with (BertTokenizer's defaults), so that the saved folder reads back the same.
+std::string default_tokenizer_config(const WordPieceOptions& o) {
+  const auto flag = [](bool b) { return b ? "true" : "false"; };
+  return std::string("{\n  \"do_lower_case\": ") + flag(o.lower_case) +
+         ",\n  \"strip_accents\": " + flag(o.strips_accents()) +
+         ",\n  \"tokenize_chinese_chars\": " + flag(o.tokenize_chinese_chars) +
+         ",\n  \"tokenizer_class\": \"BertTokenizer\"\n}\n";
+}
 
 class BpeEncoderAdapter final : public EncoderTokenizer {
  public:
@@ -281,8 +290,12 @@ std::unique_ptr<Tokenizer> load_wordpiece(const ModelFiles& files, std::int32_t 
   std::unique_ptr<Tokenizer> out;
   const char* file = nullptr;
   if (json) {
+    std::vector<std::pair<std::string, std::string>> kept = {
+        {"tokenizer.json", std::string(*json)}};
+    // (Read beside tokenizer.json by nothing here, but part of the folder as loaded.)
+    if (config) kept.emplace_back("tokenizer_config.json", std::string(*config));
     out = std::make_unique<WordPieceAdapter>(WordPieceTokenizer::from_tokenizer_json(*json), "",
-                                             added_token_strips(*json));
+                                             std::move(kept), added_token_strips(*json));
     file = "tokenizer.json";
   } else if (vocab) {
     WordPieceOptions options;
@@ -295,8 +308,12 @@ std::unique_ptr<Tokenizer> load_wordpiece(const ModelFiles& files, std::int32_t 
           "do_lower_case): text is lower-cased and its accents stripped, as Hugging Face's "
           "BertTokenizer does by default.";
     }
+    std::vector<std::pair<std::string, std::string>> kept = {
+        {"vocab.txt", std::string(*vocab)},
+        {"tokenizer_config.json",
+         config ? std::string(*config) : default_tokenizer_config(options)}};
     out = std::make_unique<WordPieceAdapter>(WordPieceTokenizer::from_vocab_txt(*vocab, options),
-                                             std::move(note));
+                                             std::move(note), std::move(kept));
     file = "vocab.txt";
   } else if (bpe_vocab && merges) {
     out = as_encoder_tokenizer(BpeTokenizer::from_files(*bpe_vocab, *merges));

@@ -129,6 +129,10 @@ class BpeAdapter final : public Tokenizer {
   std::int32_t token_to_id(std::string_view token) const override {
     return tokenizer_.token_to_id(token);
   }
+  std::vector<std::int32_t> special_ids() const override {
+    const std::int32_t eot = tokenizer_.token_to_id(kEndOfText);
+    return eot >= 0 ? std::vector<std::int32_t>{eot} : std::vector<std::int32_t>{};
+  }
   std::vector<std::pair<std::string, std::string>> files() const override {
     return {{"vocab.json", tokenizer_.to_vocab_json()}, {"merges.txt", tokenizer_.to_merges_txt()}};
   }

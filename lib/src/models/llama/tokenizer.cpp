@@ -42,6 +42,7 @@ class TokenizerJsonAdapter final : public Tokenizer {
     return tokenizer_.token_to_id(token);
   }
   std::int32_t unk_id() const noexcept override { return tokenizer_.unk_id(); }
+  std::vector<std::int32_t> special_ids() const override { return tokenizer_.special_ids(); }
   std::vector<std::pair<std::string, std::string>> files() const override { return files_; }
 
  private:
