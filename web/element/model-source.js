@@ -13,41 +13,12 @@ let trained;
 const loadTrained = once(() => Promise.all([import("./trained.js"), loadView("grid")]).then(([m]) => (trained = m)), "the model code");
 
 const SHIPPED = ["attnlens", "attnlens-encoder"];
+// (Which files a figure's models come from, and how its panels are shown, are trained.js's
+// modelSources and showPanels: they run once it is loaded.)
 
 /** Whether models compute the figure (a shipped model, or a checkpoint given to openModel). */
 export const modelMode = (element) =>
   !fileMode(element) && (SHIPPED.includes(element.model) || (element.model === "custom" && Boolean(element._picked)));
-
-/**
- * The models of the figure, one per panel: [{ url, name } | { files, name }], and a key that
- * changes with them. model="attnlens": the causal model, the encoder (mode "full") or both
- * (mode "compare"); `model-src` replaces the one model shown.
- */
-function modelSources(element) {
-  if (element.model === "custom") return { sources: [{ files: element._picked, name: "your checkpoint" }], key: element._picked };
-  const folder = (src) => {
-    const url = new URL(src, document.baseURI).href;
-    return url.endsWith("/") ? url : `${url}/`;
-  };
-  // Both shipped models read text with the same byte-level BPE (the encoder with its specials).
-  const shipped = (name) => ({
-    url: folder(trained.shippedModelUrl(name)),
-    name: name === "attnlens" ? "the trained causal model" : "the trained encoder",
-    tokenizerFiles: ["vocab.json", "merges.txt"],
-  });
-  if (element.modelSrc) return { sources: [{ url: folder(element.modelSrc), name: "the model" }], key: folder(element.modelSrc) };
-  const mode = element.mode ?? "causal";
-  const names =
-    element.model === "attnlens-encoder"
-      ? ["attnlens-encoder"]
-      : mode === "compare"
-        ? ["attnlens", "attnlens-encoder"]
-        : mode === "full"
-          ? ["attnlens-encoder"]
-          : ["attnlens"];
-  const sources = names.map(shipped);
-  return { sources, key: sources.map((s) => s.url).join(" ") };
-}
 
 /** Shows the checkpoint `files` (openModel); resolves when it is shown. */
 export function openModel(element, files, options) {
@@ -168,7 +139,7 @@ function startModel(element) {
   element._modelLoad = Promise.all([loadTrained(), element._lens ?? loadLens()])
     .then(([, lens]) => {
       element._lens = lens;
-      const { sources, key } = modelSources(element);
+      const { sources, key } = trained.modelSources(element);
       element._modelKey = key;
       return Promise.all(
         sources.map((source) => {
@@ -231,10 +202,10 @@ export function showModel(element, { sentence, specials }) {
   if (!element._modelLoad) startModel(element).catch(() => {});
   else if (element._openedModels && key !== element._computedKey) {
     element._computedKey = key;
-    if (element._openedModels.some((opened) => opened.model.remote)) trained.computeInWorker(element, key, showPanels);
+    if (element._openedModels.some((opened) => opened.model.remote)) trained.computeInWorker(element, key);
     else
       element._computeWith((state) =>
-        showPanels(
+        trained.showPanels(
           element,
           state,
           element._openedModels.map((opened) => trained.modelFigure(opened, state.sentence, { hideSpecial: state.specials === "hide" })),
@@ -242,22 +213,6 @@ export function showModel(element, { sentence, specials }) {
       );
     element._state = element.figureState;
   }
-}
-
-/** Shows the panels modelFigure() made for `state` (none: the text has no tokens). */
-function showPanels(element, state, panels) {
-  const data = panels.every(Boolean) ? panels : [];
-  element._panels = data;
-  if (data.some((d) => d.pendingPredictions?.length)) trained.rankAfterPaint(element, data, element._openedModels, state.sentence);
-  element._figure = data.length
-    ? {
-        file: true,
-        model: true,
-        state,
-        totalTokens: data[0].totalTokens,
-        truncated: data.some((d) => d.totalTokens > d.tokens.length),
-      }
-    : { empty: true };
 }
 
 /** Under a model's figure: its predictions (the next tokens, or each [MASK]'s fillers), one strip per model. */

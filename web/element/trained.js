@@ -548,9 +548,9 @@ function* rankSteps(opened, data, sentence) {
  * The figure of a checkpoint in the model worker: computed there while the page goes on (the
  * figure shown stays until the new one comes, and the render event counts from the change). One
  * computation at a time: keys typed meanwhile are answered by one more, of the text as it is
- * when the running one ends. `showPanels(element, state, panels)` shows what it made.
+ * when the running one ends; showPanels() below shows what it made.
  */
-export function computeInWorker(element, key, showPanels) {
+export function computeInWorker(element, key) {
   if (element._workerBusy) {
     // Asked again meanwhile (the text typed on, or the probe's head labels): once more after it.
     element._workerAgain = true;
@@ -707,3 +707,50 @@ export const progressText = (name, { phase, bytes, totalBytes }) =>
     : phase === "parse"
       ? `Loading ${name}: checking tensors…`
       : `Loading ${name}…`;
+
+/**
+ * The models of the figure, one per panel: [{ url, name } | { files, name }], and a key that
+ * changes with them. model="attnlens": the causal model, the encoder (mode "full") or both
+ * (mode "compare"); `model-src` replaces the one model shown.
+ */
+export function modelSources(element) {
+  if (element.model === "custom") return { sources: [{ files: element._picked, name: "your checkpoint" }], key: element._picked };
+  const folder = (src) => {
+    const url = new URL(src, document.baseURI).href;
+    return url.endsWith("/") ? url : `${url}/`;
+  };
+  // Both shipped models read text with the same byte-level BPE (the encoder with its specials).
+  const shipped = (name) => ({
+    url: folder(shippedModelUrl(name)),
+    name: name === "attnlens" ? "the trained causal model" : "the trained encoder",
+    tokenizerFiles: ["vocab.json", "merges.txt"],
+  });
+  if (element.modelSrc) return { sources: [{ url: folder(element.modelSrc), name: "the model" }], key: folder(element.modelSrc) };
+  const mode = element.mode ?? "causal";
+  const names =
+    element.model === "attnlens-encoder"
+      ? ["attnlens-encoder"]
+      : mode === "compare"
+        ? ["attnlens", "attnlens-encoder"]
+        : mode === "full"
+          ? ["attnlens-encoder"]
+          : ["attnlens"];
+  const sources = names.map(shipped);
+  return { sources, key: sources.map((s) => s.url).join(" ") };
+}
+
+/** Shows the panels modelFigure() made for `state` (none: the text has no tokens). */
+export function showPanels(element, state, panels) {
+  const data = panels.every(Boolean) ? panels : [];
+  element._panels = data;
+  if (data.some((d) => d.pendingPredictions?.length)) rankAfterPaint(element, data, element._openedModels, state.sentence);
+  element._figure = data.length
+    ? {
+        file: true,
+        model: true,
+        state,
+        totalTokens: data[0].totalTokens,
+        truncated: data.some((d) => d.totalTokens > d.tokens.length),
+      }
+    : { empty: true };
+}
