@@ -101,6 +101,27 @@ test("a Llama 3-shaped folder picked in the page: causal figure, <|begin_of_text
     // Hugging Face's tokens for the text (the page shows each token's own characters).
     assert.deepEqual(shown.tokens.slice(1), expected.slice(1));
     assert.ok(shown.predictions.every((k) => k === 5));
+    // The grid stands the query heads of each key/value head together and says so.
+    await page.click('input[name="view"][value="grid"]');
+    const grid = await (
+      await page.waitForFunction(() => {
+        const root = document.querySelector("#figure").shadowRoot;
+        const note = root.querySelector(".grid-groups");
+        const row = root.querySelector(".grid-row");
+        if (!note || !row) return null;
+        return {
+          note: note.textContent.replace(/\s+/g, " ").trim(),
+          labels: [...row.querySelectorAll("button")].map((b) => b.getAttribute("aria-label")),
+          gaps: [...row.querySelectorAll("button")].map((b) => b.style.marginLeft),
+        };
+      })
+    ).jsonValue();
+    assert.equal(grid.note, "Grouped-query attention: 6 query heads share 2 key/value heads, 3 each; a gap separates the groups.");
+    assert.deepEqual(grid.labels, [
+      "layer 1, mean",
+      ...[1, 2, 3, 4, 5, 6].map((h) => `layer 1, head ${h}, key/value head ${h <= 3 ? 1 : 2}`),
+    ]);
+    assert.deepEqual(grid.gaps, ["", "", "", "", "10px", "", ""]);
     // An append goes through the model's cache: the figure follows with one more token.
     await typeAndTime(page, `${SENTENCE} Then`);
     const appended = await (

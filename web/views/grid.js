@@ -13,18 +13,36 @@ import { weightBitmap } from "./heatmap.js";
 const THUMBNAIL_CELLS = 96;
 const GAP = 4;
 const LABEL_W = 64;
+/** Extra space before the first head of each grouped-query group but the first. */
+const GROUP_GAP = 10;
 
 export const layerName = (data, layer) => data.layerNames?.[layer] ?? `layer ${layer + 1}`;
 
 /** Side of a thumbnail in CSS px: `big` (the grid view) fills the width, else a chooser strip. */
 export function thumbSize(data, width, big) {
-  const columns = data.weights.shape[1] + (data.weights.shape[1] > 1 ? 1 : 0);
+  const heads = data.weights.shape[1];
+  const columns = heads + (heads > 1 ? 1 : 0);
   if (!big) return 40;
-  return Math.max(40, Math.min(120, Math.floor((width - LABEL_W) / columns) - GAP - 8));
+  // (The gaps between grouped-query groups take their share of the width.)
+  const group = headsPerKv(data);
+  const gaps = group ? (heads / group - 1) * GROUP_GAP : 0;
+  return Math.max(40, Math.min(120, Math.floor((width - LABEL_W - gaps) / columns) - GAP - 8));
+}
+
+/**
+ * Query heads per key/value head of a model with grouped-query attention (Llama 3, Qwen: the
+ * heads of a group score their queries against the same keys and mix the same values), or 0.
+ */
+export function headsPerKv(data) {
+  const heads = data.weights.shape[1];
+  const kv = data.source?.config?.kvHeads;
+  return Number.isInteger(kv) && kv > 0 && kv < heads && heads % kv === 0 ? heads / kv : 0;
 }
 
 /**
  * Buttons of every (layer, head) of `data`, a "mean" per layer when there are several heads.
+ * With grouped-query attention the heads of a key/value head stand together, a gap between
+ * groups, and a line above the rows says so.
  * `onPick(layer, head)`; `selected` = { layer, head } is pressed; `panel` tells the canvases of
  * several grids apart (causal and full side by side), and `heading` (the panel's title) names
  * each of them above its rows, whose labels would otherwise read "layer 1" in both.
@@ -33,8 +51,15 @@ export function gridTemplate({ data, selected, width, big, onPick, label = "Laye
   const [layers, heads] = data.weights.shape;
   const size = thumbSize(data, width, big);
   const choices = [...(heads > 1 ? ["mean"] : []), ...Array.from({ length: heads }, (_, h) => h)];
+  const group = headsPerKv(data);
+  const kvOf = (h) => (group && h !== "mean" ? `, key/value head ${Math.floor(h / group) + 1}` : "");
+  const groups = group
+    ? html`<div class="grid-title grid-groups">
+        Grouped-query attention: ${heads} query heads share ${heads / group} key/value heads, ${group} each; a gap separates the groups.
+      </div>`
+    : "";
   return html`<div class="grid" part="grid" role="group" aria-label=${label} style="--thumb:${size}px">
-    ${heading ? html`<div class="grid-title">${heading}</div>` : ""}${Array.from(
+    ${heading ? html`<div class="grid-title">${heading}</div>` : ""}${groups}${Array.from(
       { length: layers },
       (_, l) =>
         html`<div class="grid-row">
@@ -44,8 +69,9 @@ export function gridTemplate({ data, selected, width, big, onPick, label = "Laye
             const pressed = selected.layer === l && selected.head === h;
             return html`<button
               aria-pressed=${String(pressed)}
-              title=${`${layerName(data, l)}, ${name}${h !== "mean" && data.headNotes ? `: ${data.headNotes[l][h]}` : ""}`}
-              aria-label=${`${layerName(data, l)}, ${name}`}
+              style=${group && h !== "mean" && h > 0 && h % group === 0 ? `margin-left: ${GROUP_GAP}px` : ""}
+              title=${`${layerName(data, l)}, ${name}${kvOf(h)}${h !== "mean" && data.headNotes ? `: ${data.headNotes[l][h]}` : ""}`}
+              aria-label=${`${layerName(data, l)}, ${name}${kvOf(h)}`}
               @click=${() => onPick(l, h)}
             >
               <canvas data-panel=${panel} data-layer=${l} data-head=${h} aria-hidden="true"></canvas>${name}${
