@@ -352,13 +352,19 @@ test("embed mode shows only the figure, which fits; keyboard reaches every contr
   await full.close();
 });
 
-test("timing: edit of a 64-token sentence with 4 heads, dim 64 (reported, not asserted)", async () => {
+test("each edit of a 64-token sentence (4 heads, dim 64) draws a figure of the edited text; the time is printed", async () => {
   const { page } = await open("?heads=4&dim=64");
   const text = Array.from({ length: 64 }, (_, i) => `w${String.fromCharCode(97 + (i % 26))}`).join(" ");
   await nextRender(page, () => page.fill("#sentence", text));
   const times = [];
-  for (let k = 0; k < 10; k++)
-    times.push((await nextRender(page, () => page.fill("#sentence", `${text.slice(0, -1)}${String.fromCharCode(97 + k)}`))).ms);
+  for (let k = 0; k < 10; k++) {
+    const edited = `${text.slice(0, -1)}${String.fromCharCode(97 + k)}`;
+    const render = await nextRender(page, () => page.fill("#sentence", edited));
+    assert.equal(render.error ?? null, null, `edit ${k}: ${render.error}`);
+    assert.equal(render.tokens?.length, 64, `edit ${k}: ${render.tokens?.length} tokens drawn`);
+    assert.equal(render.tokens.at(-1), edited.split(" ").at(-1), `edit ${k}: the last token drawn`);
+    times.push(render.ms);
+  }
   times.sort((a, b) => a - b);
   console.log(
     `# 64 tokens, 4 heads, dim 64: recompute + redraw median ${times[5].toFixed(1)} ms (min ${times[0].toFixed(1)}, max ${times[9].toFixed(1)})`,

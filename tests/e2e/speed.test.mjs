@@ -4,8 +4,9 @@
 // it issued (the last DOM mutation inside its shadow root or draw call on one of its canvases,
 // which stopped the clock before the strokes were rasterised). Prints a table (median, min, max
 // to the painted frame, the median to the last draw call, and the time inside the library's
-// explain()); fails only on gross regressions (10x the target, on the painted frame), never on
-// noise: these machines are shared and timings move by tens of percent between runs.
+// explain()). It asserts what each measured action did (a frame painted; after an edit, the
+// figure ends with the edited word), never a time: these machines are shared and timings move by
+// tens of percent between runs (the targets are printed beside the medians for a reader).
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { openPage, useSite } from "../support/browser.mjs";
@@ -14,7 +15,11 @@ import { EDIT, RADIO, SELECT, installProbe, measure, median } from "../support/p
 
 const site = useSite();
 const TARGET_MS = { 64: 16, 512: 50 };
-const GROSS = 10;
+
+/** Each measured action painted a frame (NaN: it never did). */
+function painted(name, results) {
+  for (const [k, r] of results.entries()) assert.ok(Number.isFinite(r.ms), `${name}, run ${k + 1}: no frame was painted`);
+}
 
 async function openDemo(query) {
   const session = await openPage(site.browser.context, site.server.url);
@@ -28,6 +33,7 @@ const rows = [];
 
 /** A row of the table from measure() results: total time, and the median time in explain(). */
 function record(name, tokens, results) {
+  painted(name, results);
   const times = results.map((r) => r.ms).sort((a, b) => a - b);
   const row = {
     name,
@@ -48,10 +54,16 @@ async function edits({ view, mode, heads, n, repeat }) {
   const { page, problems } = await openDemo(new URLSearchParams({ view, mode, heads, sentence: `${base} x` }).toString());
   await measure(page, EDIT, `${base} y`);
   const times = [];
-  for (let k = 0; k < repeat; k++) times.push(await measure(page, EDIT, `${base} ${String.fromCharCode(97 + (k % 26)).repeat(3)}`));
+  const name = `edit: ${view}, ${mode}, ${heads} heads`;
+  for (let k = 0; k < repeat; k++) {
+    const word = String.fromCharCode(97 + (k % 26)).repeat(3);
+    const r = await measure(page, EDIT, `${base} ${word}`);
+    assert.equal(r.lastToken, word, `${name} at ${n} tokens, run ${k + 1}: the figure's last token`);
+    times.push(r);
+  }
   assert.deepEqual(problems, []);
   await page.close();
-  return record(`edit: ${view}, ${mode}, ${heads} heads`, n, times);
+  return record(name, n, times);
 }
 
 function printTable() {
@@ -64,14 +76,16 @@ function printTable() {
       "max".padStart(9) +
       "issued".padStart(9) +
       "explain".padStart(9) +
+      "target".padStart(9) +
       " (ms)",
   );
   for (const r of rows)
     console.log(
-      `# ${r.name.padEnd(46)}${String(r.tokens).padStart(7)}${fmt(r.median)}  ${fmt(r.min)}  ${fmt(r.max)}  ${fmt(r.issued)}  ${fmt(r.explain)}`,
+      `# ${r.name.padEnd(46)}${String(r.tokens).padStart(7)}${fmt(r.median)}  ${fmt(r.min)}  ${fmt(r.max)}  ${fmt(r.issued)}  ${fmt(r.explain)}  ${fmt(TARGET_MS[r.tokens <= 64 ? 64 : 512])}`,
     );
   console.log("# median, min, max: to the painted frame; issued: median to the last draw call or DOM change");
   console.log("# explain: median time of the library's explain() calls inside the total (both modes side by side)");
+  console.log("# target: the painted frame's target at this size (at 512 tokens, for what the page adds to explain())");
 }
 
 test("speed: the issue's four scenarios", async () => {
@@ -119,12 +133,4 @@ test("speed: 512 tokens, 8 heads", async () => {
     await edits({ view, mode, heads: 8, n: 512, repeat: 5 });
   }
   printTable();
-  // At 64 tokens the whole path is held to 10x its target. At 512 tokens explain() alone takes
-  // hundreds of milliseconds on these machines (the library's speed, measured by its own
-  // benchmarks); what this page adds (total - explain) is held to 10x the target.
-  for (const r of rows) {
-    const target = TARGET_MS[r.tokens <= 64 ? 64 : 512];
-    const own = r.tokens <= 64 ? r.median : r.median - (Number.isNaN(r.explain) ? 0 : r.explain);
-    assert.ok(own <= GROSS * target, `${r.name} at ${r.tokens} tokens: ${own.toFixed(1)} ms > ${GROSS} x ${target} ms`);
-  }
 });

@@ -15,7 +15,15 @@ export async function nextRender(page, action, selector = "attn-lens") {
           "attn-lens-render",
           (e) => {
             clearTimeout(timer);
-            done({ ms: e.detail.ms, computeMs: e.detail.computeMs, error: e.detail.error });
+            // What was drawn, read in the same call: the tokens of the figure's first mode.
+            const f = document.querySelector(sel).explanation;
+            const mode = f && !f.empty ? (f.causal ?? f.full) : null;
+            done({
+              ms: e.detail.ms,
+              computeMs: e.detail.computeMs,
+              error: e.detail.error,
+              tokens: mode?.tokens.map((t) => t.text) ?? null,
+            });
           },
           { once: true },
         );

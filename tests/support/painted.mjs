@@ -59,10 +59,17 @@ export async function measure(page, action, arg) {
     polling: 50,
     timeout: 30000,
   });
-  return page.evaluate(
-    (t0) => ({ ms: window.__attnProbe.painted - t0, issued: window.__attnProbe.last - t0, computeMs: window.__attnProbe.computeMs }),
-    started,
-  );
+  // With the times, what the figure shows (read in the same call): its first mode's last token.
+  return page.evaluate((t0) => {
+    const f = document.querySelector("attn-lens")?.explanation;
+    const mode = f && !f.empty ? (f.causal ?? f.full) : null;
+    return {
+      ms: window.__attnProbe.painted - t0,
+      issued: window.__attnProbe.last - t0,
+      computeMs: window.__attnProbe.computeMs,
+      lastToken: mode ? mode.tokens.at(-1).text : null,
+    };
+  }, started);
 }
 
 /** Page-side bodies for measure(): an edit of the sentence, a radio button, a select. */
