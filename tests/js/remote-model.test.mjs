@@ -282,6 +282,7 @@ test("the model worker answers messages of the wrong shape with errors, frees a 
   const fake = {
     async loadModel({ files }) {
       if (files.slow) await gate;
+      if (files.broken) throw Object.assign(new Error("config.json: missing"), { code: "BAD_FILE" });
       const name = files.name;
       return {
         config: { family: "stand-in" },
@@ -333,6 +334,15 @@ test("the model worker answers messages of the wrong shape with errors, frees a 
   assert.match(answer(8).error.message, /this model was disposed/);
   await serve({ id: 9, op: "open", model: 2, files: { name: "again" } });
   assert.equal(answer(9).error, undefined);
+  // A dispose posted while a load that then fails opens: nothing is left to free, and the
+  // handle opens afresh later (the dispose is not held against it).
+  const failing = serve({ id: 10, op: "open", model: 3, files: { broken: true, slow: true } });
+  await serve({ op: "dispose", handle: 3 });
+  await failing;
+  assert.equal(answer(10).error.code, "BAD_FILE");
+  await serve({ id: 11, op: "open", model: 3, files: { name: "third" } });
+  assert.equal(answer(11).error, undefined);
+  assert.deepEqual(disposed, ["first", "slow"]);
 });
 
 test("the induction probe draws no special or byte-fallback token, and GPT-2's draws are what they were", () => {

@@ -106,6 +106,9 @@ export function modelServer(getLens, post) {
         try {
           lens = await getLens();
           m = await lens.loadModel({ files: message.files, onProgress: (progress) => post({ id, progress }) });
+        } catch (error) {
+          disposedWhileOpening.delete(handle);
+          throw error;
         } finally {
           opening.delete(handle);
         }
