@@ -611,9 +611,12 @@ TEST_CASE("Llama-family tensor errors name the tensor and the config field", "[l
                   {"config.json: 1048577 bytes"});
     for (const char* name : {"tokenizer_config.json", "tokenizer.json"}) {
       const std::size_t over = attnlens::max_text_file_bytes(name) + 1;
-      require_error([&] { load(f.config, f.weights, {{name, padded("{}", over)}}); },
-                    ErrorCode::BAD_FILE,
-                    {std::string(name) + ": " + std::to_string(over) + " bytes, over the limit"});
+      require_error(
+          [&] {
+            load(f.config, f.weights, {{name, padded("{}", over)}});
+          },
+          ErrorCode::BAD_FILE,
+          {std::string(name) + ": " + std::to_string(over) + " bytes, over the limit"});
     }
     CHECK(attnlens::max_text_file_bytes("README.md") == 0);
   }
