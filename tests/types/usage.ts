@@ -6,6 +6,8 @@ import type {
   AttnLensErrorCode,
   Explanation,
   ForwardResult,
+  GeneratedToken,
+  GenerationEnd,
   Init,
   LoadProgress,
   MaskFill,
@@ -90,6 +92,22 @@ async function main(): Promise<void> {
   again.analyze("the cat sat", { cache, predictionRows: Int32Array.of(0, 1) });
   console.log(cache.tokens, cache.reused, again.config.family, again.config.causal, again.config.prediction);
   cache.dispose();
+  // Writing on: tokens as they come, and why it ended.
+  const writing = again.generate("the cat", {
+    maxTokens: 4,
+    temperature: 0.8,
+    topK: 40,
+    topP: 0.95,
+    seed: 1,
+    stop: ["."],
+    attention: true,
+  });
+  for await (const token of writing) {
+    const t: GeneratedToken = token;
+    console.log(t.id, t.text, t.p, t.top[0]?.p, t.special, t.attention?.shape);
+  }
+  const ended: IteratorResult<GeneratedToken, GenerationEnd> = await again.generate(Int32Array.of(1, 2), { maxTokens: 1 }).next();
+  if (ended.done) console.log(ended.value.reason, ended.value.ids.length);
   // An encoder folder: pairs, [MASK] filling, a masked-LM step.
   const families: readonly ModelFamily[] = await lens.modelFamilies();
   const encoder: Model = await lens.loadModel({

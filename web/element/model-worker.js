@@ -123,7 +123,13 @@ export function modelServer(getLens, post) {
           ignored: [...m.ignored],
           hasTokenizer: m.hasTokenizer,
           // (A copy of its typed arrays: the reply's are transferred away.)
-          tokenizer: m.tokenizer ? { ...m.tokenizer, specialIds: Int32Array.from(m.tokenizer.specialIds ?? []) } : null,
+          tokenizer: m.tokenizer
+            ? {
+                ...m.tokenizer,
+                specialIds: Int32Array.from(m.tokenizer.specialIds ?? []),
+                byteIds: Int32Array.from(m.tokenizer.byteIds ?? []),
+              }
+            : null,
           // The threads its products split over (more than 1: the threaded module).
           ...(({ threads, threadsUnavailable }) => ({ threads, threadsUnavailable }))(await lens.modelMemory()),
         });

@@ -207,7 +207,7 @@ function probeVocabulary(model) {
   const t = model.tokenizer;
   if (!t?.specialIds) return { V: vocabSize, skip: [vocabSize - 1] };
   const V = Math.min(vocabSize, t.size);
-  return { V, skip: [...new Set(t.specialIds)].filter((id) => id >= 0 && id < V).sort((a, b) => a - b) };
+  return { V, skip: [...new Set([...t.specialIds, ...(t.byteIds ?? [])])].filter((id) => id >= 0 && id < V).sort((a, b) => a - b) };
 }
 
 /**

@@ -88,10 +88,13 @@ class Tokenizer {
   // The id of the token an unknown word or character becomes (the file's unk_token, whatever
   // it is named), or -1 when the tokenizer has none (a byte-level BPE needs none).
   virtual std::int32_t unk_id() const noexcept { return -1; }
-  // The ids that stand for no piece of ordinary text, ascending: special tokens (begin and end
-  // of text, [CLS], padding, a vocabulary's reserved ones) and byte-fallback tokens ("<0x0A>").
-  // A probe of random tokens draws around them.
+  // The special tokens' ids, ascending: begin and end of text, [CLS], padding, a vocabulary's
+  // reserved ones; tokens that stand for no piece of text (a generation ends at one).
   virtual std::vector<std::int32_t> special_ids() const { return {}; }
+  // The byte-fallback tokens' ids ("<0x00>" .. "<0xFF>" of a SentencePiece-style vocabulary),
+  // ascending: pieces of text, but of no word (a probe of random tokens draws around them and
+  // the special tokens).
+  virtual std::vector<std::int32_t> byte_ids() const { return {}; }
   // The tokenizer's files, as a checkpoint folder holds them: (name, text).
   virtual std::vector<std::pair<std::string, std::string>> files() const = 0;
   // A sentence for a reader about how text is read, e.g. that lower-casing is BERT's default

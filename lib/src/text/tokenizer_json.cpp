@@ -1052,12 +1052,18 @@ std::int32_t TokenizerJson::unk_id() const noexcept {
 }
 
 std::vector<std::int32_t> TokenizerJson::special_ids() const {
-  std::vector<bool> marked = impl_->is_special;
-  for (const std::int32_t id : impl_->byte_tokens)
-    if (id >= 0) marked[static_cast<std::size_t>(id)] = true;
   std::vector<std::int32_t> out;
-  for (std::size_t id = 0; id < marked.size(); ++id)
-    if (marked[id]) out.push_back(static_cast<std::int32_t>(id));
+  for (std::size_t id = 0; id < impl_->is_special.size(); ++id)
+    if (impl_->is_special[id]) out.push_back(static_cast<std::int32_t>(id));
+  return out;
+}
+
+std::vector<std::int32_t> TokenizerJson::byte_ids() const {
+  std::vector<std::int32_t> out;
+  for (const std::int32_t id : impl_->byte_tokens)
+    if (id >= 0) out.push_back(id);
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
 }
 

@@ -92,8 +92,10 @@ class TokenizerJson {
   std::int32_t vocab_size() const noexcept;
   // The model's unk_token id, or -1 when it names none.
   std::int32_t unk_id() const noexcept;
-  // The special added tokens' ids and the byte-fallback tokens' ("<0x00>" .. "<0xFF>"), ascending.
+  // The special added tokens' ids, ascending.
   std::vector<std::int32_t> special_ids() const;
+  // The byte-fallback tokens' ids ("<0x00>" .. "<0xFF>" in the vocabulary), ascending.
+  std::vector<std::int32_t> byte_ids() const;
 
   struct Impl;
 

@@ -43,6 +43,7 @@ class TokenizerJsonAdapter final : public Tokenizer {
   }
   std::int32_t unk_id() const noexcept override { return tokenizer_.unk_id(); }
   std::vector<std::int32_t> special_ids() const override { return tokenizer_.special_ids(); }
+  std::vector<std::int32_t> byte_ids() const override { return tokenizer_.byte_ids(); }
   std::vector<std::pair<std::string, std::string>> files() const override { return files_; }
 
  private:
