@@ -77,13 +77,20 @@ export function seededRandom(seed) {
  * The next token's id from `row` (a Float32Array of logits over the vocabulary), drawn as the
  * settings say: at temperature 0 the largest logit (the smaller id on a tie, as argmax); else
  * the tokens by probability (softmax(row / temperature), in float64), largest first (ties to the
- * smaller id), cut to the first topK (0: all) and then to the fewest whose probabilities reach
- * topP, and one of those drawn in proportion with `random()`.
+ * smaller id), cut to the first topK (0: all; tokens tied with the k-th stay) and then to the
+ * fewest whose probabilities reach topP, and one of those drawn in proportion with `random()`.
  */
 export function drawToken(row, { temperature, topK, topP }, random) {
   if (temperature === 0) return topIds(row, 1)[0];
   const V = row.length;
-  const order = topK > 0 && topK < V ? topIds(row, topK) : Array.from({ length: V }, (_, v) => v).sort((a, b) => row[b] - row[a] || a - b);
+  let order;
+  if (topK > 0 && topK < V) {
+    // Every token tied with the k-th stays, as transformers' top-k keeps scores >= the k-th.
+    order = topIds(row, topK);
+    const kth = row[order.at(-1)];
+    const kept = new Set(order);
+    for (let v = 0; v < V; v++) if (row[v] === kth && !kept.has(v)) order.push(v);
+  } else order = Array.from({ length: V }, (_, v) => v).sort((a, b) => row[b] - row[a] || a - b);
   // Probabilities over the whole vocabulary (the cut renormalises what it keeps).
   let max = -Infinity;
   for (let v = 0; v < V; v++) if (row[v] > max) max = row[v];

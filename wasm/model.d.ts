@@ -255,7 +255,7 @@ export interface GenerateOptions {
   topP?: number;
   /** The draws' seed, 0 to 2^32 - 1 (default 0): the same seed and logits give the same tokens. */
   seed?: number;
-  /** Texts that end the generation once the written text holds one (needs a tokenizer). */
+  /** Texts that end the generation once the written tokens, decoded together, hold one (needs a tokenizer). */
   stop?: readonly string[];
   /** Each token's attention: the query row of the token before it, over every token so far. */
   attention?: boolean;
@@ -268,7 +268,8 @@ export interface GenerateOptions {
 /** A token generate() wrote. */
 export interface GeneratedToken {
   id: number;
-  /** Its text ("" without a tokenizer, or for an id beyond the tokenizer's vocabulary). */
+  /** Its text on its own ("" without a tokenizer, or for an id beyond the tokenizer's vocabulary; a
+   * character split over several byte tokens reads U+FFFD in each: decode(ids) gives it whole). */
   text: string;
   /** Its softmax probability (at temperature 1). */
   p: number;

@@ -259,7 +259,7 @@ export function createModelApi(core) {
       if (disposed) fail("BAD_ARGUMENT", "this model was disposed (model.dispose()); load or create it again");
     };
     const config = Object.freeze(info.config);
-    const ownCaches = [];
+    const ownCaches = new Set();
     const hasTokenizer = info.tokenizer !== null;
     const tokenizer = tokenizerMethods(core, handle, limits, live);
     const needTokenizer = (what) => {
@@ -454,17 +454,21 @@ export function createModelApi(core) {
           ids = t.data;
         }
         if (ids.length === 0) fail("EMPTY_INPUT", "prompt has no tokens: a next-token model needs at least one to continue");
+        if (ids.length > config.context)
+          fail("TOO_LARGE", `prompt has ${ids.length} tokens, more than the model's context of ${config.context}`);
         const room = config.context - ids.length;
         const s = generateSettings(o, room);
         if (s.stop.length > 0) needTokenizer("generate() with stop texts");
         if (s.signal?.aborted) throw abortReason(s.signal);
         const special = new Set(info.tokenizer?.specialIds ?? []);
-        const cache = model.createCache();
+        const promptLength = ids.length;
         return (async function* steps() {
+          // (Made when the first token is asked for: an iterator dropped unstarted holds nothing.)
+          const cache = model.createCache();
           const random = seededRandom(s.seed);
-          let written = "";
           try {
             for (let step = 0; step < (s.maxTokens ?? DEFAULT_NEW_TOKENS); step++) {
+              if (s.signal?.aborted) throw abortReason(s.signal);
               if (ids.length >= config.context) return { reason: "context", ids };
               const n = ids.length;
               // One new row through the cache: its logits, and its attention over the n tokens.
@@ -492,8 +496,12 @@ export function createModelApi(core) {
               // (The reader may have stopped it while the token was out.)
               if (s.signal?.aborted) throw abortReason(s.signal);
               if (special.has(id)) return { reason: "special", ids };
-              written += text;
-              if (s.stop.some((stop) => written.includes(stop))) return { reason: "stop", ids };
+              // Stop texts are looked for in the written tokens decoded together: a character
+              // split over byte-level or byte-fallback tokens reads whole only there.
+              if (s.stop.length > 0) {
+                const written = tokenizer.decode(ids.subarray(promptLength));
+                if (s.stop.some((stop) => written.includes(stop))) return { reason: "stop", ids };
+              }
             }
             return { reason: s.maxTokens === null && ids.length >= config.context ? "context" : "maxTokens", ids };
           } finally {
@@ -575,7 +583,7 @@ export function createModelApi(core) {
         live();
         const native = unwrap(core._createCache(handle)).cache;
         const state = { handle: native, owner: model, disposed: false };
-        ownCaches.push(state);
+        ownCaches.add(state);
         const cache = Object.freeze({
           get tokens() {
             return state.handle && !state.disposed ? core._cacheInfo(state.handle).tokens : 0;
@@ -586,6 +594,7 @@ export function createModelApi(core) {
           dispose() {
             if (state.disposed) return;
             state.disposed = true;
+            ownCaches.delete(state);
             if (state.handle && !disposed) core._dispose(state.handle);
           },
         });

@@ -185,6 +185,11 @@ test("drawToken: its draws follow softmax(logits / T) cut to top-k and top-p", (
   near(counts({ temperature: 1, topK: 2, topP: 1 }), [1 / 3, 0, 2 / 3, 0], "top-k 2");
   near(counts({ temperature: 1, topK: 0, topP: 0.7 }), [1 / 3, 0, 2 / 3, 0], "top-p 0.7");
   near(counts({ temperature: 1, topK: 0, topP: 0.5 }), [0, 0, 1, 0], "top-p 0.5: id 2 alone reaches it");
+  // Top-k keeps every token tied with the k-th (as transformers' TopKLogitsWarper does).
+  const flat = new Float32Array(10);
+  const random = seededRandom(5);
+  const drawn = new Set(Array.from({ length: 400 }, () => drawToken(flat, { temperature: 1, topK: 2, topP: 1 }, random)));
+  assert.equal(drawn.size, 10);
   // Temperature 0: the largest logit; a tie goes to the smaller id.
   assert.equal(
     drawToken(Float32Array.from([1, 3, 3, 0]), { temperature: 0 }, () => 0.5),
@@ -227,6 +232,31 @@ test("stop texts, special tokens, the context and a signal end a generation", as
     "BAD_ARGUMENT",
     /the prompt fills the model's context/,
   );
+  // A stop text whose character the model writes over several byte-level tokens (each token
+  // alone decodes to U+FFFD): found in the written tokens decoded together.
+  const emoji = await drain(model.generate("😀 😀 😀 😀 😀 😀", { maxTokens: 12 }));
+  assert.ok(model.decode(emoji.end.ids.subarray(model.encode("😀 😀 😀 😀 😀 😀").length)).includes("😀"), "the model writes the emoji");
+  assert.ok(
+    emoji.tokens.every((t) => !t.text.includes("😀")),
+    "no token holds it whole",
+  );
+  const split = await drain(model.generate("😀 😀 😀 😀 😀 😀", { maxTokens: 12, stop: ["😀"] }));
+  assert.equal(split.end.reason, "stop");
+  // A prompt longer than the context is refused; an iterator dropped before it starts holds no
+  // cache; a signal stopped between the call and the first token stops it before any is written.
+  assertAttnLensError(
+    () => model.generate(Int32Array.from({ length: context + 1 }, () => 1)),
+    "TOO_LARGE",
+    /more than the model's context/,
+  );
+  const before = (await lens.modelMemory()).usedBytes;
+  for (let i = 0; i < 50; i++) await model.generate(prompt).return();
+  const grown = (await lens.modelMemory()).usedBytes - before;
+  assert.ok(grown < 1024, `50 unstarted generations left ${grown} bytes held`);
+  const early = new AbortController();
+  const unstarted = model.generate(prompt, { signal: early.signal });
+  early.abort();
+  await assert.rejects(unstarted.next(), (e) => e.name === "AbortError");
   // A signal: stopped after the second token, the iterator throws its reason.
   const controller = new AbortController();
   const seen = [];
