@@ -53,11 +53,29 @@ test("a causal model's first token is its sink, special or not, and is labelled 
   ]) {
     const tokens = [first, ...["cat", "sat", "down"].map((text) => ({ text, special: false }))];
     const [[s]] = headScores(attention([rows], 4), tokens, undefined, 0, true);
-    close(s.cls, (1 + 0.8 * 3) / 4, `${first.text}: the first token's share`);
+    // Over the rows after the first (which has nowhere else to look): 0.8.
+    close(s.cls, 0.8, `${first.text}: the first token's share`);
     assert.ok(Number.isNaN(s.sep), "no special token at the end: no [SEP] score");
     const names = categoryNames(tokens, true);
     assert.deepEqual(names, { cls: "first-token sink", sep: "[SEP]" });
-    assert.deepEqual(headLabel(s, 0.1, names), { key: "cls", text: "first-token sink 0.85" });
+    assert.deepEqual(headLabel(s, 0.1, names), { key: "cls", text: "first-token sink 0.80" });
+    // A previous-token head of two tokens is not a sink for its first row's forced weight.
+    const [[two]] = headScores(
+      attention(
+        [
+          [
+            [1, 0],
+            [0.9, 0.1],
+          ],
+        ],
+        2,
+      ),
+      tokens.slice(0, 2),
+      undefined,
+      0,
+      true,
+    );
+    close(two.cls, 0.9, "two tokens: the second row's share alone");
     // Without `causal` a first word that is not special is not scored.
     assert.equal(Number.isNaN(headScores(attention([rows], 4), tokens)[0][0].cls), !first.special);
   }

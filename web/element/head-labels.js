@@ -21,8 +21,9 @@ const K = PARTS.length;
  * Per [layer][head]: { previous, next, self, cls, sep, punctuation, entropy } for attention
  * weights [layers, heads, L, L] over `tokens` ({ text, special }). ±1 counts the tokens that
  * have such a neighbour among the text's own tokens; [CLS] and [SEP] are the special tokens at
- * the ends (NaN without them), and with `causal` "cls" is the first token whatever it is. Each
- * score is the sum of its rows' shares, in row order.
+ * the ends (NaN without them), and with `causal` "cls" is the first token whatever it is, over
+ * the rows after it (the first row has nowhere else to look). Each score is the sum of its rows'
+ * shares, in row order.
  *
  * The entropy is most of the cost (a logarithm per weight: at 117 tokens of the shipped model,
  * 1.5–2 ms of a keystroke). With `before`, this function's result for the previous figure of the
@@ -77,7 +78,8 @@ export function headScores(attention, tokens, before, same = 0, causal = false) 
         }
         const p = (g * L + i) * K;
         parts[p] = at(i);
-        parts[p + 1] = first >= 0 ? at(first) : 0;
+        // (A causal model's first row can only look at the first token: it tells nothing.)
+        parts[p + 1] = first >= 0 && !(causal && i === 0) ? at(first) : 0;
         parts[p + 2] = last >= 0 ? at(last) : 0;
         parts[p + 3] = punctuation;
         parts[p + 4] = hasPrevious[i] ? at(i - 1) : 0;
@@ -90,7 +92,7 @@ export function headScores(attention, tokens, before, same = 0, causal = false) 
         previous: prevCount ? sums[4] / prevCount : NaN,
         next: nextCount ? sums[5] / nextCount : NaN,
         self: sums[0] / L,
-        cls: first >= 0 ? sums[1] / L : NaN,
+        cls: first < 0 ? NaN : causal ? (L > 1 ? sums[1] / (L - 1) : NaN) : sums[1] / L,
         sep: last >= 0 ? sums[2] / L : NaN,
         punctuation: sums[3] / L,
         entropy: sums[6] / L,
