@@ -343,6 +343,20 @@ test("the model worker answers messages of the wrong shape with errors, frees a 
   await serve({ id: 11, op: "open", model: 3, files: { name: "third" } });
   assert.equal(answer(11).error, undefined);
   assert.deepEqual(disposed, ["first", "slow"]);
+  // A disposed cache's handle leaves its model's list: a model opened under that number later
+  // is not taken with the first model. A cache is not a model, nor a model a cache.
+  await serve({ id: 12, op: "cache", model: 3, cache: 4 });
+  await serve({ op: "dispose", handle: 4 });
+  await serve({ id: 13, op: "open", model: 4, files: { name: "fourth" } });
+  await serve({ op: "dispose", handle: 3 });
+  assert.deepEqual(disposed, ["first", "slow", "third cache", "third"]);
+  await serve({ id: 14, op: "call", model: 4, method: "forward", args: [[1], {}] });
+  assert.equal(answer(14).result.name, "fourth");
+  await serve({ id: 15, op: "cache", model: 4, cache: 5 });
+  await serve({ id: 16, op: "cache", model: 5, cache: 6 });
+  assert.match(answer(16).error.message, /handle 5 is a cache, not a model/);
+  await serve({ id: 17, op: "call", model: 4, method: "forward", args: [[1], { cache: { remoteCache: 4 } }] });
+  assert.match(answer(17).error.message, /options\.cache was disposed/);
 });
 
 test("the induction probe draws no special or byte-fallback token, and GPT-2's draws are what they were", () => {

@@ -48,8 +48,9 @@ const badArgument = (message) => Object.assign(new Error(message), { code: "BAD_
  */
 export function modelServer(getLens, post) {
   const handles = new Map();
-  // The caches of each model handle: freed with it.
+  // The caches of each model handle (freed with it), and the model of each cache handle.
   const cachesOf = new Map();
+  const ownerOf = new Map();
   // Model handles being opened, and those of them disposed meanwhile.
   const opening = new Set();
   const disposedWhileOpening = new Set();
@@ -80,14 +81,21 @@ export function modelServer(getLens, post) {
       },
     });
   const model = (handle) => {
-    const m = handles.get(handle);
-    if (!m) throw badArgument("this model was disposed (model.dispose()); load or create it again");
+    const m = ownerOf.has(handle) ? null : handles.get(handle);
+    if (!m)
+      throw badArgument(
+        ownerOf.has(handle)
+          ? `handle ${handle} is a cache, not a model`
+          : "this model was disposed (model.dispose()); load or create it again",
+      );
     return m;
   };
+
   // A call's options with the cache handle replaced by the cache it names.
   const withCache = (options) => {
     if (!options || typeof options !== "object" || !options.cache?.remoteCache) return options;
-    const cache = handles.get(options.cache.remoteCache);
+    const h = options.cache.remoteCache;
+    const cache = ownerOf.has(h) ? handles.get(h) : null;
     if (!cache) throw badArgument("options.cache was disposed; make another with createCache()");
     return { ...options, cache };
   };
@@ -140,14 +148,28 @@ export function modelServer(getLens, post) {
       } else if (op === "cache") {
         const handle = fresh(message.cache, "cache");
         handles.set(handle, model(message.model).createCache());
-        cachesOf.set(message.model, [...(cachesOf.get(message.model) ?? []), message.cache]);
+        cachesOf.set(message.model, [...(cachesOf.get(message.model) ?? []), handle]);
+        ownerOf.set(handle, message.model);
         reply(id, null);
       } else if (op === "dispose") {
-        if (opening.has(message.handle)) disposedWhileOpening.add(message.handle);
-        handles.get(message.handle)?.dispose();
-        handles.delete(message.handle);
-        for (const cache of cachesOf.get(message.handle) ?? []) handles.delete(cache);
-        cachesOf.delete(message.handle);
+        const h = message.handle;
+        if (opening.has(h)) disposedWhileOpening.add(h);
+        handles.get(h)?.dispose();
+        handles.delete(h);
+        // A cache leaves its model's list; a model takes its caches with it (the module frees them).
+        if (ownerOf.has(h)) {
+          const owner = ownerOf.get(h);
+          cachesOf.set(
+            owner,
+            (cachesOf.get(owner) ?? []).filter((c) => c !== h),
+          );
+          ownerOf.delete(h);
+        }
+        for (const cache of cachesOf.get(h) ?? []) {
+          handles.delete(cache);
+          ownerOf.delete(cache);
+        }
+        cachesOf.delete(h);
       } else {
         throw badArgument(`the model worker has no op ${JSON.stringify(op)}`);
       }
