@@ -1,17 +1,8 @@
 // Shared by the node:test files: a float64 reference, a seeded generator, comparisons.
 import assert from "node:assert/strict";
 
-/** Mulberry32: a tiny seeded generator for test inputs (not the library's generator). */
-export function randomGenerator(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** Mulberry32, a tiny seeded generator for test inputs: the one generate() draws with. */
+export { seededRandom as randomGenerator } from "../../wasm/generate.js";
 
 export function randomTensor(shape, rand, lo = -1, hi = 1) {
   const n = shape.reduce((a, b) => a * b, 1);
