@@ -7,6 +7,7 @@ import { VIEWS } from "./views/index.js";
 import { attentionToCsv, attentionToJson, download, explanationToJson, weightsToCsv } from "./export.js";
 import { RANDOM_MODE_EXAMPLES, TRAINED_MODE_EXAMPLES } from "./examples.js";
 import { computeFigure, loadLens } from "./lens.js";
+import { setUpWriter } from "./write.js";
 
 const $ = (selector) => document.querySelector(selector);
 const figure = $("#figure");
@@ -237,6 +238,7 @@ function updateLink() {
     if (picked.layer !== "0") query.set("layer", String(Number(picked.layer) + 1));
     if (picked.head !== "mean") query.set("h", String(Number(picked.head) + 1));
   }
+  writer.linkParams(query);
   if (embed) query.set("embed", "1");
   const search = query.toString();
   link = new URL(search ? `?${search}` : location.pathname, location.href).href;
@@ -269,6 +271,19 @@ function update(changes, event) {
 }
 
 sentenceInput.addEventListener("input", (e) => update({ sentence: sentenceInput.value }, e));
+// The "Continue" controls (write.js); the link follows what they change.
+const writer = setUpWriter({
+  figure,
+  sentenceInput,
+  params,
+  text: state.sentence,
+  changed: () => {
+    // (The chips' marks: what was written may be the reader's now.)
+    if (lastRender) chipsOf(lastRender);
+    clearTimeout(urlTimer);
+    urlTimer = setTimeout(updateLink, 120);
+  },
+});
 for (const input of document.querySelectorAll('input[name="mode"], input[name="view"], input[name="model"]')) {
   input.addEventListener("change", (e) => {
     if (input.name === "model" && checkpointShown()) $("#close-checkpoint").click();
@@ -340,10 +355,12 @@ function showChips(tokens, maskable = false, total = tokens.length) {
       /^[\p{L}\p{N}]/u.test(t.text) &&
       /[\p{L}\p{N}]$/u.test(before.text);
     const mask = maskable && canMask(t);
+    // Written by the model ("Continue", write.js): from where its writing began.
+    const written = writer.from !== null && !t.special && t.start >= writer.from;
     return {
       text: t.text,
-      title: `token ${i + 1}${piece ? " (part of the word before)" : ""}${mask ? ": click to mask it" : ""}`,
-      className: [piece ? "piece" : "", mask ? "maskable" : ""].filter(Boolean).join(" "),
+      title: `token ${i + 1}${piece ? " (part of the word before)" : ""}${mask ? ": click to mask it" : ""}${written ? " (written by the model)" : ""}`,
+      className: [piece ? "piece" : "", mask ? "maskable" : "", written ? "written" : ""].filter(Boolean).join(" "),
       mask,
     };
   });
@@ -405,17 +422,25 @@ $("#tokens").addEventListener("keydown", (e) => {
   sentenceInput.focus();
 });
 
-figure.addEventListener("attn-lens-render", (e) => {
-  lastRender = e.detail;
-  const result = e.detail.figure;
+/** Shows the chips of a render's figure (its detail); returns what it explains (null: nothing). */
+function chipsOf(detail) {
+  const result = detail.figure;
   const ex = result && !result.empty ? (result.causal ?? result.full ?? figure.attention) : null;
   const tokens = ex ? ex.tokens : [];
   // An encoder's figure: a click on a word's chip masks it (the quickest way to ask the model).
   showChips(
     tokens,
-    (e.detail.panels ?? []).some((p) => p.prediction === "masked-token"),
+    (detail.panels ?? []).some((p) => p.prediction === "masked-token"),
     Math.max(tokens.length, result?.totalTokens ?? 0),
   );
+  return ex;
+}
+
+figure.addEventListener("attn-lens-render", (e) => {
+  lastRender = e.detail;
+  const result = e.detail.figure;
+  const ex = chipsOf(e.detail);
+  writer.show((e.detail.panels ?? []).some((p) => p.prediction === "next-token"));
   if (pendingCategory && result?.model && e.detail.panels?.length) {
     const panels = e.detail.panels;
     const data = pendingCategory === "next" ? (panels.find((p) => !p.causal) ?? panels[0]) : (panels.find((p) => p.causal) ?? panels[0]);

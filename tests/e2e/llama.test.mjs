@@ -1,7 +1,8 @@
 // A Llama-family folder in the demo page: a checkpoint written by scripts/llama-checkpoint.mjs
 // (random weights, BF16, hub layout) with Llama 3's real tokenizer.json, picked as a reader picks
 // a downloaded folder: it loads and computes in the model worker, the figure is causal with the
-// tokenizer's own special token first, the predictions come, and typing follows through the cache.
+// tokenizer's own special token first, the predictions come, typing follows through the cache, and
+// Continue writes in the worker what generate() writes in Node.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -9,6 +10,7 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Tokenizer } from "@huggingface/tokenizers";
+import { loadAttnLens } from "attnlens";
 import { openPage, useSite } from "../support/browser.mjs";
 import { typeAndTime } from "../support/figure.mjs";
 import { LLAMA_PRESETS, writeLlamaCheckpoint } from "../../scripts/llama-checkpoint.mjs";
@@ -133,6 +135,43 @@ test("a Llama 3-shaped folder picked in the page: causal figure, <|begin_of_text
       )
     ).jsonValue();
     assert.equal(appended, " Then");
+    // Continue (web/write.js) in the model worker writes what generate() writes in Node for the
+    // same folder, prompt and seed.
+    const lens = await loadAttnLens();
+    const files = Object.fromEntries(
+      ["model.safetensors", "config.json", "tokenizer.json", "tokenizer_config.json"].map((f) => [
+        f,
+        f.endsWith(".safetensors") ? readFileSync(join(dir, f)) : readFileSync(join(dir, f), "utf8"),
+      ]),
+    );
+    const model = await lens.loadModel({ files });
+    const written = [];
+    for await (const t of model.generate(`${SENTENCE} Then`, { maxTokens: 4, temperature: 0.8, seed: 5 }))
+      if (!t.special) written.push(t.text);
+    model.dispose();
+    assert.ok(written.length > 0, "Node wrote some text");
+    await page.fill("#write-tokens", "4");
+    await page.fill("#write-temperature", "0.8");
+    await page.fill("#write-seed", "5");
+    const wrote = await (
+      await page.waitForFunction(
+        () => {
+          const status = document.querySelector("#write-status");
+          if (!window.__clicked) {
+            window.__clicked = true;
+            document.querySelector("#write-go").click();
+            return null;
+          }
+          return /^Wrote|^Stopped/.test(status.textContent) || status.classList.contains("error")
+            ? { status: status.textContent, sentence: document.querySelector("#sentence").value }
+            : null;
+        },
+        null,
+        { timeout: 60000 },
+      )
+    ).jsonValue();
+    assert.equal(wrote.status, "Wrote 4 tokens.");
+    assert.equal(wrote.sentence, `${SENTENCE} Then${written.join("")}`);
     assert.deepEqual(problems, []);
     await page.close();
   } finally {

@@ -381,3 +381,68 @@ test("the induction probe draws no special or byte-fallback token, and GPT-2's d
     [3, 4, 7, 8, 10, 11],
   );
 });
+
+test("generate() through the worker writes the same tokens, probabilities and attention as on the page's thread; its errors, stop and dispose", async () => {
+  mode = "serve";
+  const files = shippedFiles();
+  const local = await lens.loadModel({ files });
+  const far = await remote.loadRemoteModel(structuredClone(files));
+  const collect = async (it) => {
+    const tokens = [];
+    for (;;) {
+      const r = await it.next();
+      if (r.done) return { tokens, end: r.value };
+      tokens.push(r.value);
+    }
+  };
+  for (const options of [
+    { maxTokens: 6, attention: true },
+    { maxTokens: 8, temperature: 0.9, topK: 40, topP: 0.95, seed: 7 },
+  ]) {
+    const here = await collect(local.generate("The cat sat on the", options));
+    const there = await collect(far.generate("The cat sat on the", options));
+    assert.deepEqual(
+      there.tokens.map((t) => [t.id, t.text]),
+      here.tokens.map((t) => [t.id, t.text]),
+    );
+    // The same code on the same model: the same bits (assertClose at 0 also fails on NaN).
+    assertClose(
+      there.tokens.map((t) => t.p),
+      here.tokens.map((t) => t.p),
+      0,
+      "each token's probability",
+    );
+    if (options.attention)
+      here.tokens.forEach((t, i) => assertClose(there.tokens[i].attention.data, t.attention.data, 0, `token ${i}'s attention`));
+    assert.equal(there.end.reason, here.end.reason);
+    assert.deepEqual([...there.end.ids], [...here.end.ids]);
+  }
+  // A bad option is the library's own error, at the first token.
+  const wrong = (() => {
+    try {
+      local.generate("x", { temperature: -1 });
+    } catch (error) {
+      return error;
+    }
+  })();
+  await assert.rejects(far.generate("x", { temperature: -1 }).next(), (e) => e.code === wrong.code && e.message === wrong.message);
+  // A stopped signal: an AbortError before the next token, and the iterator has ended.
+  const control = new AbortController();
+  const it = far.generate("The cat", { maxTokens: 5, signal: control.signal });
+  assert.equal((await it.next()).done, false);
+  control.abort();
+  await assert.rejects(it.next(), (e) => e.name === "AbortError");
+  assert.deepEqual(await it.next(), { done: true, value: undefined });
+  // return() ends it; the worker's next is then refused by name (the handle is gone).
+  const early = far.generate("The cat", { maxTokens: 5 });
+  await early.next();
+  assert.deepEqual(await early.return(), { done: true, value: undefined });
+  assert.deepEqual(await early.next(), { done: true, value: undefined });
+  // A model disposed under a generator: refused by name, locally and in the worker.
+  const orphan = far.generate("The cat", { maxTokens: 5 });
+  await orphan.next();
+  far.dispose();
+  await assert.rejects(orphan.next(), /ended or was never made|disposed/);
+  assert.throws(() => far.generate("The cat"), /disposed/);
+  local.dispose();
+});

@@ -167,12 +167,15 @@ export const typeAndTime = (page, text, { ranked = false } = {}) =>
   );
 
 /**
- * Picks a checkpoint folder's model.safetensors and config.json in the demo page's picker and
+ * Picks a checkpoint folder's `files` (model.safetensors and config.json) in the demo page's picker and
  * resolves with { text, ok } once the status line says it is shown with its predictions (ok), or
  * the figure shows an error (not ok, the status line's text).
  */
-export async function pickCheckpoint(page, dir, { timeout = 60000, polling = 100 } = {}) {
-  await page.setInputFiles("#open-checkpoint", [`${dir}/model.safetensors`, `${dir}/config.json`]);
+export async function pickCheckpoint(page, dir, { timeout = 60000, polling = 100, files = null } = {}) {
+  await page.setInputFiles(
+    "#open-checkpoint",
+    (files ?? ["model.safetensors", "config.json"]).map((f) => `${dir}/${f}`),
+  );
   const shown = await page.waitForFunction(
     () => {
       const text = document.querySelector("#checkpoint-status").textContent;

@@ -9,6 +9,10 @@
 //   { id, op: "call", model, method, args } rank-rows.js's callModel(model, method, args);
 //                                         an argument's { cache: { remoteCache: n } } is cache n
 //   { id, op: "cache", model, cache }     model.createCache() as handle `cache`
+//   { id, op: "generate", model, generator, prompt, options }
+//                                         model.generate(prompt, options) as handle `generator`
+//   { id, op: "next", generator }         its next token ({ done, value } as the iterator gives it)
+//   { op: "return", generator }           ends it (its cache is freed)
 //   { op: "dispose", handle }             frees a model (and its caches) or a cache; one posted
 //                                         while the model opens frees it once it has opened
 // Out: { id, progress } while opening, then { id, result } or { id, error: { message, code, name } }.
@@ -51,6 +55,12 @@ export function modelServer(getLens, post) {
   // The caches of each model handle (freed with it), and the model of each cache handle.
   const cachesOf = new Map();
   const ownerOf = new Map();
+  // The generate() iterators under way, and the model of each (ended with it).
+  const generators = new Map();
+  const end = (handle) => {
+    generators.get(handle)?.it.return();
+    generators.delete(handle);
+  };
   // Model handles being opened, and those of them disposed meanwhile.
   const opening = new Set();
   const disposedWhileOpening = new Set();
@@ -58,7 +68,7 @@ export function modelServer(getLens, post) {
   // never freed).
   const fresh = (handle, what) => {
     if (!Number.isSafeInteger(handle) || handle <= 0) throw badArgument(`${what} must be a positive integer handle; got ${String(handle)}`);
-    if (handles.has(handle) || opening.has(handle)) throw badArgument(`${what} ${handle} is already in use`);
+    if (handles.has(handle) || opening.has(handle) || generators.has(handle)) throw badArgument(`${what} ${handle} is already in use`);
     return handle;
   };
   const reply = (id, result) => {
@@ -151,9 +161,30 @@ export function modelServer(getLens, post) {
         cachesOf.set(message.model, [...(cachesOf.get(message.model) ?? []), handle]);
         ownerOf.set(handle, message.model);
         reply(id, null);
+      } else if (op === "generate") {
+        const handle = fresh(message.generator, "generator");
+        // (The options are checked here, as generate() checks them: a bad one is this reply's error.)
+        generators.set(handle, { it: model(message.model).generate(message.prompt, message.options), model: message.model });
+        reply(id, null);
+      } else if (op === "next") {
+        const g = generators.get(message.generator);
+        if (!g) throw badArgument(`generator ${String(message.generator)} has ended or was never made`);
+        let r;
+        try {
+          r = await g.it.next();
+        } catch (error) {
+          generators.delete(message.generator);
+          throw error;
+        }
+        if (r.done) generators.delete(message.generator);
+        reply(id, r);
+      } else if (op === "return") {
+        end(message.generator);
       } else if (op === "dispose") {
         const h = message.handle;
         if (opening.has(h)) disposedWhileOpening.add(h);
+        // (Its generators first: each frees its cache as it ends.)
+        for (const [g, { model: owner }] of generators) if (owner === h) end(g);
         handles.get(h)?.dispose();
         handles.delete(h);
         // A cache leaves its model's list; a model takes its caches with it (the module frees them).

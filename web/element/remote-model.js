@@ -1,7 +1,7 @@
 // A model loaded in the element's model worker (model-worker.js): the properties a figure reads
 // (config, parameters, hasTokenizer, tokenizer) as the model has them, and the calls trained.js
 // makes (analyze, forward, and rank-rows.js's analyzeFigure) as promises of what the model
-// returns. One worker per page, started at the first checkpoint a reader picks and kept for the
+// returns, and generate() as an async iterator of its tokens. One worker per page, started at the first checkpoint a reader picks and kept for the
 // next ones (a checkpoint put away stays in it for a second open). Handles are numbered here, so
 // a call may name a model or cache whose creation is still on its way: the worker takes messages
 // in order.
@@ -124,6 +124,50 @@ export async function loadRemoteModel(files, { onProgress } = {}) {
     /** rank-rows.js's analyzeFigure(model, text, options, before), in the worker. */
     analyzeFigure: call("analyzeFigure"),
     forward: call("forward"),
+    /**
+     * model.generate(prompt, options) in the worker: an async iterator whose next() asks the
+     * worker for one token. The options are checked there: a bad one rejects the first next().
+     * `options.signal` stays here (a signal cannot be posted): it is looked at before and after
+     * each token, as generate() does.
+     */
+    generate(prompt, options) {
+      if (disposed) throw failure("this model was disposed (model.dispose()); load or create it again", "BAD_ARGUMENT");
+      const { signal = null, ...rest } = options ?? {};
+      const generator = nextId++;
+      const made = request({ op: "generate", model: handle, generator, prompt, options: rest }, { instance });
+      made.catch(() => {});
+      let ended = false;
+      const end = () => {
+        if (!ended) post({ op: "return", generator });
+        ended = true;
+      };
+      const stopped = () => {
+        end();
+        return signal.reason ?? new DOMException("generate() was stopped", "AbortError");
+      };
+      const it = {
+        [Symbol.asyncIterator]: () => it,
+        async next() {
+          if (ended) return { done: true, value: undefined };
+          if (signal?.aborted) throw stopped();
+          try {
+            await made;
+            const r = await request({ op: "next", generator }, { instance });
+            if (r.done) ended = true;
+            else if (signal?.aborted) throw stopped();
+            return r;
+          } catch (error) {
+            ended = true;
+            throw error;
+          }
+        },
+        async return(value) {
+          end();
+          return { done: true, value };
+        },
+      };
+      return it;
+    },
     /** A prefix cache kept in the worker, named by its handle. */
     createCache() {
       const cache = nextId++;

@@ -754,3 +754,13 @@ export function showPanels(element, state, panels) {
       }
     : { empty: true };
 }
+
+/**
+ * { generate(prompt, options), context } of the figure's next-token model (on this thread, or in
+ * the model worker for a reader's checkpoint), for the page's "Continue" (web/write.js); null
+ * when the figure shows none (random weights, a file, the encoder alone).
+ */
+export function generatorOf(element) {
+  const opened = element._openedModels?.find((o) => o.model.config.prediction === "next-token");
+  return opened ? { generate: (prompt, options) => opened.model.generate(prompt, options), context: opened.model.config.context } : null;
+}
