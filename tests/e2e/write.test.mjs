@@ -191,3 +191,77 @@ test("Stop and a reader's typing stop a run; a bad setting is a named error; the
   assert.deepEqual(problems, []);
   await page.close();
 });
+
+test('<attn-lens generate="N"> writes N tokens once in view (what Node writes), says so under the predictions, and Replay writes them again', async () => {
+  const greedy = await nodeWrites({ maxTokens: 5 });
+  const drawn = await nodeWrites({ maxTokens: 5, temperature: 0.8, seed: 3 });
+  const { page, problems } = await openPage(site.browser.context, site.server.url);
+  await page.route(`${site.server.url}write-test.html`, (route) =>
+    route.fulfill({
+      status: 200,
+      contentType: "text/html",
+      body:
+        `<!doctype html><meta charset="utf-8"><body style="width:900px"><script type="module" src="./element.js"></script>` +
+        `<attn-lens id="a" model="attnlens" sentence="${PROMPT}" generate="5"></attn-lens>` +
+        `<div style="height:4000px"></div>` +
+        `<attn-lens id="b" model="attnlens" sentence="${PROMPT}" generate="5" temperature="0.8" seed="3"></attn-lens>`,
+    }),
+  );
+  await page.goto(`${site.server.url}write-test.html`);
+  // Read in the call that saw the run end: the sentence, the note, and the figure's last token.
+  const ended = (id) =>
+    page
+      .waitForFunction(
+        (sel) => {
+          const el = document.getElementById(sel);
+          const note = el.shadowRoot?.querySelector(".write-note");
+          const tokens = el.attention?.tokens;
+          if (!note || !/wrote/.test(note.textContent) || tokens?.at(-1).end !== el.sentence.length) return null;
+          return { sentence: el.sentence, note: note.textContent.replace(/\s+/g, " ").trim(), role: note.getAttribute("role") };
+        },
+        id,
+        { timeout: 60000 },
+      )
+      .then((h) => h.jsonValue());
+  const a = await ended("a");
+  assert.deepEqual(a, { sentence: PROMPT + greedy.join(""), note: "The model wrote 5 tokens. Replay", role: "status" });
+  // The second, out of view, has written nothing yet.
+  assert.equal(await page.evaluate(() => document.getElementById("b").sentence), PROMPT);
+  await page.evaluate(() => document.getElementById("b").scrollIntoView());
+  const b = await ended("b");
+  assert.equal(b.sentence, PROMPT + drawn.join(""));
+  // Replay: from the sentence again, the same tokens.
+  const replayed = await (
+    await page.waitForFunction(
+      () => {
+        const el = document.getElementById("b");
+        if (!window.__replayed) {
+          window.__replayed = true;
+          el.shadowRoot.querySelector(".write-replay").click();
+          return null;
+        }
+        const note = el.shadowRoot.querySelector(".write-note");
+        const tokens = el.attention?.tokens;
+        return note && /wrote/.test(note.textContent) && tokens?.at(-1).end === el.sentence.length && el.sentence;
+      },
+      null,
+      { timeout: 60000 },
+    )
+  ).jsonValue();
+  assert.equal(replayed, PROMPT + drawn.join(""));
+  // A bad count is a named error under the predictions.
+  await page.evaluate((p) => {
+    const el = document.getElementById("a");
+    el.setAttribute("generate", "lots");
+    el.sentence = `${p} and`;
+  }, PROMPT);
+  const bad = await (
+    await page.waitForFunction(() => {
+      const note = document.getElementById("a").shadowRoot.querySelector(".write-note[role=alert]");
+      return note && note.textContent.replace(/\s+/g, " ").trim();
+    })
+  ).jsonValue();
+  assert.match(bad, /^generate: generate must be a whole number of tokens to write, 1 or more; got "lots"/);
+  assert.deepEqual(problems, []);
+  await page.close();
+});

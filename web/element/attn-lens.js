@@ -80,6 +80,9 @@ export class AttnLensElement extends LitElement {
     layer: { type: String, reflect: true },
     model: { type: String, reflect: true },
     modelSrc: { type: String, attribute: "model-src", reflect: true },
+    // A next-token model writes this many tokens after the sentence once in view (trained.js).
+    generate: { type: String },
+    temperature: { type: String },
     _loading: { state: true },
     _figure: { state: true },
     _error: { state: true },

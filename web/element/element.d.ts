@@ -185,6 +185,13 @@ export declare class AttnLensElement extends HTMLElement {
    */
   modelSrc: string | undefined;
   /**
+   * With a next-token model: once in view, the model writes this many tokens after `sentence`
+   * (each joins `sentence`), with a Replay button under the predictions. Attribute `generate`.
+   */
+  generate: string | undefined;
+  /** With `generate`: 0 (default) writes the likeliest tokens; above 0 they are drawn with `seed`. */
+  temperature: string | undefined;
+  /**
    * An encoder's [CLS] and [SEP]: "show" (default) or "hide" (dropped from the figure, each row
    * renormalised over the tokens left).
    */

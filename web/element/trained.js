@@ -697,6 +697,7 @@ export function predictionsTemplate(data, focusIndex) {
             )}
           </div>`
     }
+    ${writeTemplate(data.write)}
   </details>`;
 }
 
@@ -743,6 +744,7 @@ export function modelSources(element) {
 export function showPanels(element, state, panels) {
   const data = panels.every(Boolean) ? panels : [];
   element._panels = data;
+  writeOnShow(element, data);
   if (data.some((d) => d.pendingPredictions?.length)) rankAfterPaint(element, data, element._openedModels, state.sentence);
   element._figure = data.length
     ? {
@@ -764,3 +766,81 @@ export function generatorOf(element) {
   const opened = element._openedModels?.find((o) => o.model.config.prediction === "next-token");
   return opened ? { generate: (prompt, options) => opened.model.generate(prompt, options), context: opened.model.config.context } : null;
 }
+
+/**
+ * <attn-lens generate="N">: once a next-token model's figure is shown (model figures are computed
+ * when the element comes into view), the model writes N tokens after the sentence, greedy or,
+ * with a `temperature` above 0, drawn with the element's `seed`. Each token joins the `sentence`
+ * attribute, so the figure grows as the demo page's Continue grows it (web/write.js). Once per
+ * text: the figures of the written tokens do not start it again, and the Replay button under the
+ * predictions writes the same tokens again from the same sentence.
+ */
+function writeOnShow(element, panels) {
+  const data = panels.find((d) => d.prediction === "next-token");
+  const w = element._write;
+  if (!data || element.generate == null) return;
+  // The line under the predictions: the run's state, and Replay once it has ended.
+  if (w) data.write = w;
+  if (w?.running || (w && (w.text === element.sentence || w.prompt === element.sentence))) return;
+  startWriting(element, element.sentence);
+}
+
+function startWriting(element, prompt) {
+  const model = generatorOf(element);
+  const count = Number(element.generate);
+  const temperature = element.temperature == null ? 0 : Number(element.temperature);
+  const w = { prompt, text: prompt, running: true, note: "Writing…", error: false, replay: () => replay(element) };
+  element._write = w;
+  const note = (text, error = false) => {
+    Object.assign(w, { note: text, error });
+    for (const d of element._panels) if (d.prediction === "next-token") d.write = w;
+    element.requestUpdate();
+  };
+  const tokens = (n) => `${n} ${n === 1 ? "token" : "tokens"}`;
+  (async () => {
+    let written = 0;
+    try {
+      if (!(Number.isInteger(count) && count >= 1))
+        throw new Error(`generate must be a whole number of tokens to write, 1 or more; got "${element.generate}"`);
+      const it = model.generate(prompt, { maxTokens: count, temperature, seed: Number(element.seed ?? 7) });
+      for (;;) {
+        const step = await it.next();
+        if (step.done) {
+          const why = { special: ": the model ended the text", context: ": its context is full" };
+          note(`The model wrote ${tokens(written)}${why[step.value.reason] ?? "."}`);
+          break;
+        }
+        // Another text given meanwhile (the author's script): this run stops.
+        if (element.sentence !== w.text || element._write !== w) return it.return();
+        written++;
+        if (!step.value.special) {
+          w.text += step.value.text;
+          element.sentence = w.text;
+        }
+        note(`The model writes… ${written} of ${count}`);
+        // A turn of the event loop: the figure of the text so far is drawn meanwhile.
+        await new Promise((resolve) => setTimeout(resolve));
+      }
+    } catch (error) {
+      note(`generate: ${error.message}`, true);
+    } finally {
+      w.running = false;
+      element.requestUpdate();
+    }
+  })();
+}
+
+function replay(element) {
+  const w = element._write;
+  if (!w || w.running) return;
+  element.sentence = w.prompt;
+  startWriting(element, w.prompt);
+}
+
+/** The line under a written figure's predictions: the run's state, and Replay once it has ended. */
+const writeTemplate = (w) =>
+  w
+    ? html`<p class="prediction-hint write-note" part="write" role=${w.error ? "alert" : "status"}>
+        ${w.note} ${w.running ? nothing : html`<button type="button" class="write-replay" @click=${w.replay}>Replay</button>`}
+      </p>`
+    : nothing;
