@@ -53,8 +53,9 @@ export function setUpWriter({ figure, sentenceInput, params, text, changed }) {
     say("Writing…");
     const plural = (n) => `${n} ${n === 1 ? "token" : "tokens"}`;
     let written = 0;
+    let paced = null;
     try {
-      const { generatorOf } = await import("./element/trained.js");
+      const { generatorOf, pacedText, nextTask } = await import("./element/trained.js");
       const model = generatorOf(figure);
       if (!model) {
         say("Continue needs a model that predicts the next token: show the causal model or a causal checkpoint.", true);
@@ -79,6 +80,12 @@ export function setUpWriter({ figure, sentenceInput, params, text, changed }) {
         signal: control.signal,
       });
       let text = prompt;
+      // The sentence follows the tokens at the pace the figure is drawn (frames dropped, not
+      // tokens delayed); the last text is shown when the run ends, unless the reader typed.
+      paced = pacedText(figure, (shown) => {
+        sentenceInput.value = shown;
+        sentenceInput.dispatchEvent(new Event("input", { bubbles: true }));
+      });
       for (;;) {
         const step = await it.next();
         if (step.done) {
@@ -95,18 +102,16 @@ export function setUpWriter({ figure, sentenceInput, params, text, changed }) {
         if (!t.special) {
           from ??= prompt.length;
           text += t.text;
-          sentenceInput.value = text;
-          sentenceInput.dispatchEvent(new Event("input", { bubbles: true }));
+          paced.text(text);
         }
         say(`Writing… ${written} of ${maxTokens}: “${t.text}” (p ${(t.p * 100).toFixed(1)}%)`);
-        // A turn of the event loop: the figure of the text so far is drawn (or, when drawing
-        // falls behind, a later one is) while the next token is computed.
-        await new Promise((resolve) => setTimeout(resolve));
+        await nextTask();
       }
     } catch (error) {
       if (error?.name === "AbortError") say(`Stopped after ${plural(written)}.`);
       else say(error?.message ?? String(error), true);
     } finally {
+      paced?.end(!control.typed);
       running = null;
       showButtons();
       changed();
@@ -130,6 +135,7 @@ export function setUpWriter({ figure, sentenceInput, params, text, changed }) {
   // The reader typing: a run stops, and what they typed is theirs (nothing marked as written).
   sentenceInput.addEventListener("input", (e) => {
     if (!e.isTrusted) return;
+    if (running) running.control.typed = true;
     running?.control.abort();
     from = null;
     steps = 0;

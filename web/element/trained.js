@@ -768,6 +768,50 @@ export function generatorOf(element) {
 }
 
 /**
+ * A text that grows token by token, shown at the pace `figure` draws it: `show(text)` at once
+ * when the figure has painted since the last show (or a second has passed: a figure out of view
+ * paints nothing), else the newest text waits for the next paint. Tokens are not delayed by
+ * drawing: frames are dropped. `end(last)` shows the newest text if `last` and stops listening.
+ */
+export function pacedText(figure, show) {
+  let ready = true;
+  let pending = null;
+  let shownAt = 0;
+  const flush = () => {
+    if (pending === null) return;
+    const text = pending;
+    pending = null;
+    ready = false;
+    shownAt = performance.now();
+    show(text);
+  };
+  const painted = () => {
+    ready = true;
+    flush();
+  };
+  figure.addEventListener("attn-lens-painted", painted);
+  return {
+    text(text) {
+      pending = text;
+      if (ready || performance.now() - shownAt > 1000) flush();
+    },
+    end(last) {
+      figure.removeEventListener("attn-lens-painted", painted);
+      if (last) flush();
+      pending = null;
+    },
+  };
+}
+
+/** The next task (not a timer's: those wait 4 ms once nested): the page draws and takes input meanwhile. */
+export const nextTask = () =>
+  new Promise((resolve) => {
+    const channel = new MessageChannel();
+    channel.port1.onmessage = () => resolve();
+    channel.port2.postMessage(null);
+  });
+
+/**
  * <attn-lens generate="N">: once a next-token model's figure is shown (model figures are computed
  * when the element comes into view), the model writes N tokens after the sentence, greedy or,
  * with a `temperature` above 0, drawn with the element's `seed`. Each token joins the `sentence`
@@ -789,7 +833,7 @@ function startWriting(element, prompt) {
   const model = generatorOf(element);
   const count = Number(element.generate);
   const temperature = element.temperature == null ? 0 : Number(element.temperature);
-  const w = { prompt, text: prompt, running: true, note: "Writing…", error: false, replay: () => replay(element) };
+  const w = { prompt, text: prompt, shown: prompt, running: true, note: "Writing…", error: false, replay: () => replay(element) };
   element._write = w;
   const note = (text, error = false) => {
     Object.assign(w, { note: text, error });
@@ -799,6 +843,11 @@ function startWriting(element, prompt) {
   const tokens = (n) => `${n} ${n === 1 ? "token" : "tokens"}`;
   (async () => {
     let written = 0;
+    const paced = pacedText(element, (text) => {
+      w.shown = text;
+      element.sentence = text;
+    });
+    let last = true;
     try {
       if (!(Number.isInteger(count) && count >= 1))
         throw new Error(`generate must be a whole number of tokens to write, 1 or more; got "${element.generate}"`);
@@ -810,20 +859,23 @@ function startWriting(element, prompt) {
           note(`The model wrote ${tokens(written)}${why[step.value.reason] ?? "."}`);
           break;
         }
-        // Another text given meanwhile (the author's script): this run stops.
-        if (element.sentence !== w.text || element._write !== w) return it.return();
+        // Another text given meanwhile (the author's script): this run stops, and leaves it.
+        if (element._write !== w || element.sentence !== w.shown) {
+          last = false;
+          return it.return();
+        }
         written++;
         if (!step.value.special) {
           w.text += step.value.text;
-          element.sentence = w.text;
+          paced.text(w.text);
         }
         note(`The model writes… ${written} of ${count}`);
-        // A turn of the event loop: the figure of the text so far is drawn meanwhile.
-        await new Promise((resolve) => setTimeout(resolve));
+        await nextTask();
       }
     } catch (error) {
       note(`generate: ${error.message}`, true);
     } finally {
+      paced.end(last);
       w.running = false;
       element.requestUpdate();
     }
