@@ -5,7 +5,7 @@
 # explain() at the page's sizes (bench/explain.mjs), the lines view's pair finder
 # (bench/line-pairs.mjs), an edit of the demo page to its painted frame (bench/painted.mjs), what
 # a line costs the canvas (bench/line-cost.mjs), keystrokes in the model worker
-# (bench/worker-typing.mjs), a
+# (bench/worker-typing.mjs), the page writing with Continue (bench/writing.mjs), a
 # keystroke on real-size models with and without the prefix cache (bench/typing.mjs), and the training page in Chromium until its
 # induction head forms (bench/train-browser.mjs).
 #
@@ -82,6 +82,8 @@ step "what a line costs the canvas in Chromium (web/paint.js's thick lines)"
 node bench/line-cost.mjs
 step "keystrokes on GPT-2 small's shapes in the model worker: appends, and edits at the start while predictions rank"
 node bench/worker-typing.mjs "${before_site[@]+"${before_site[@]}"}"
+step "writing in the page (Continue): tokens per second for the shipped model, GPT-2 small's shapes and SmolLM2-135M's layers"
+node bench/writing.mjs "${before_site[@]+"${before_site[@]}"}"
 
 step "the training page in Chromium: time until the induction head forms (default settings)"
 node bench/train-browser.mjs
