@@ -46,7 +46,9 @@ const runEnd = (page, button) =>
           const sentence = document.querySelector("#sentence").value;
           // Ended, and the figure is of the text as it ended.
           const tokens = figure.attention?.tokens;
-          const drawn = tokens && tokens.at(-1).end === sentence.length;
+          // (The chips follow the figure's render event, which may come a task after its tokens.)
+          const chips = [...document.querySelectorAll("#tokens li")].map((li) => li.textContent);
+          const drawn = tokens && tokens.at(-1).end === sentence.length && chips.join("") === tokens.map((t) => t.text).join("");
           if (ended && (drawn || status.classList.contains("error")))
             return done({
               status: status.textContent,

@@ -768,35 +768,45 @@ export function generatorOf(element) {
 }
 
 /**
- * A text that grows token by token, shown at the pace `figure` draws it: `show(text)` at once
- * when the figure has painted since the last show (or a second has passed: a figure out of view
- * paints nothing), else the newest text waits for the next paint. Tokens are not delayed by
- * drawing: frames are dropped. `end(last)` shows the newest text if `last` and stops listening.
+ * A text that grows token by token, shown at the pace `figure` draws it: `show(text)` when the
+ * figure has painted since the last show and then rested as long as that figure took, else the
+ * newest text waits. Tokens are not delayed by drawing: frames are dropped, and a figure that
+ * computes where the tokens do (the model worker) takes at most about half of that time (GPT-2
+ * small's shapes: a figure of 100 ms per 200 ms). A figure that paints nothing (out of view) is
+ * shown the newest text every second. `end(last)` shows the newest text if `last` and stops.
  */
 export function pacedText(figure, show) {
   let ready = true;
+  let painted = false;
   let pending = null;
   let shownAt = 0;
+  let timer = 0;
   const flush = () => {
     if (pending === null) return;
     const text = pending;
     pending = null;
     ready = false;
+    painted = false;
     shownAt = performance.now();
     show(text);
   };
-  const painted = () => {
-    ready = true;
-    flush();
+  const onPaint = () => {
+    if (painted) return;
+    painted = true;
+    timer = setTimeout(() => {
+      ready = true;
+      flush();
+    }, performance.now() - shownAt);
   };
-  figure.addEventListener("attn-lens-painted", painted);
+  figure.addEventListener("attn-lens-painted", onPaint);
   return {
     text(text) {
       pending = text;
-      if (ready || performance.now() - shownAt > 1000) flush();
+      if (ready || (!painted && performance.now() - shownAt > 1000)) flush();
     },
     end(last) {
-      figure.removeEventListener("attn-lens-painted", painted);
+      figure.removeEventListener("attn-lens-painted", onPaint);
+      clearTimeout(timer);
       if (last) flush();
       pending = null;
     },
