@@ -2,7 +2,8 @@
 //   node scripts/screenshot.mjs OUT.png [QUERY] [--width 1280] [--height 900] [--page index.html] [--full]
 //   node scripts/screenshot.mjs --readme DIR [NAME]  the README's set (or one of it): demo, long
 //                                                paragraph, 360 px, blog, trained-model grid, the training
-//                                                page before training, at step 2 000 and after "Skip ahead"
+//                                                page before training, at step 2 000 and after "Skip ahead",
+//                                                the causal model writing (Continue)
 import { serve } from "./serve.mjs";
 import { launchBrowser, openPage } from "../tests/support/browser.mjs";
 import { RANDOM_MODE_EXAMPLES } from "../web/examples.js";
@@ -46,6 +47,13 @@ const README = [
   ],
   // The training page before training (step 0), in the phase change (trained to step 2 000 with
   // the defaults, about 45 s) and after "Skip ahead" (the saved run's last step).
+  // Continue (web/write.js): the causal model wrote 12 tokens after the sentence; their chips and
+  // the heatmap's labels are marked as written, each written token's row is where it looked.
+  [
+    "write.png",
+    `?model=attnlens&layer=2&h=4&sentence=${encodeURIComponent("Mr. Darcy walked to Netherfield Park, and")}`,
+    { width: 1280, height: 1250, write: 12 },
+  ],
   ["train-before.png", "", { width: 1280, height: 1400, page: "train.html", locator: "main", train: "start" }],
   ["train-during.png", "", { width: 1280, height: 1400, page: "train.html", locator: "main", train: 2000 }],
   ["train-after.png", "", { width: 1280, height: 1400, page: "train.html", locator: "main", train: "skip" }],
@@ -56,7 +64,7 @@ async function shoot(
   server,
   out,
   query,
-  { width = 1280, height = 900, page: pagePath = "index.html", full = false, figureOnly = false, locator = null, train = null },
+  { width = 1280, height = 900, page: pagePath = "index.html", full = false, figureOnly = false, locator = null, train = null, write = 0 },
 ) {
   const { page, problems } = await openPage(browser.context, server.url);
   await page.setViewportSize({ width, height });
@@ -82,6 +90,14 @@ async function shoot(
       await page.waitForFunction((s) => Number(document.body.dataset.step) >= s, train, { timeout: 300000 });
       await page.click("#pause");
     }
+  }
+  if (write) {
+    await page.waitForFunction(() => !document.querySelector("#write").hidden, null, { timeout: 30000 });
+    await page.fill("#write-tokens", String(write));
+    // (Clicked from the page: a click by the driver scrolls the button into view.)
+    await page.evaluate(() => document.querySelector("#write-go").click());
+    await page.waitForFunction(() => /^Wrote/.test(document.querySelector("#write-status").textContent), null, { timeout: 60000 });
+    await page.evaluate(() => scrollTo(0, 0));
   }
   await page.waitForTimeout(600);
   if (locator) await page.locator(locator).screenshot({ path: out });

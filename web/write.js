@@ -28,6 +28,8 @@ export function setUpWriter({ figure, sentenceInput, params, text, changed }) {
   const fromParam = Number(params.get("from"));
   // Where the written text begins in the sentence (null: nothing written since it was typed).
   let from = Number.isInteger(fromParam) && fromParam > 0 && fromParam < text.length ? fromParam : null;
+  // (The element marks the figure's tokens from here on as written: web/element/trained.js.)
+  figure._writtenFrom = from;
   let running = null; // { control: AbortController }
   const status = $("#write-status");
   const say = (text, error = false) => {
@@ -101,6 +103,7 @@ export function setUpWriter({ figure, sentenceInput, params, text, changed }) {
         // An end-of-text token has nothing to add to the sentence.
         if (!t.special) {
           from ??= prompt.length;
+          figure._writtenFrom = from;
           text += t.text;
           paced.text(text);
         }
@@ -129,6 +132,7 @@ export function setUpWriter({ figure, sentenceInput, params, text, changed }) {
     sentenceInput.value = sentenceInput.value.slice(0, from);
     sentenceInput.dispatchEvent(new Event("input", { bubbles: true }));
     from = null;
+    figure._writtenFrom = null;
     write(setting("#write-tokens"));
   });
   for (const [id] of SETTINGS) $(id).addEventListener("change", changed);
@@ -138,6 +142,7 @@ export function setUpWriter({ figure, sentenceInput, params, text, changed }) {
     if (running) running.control.typed = true;
     running?.control.abort();
     from = null;
+    figure._writtenFrom = null;
     steps = 0;
     changed();
   });

@@ -56,6 +56,7 @@ const runEnd = (page, button) =>
               sentence,
               written: [...document.querySelectorAll("#tokens li.written")].map((li) => li.textContent),
               figureTokens: tokens?.length ?? 0,
+              figureWritten: (tokens ?? []).filter((t) => t.written).map((t) => t.text),
               search: location.search,
             });
           if (performance.now() - started > 60000) return fail(new Error(`no end: "${status.textContent}"`));
@@ -79,6 +80,8 @@ test("Continue writes the tokens generate() writes in Node (greedy and seeded), 
   assert.equal(first.status, "Wrote 6 tokens.");
   assert.equal(first.sentence, PROMPT + greedy.join(""));
   assert.deepEqual(first.written, greedy);
+  // The figure's tokens say which were written (the heatmap labels them in the accent colour).
+  assert.deepEqual(first.figureWritten, greedy);
   const promptTokens = first.figureTokens - greedy.length;
   assert.equal(promptTokens, 5);
   // The seeded run, from the prompt again (typed by the reader: nothing is marked as written).
@@ -219,14 +222,19 @@ test('<attn-lens generate="N"> writes N tokens once in view (what Node writes), 
           const note = el.shadowRoot?.querySelector(".write-note");
           const tokens = el.attention?.tokens;
           if (!note || !/wrote/.test(note.textContent) || tokens?.at(-1).end !== el.sentence.length) return null;
-          return { sentence: el.sentence, note: note.textContent.replace(/\s+/g, " ").trim(), role: note.getAttribute("role") };
+          return {
+            sentence: el.sentence,
+            note: note.textContent.replace(/\s+/g, " ").trim(),
+            role: note.getAttribute("role"),
+            written: tokens.filter((t) => t.written).map((t) => t.text),
+          };
         },
         id,
         { timeout: 60000 },
       )
       .then((h) => h.jsonValue());
   const a = await ended("a");
-  assert.deepEqual(a, { sentence: PROMPT + greedy.join(""), note: "The model wrote 5 tokens. Replay", role: "status" });
+  assert.deepEqual(a, { sentence: PROMPT + greedy.join(""), note: "The model wrote 5 tokens. Replay", role: "status", written: greedy });
   // The second, out of view, has written nothing yet.
   assert.equal(await page.evaluate(() => document.getElementById("b").sentence), PROMPT);
   await page.evaluate(() => document.getElementById("b").scrollIntoView());

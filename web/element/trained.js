@@ -744,6 +744,12 @@ export function modelSources(element) {
 export function showPanels(element, state, panels) {
   const data = panels.every(Boolean) ? panels : [];
   element._panels = data;
+  // The tokens a model wrote after the text (the page's Continue, or generate below) from where
+  // its writing began: the heatmap labels them so.
+  // (A text given since that does not begin with the written one's prompt has nothing written.)
+  if (element._write && !element.sentence?.startsWith(element._write.prompt)) element._writtenFrom = null;
+  const from = element._writtenFrom;
+  if (from != null) for (const d of data) for (const t of d.tokens) t.written = !t.special && t.start >= from;
   writeOnShow(element, data);
   if (data.some((d) => d.pendingPredictions?.length)) rankAfterPaint(element, data, element._openedModels, state.sentence);
   element._figure = data.length
@@ -843,6 +849,7 @@ function startWriting(element, prompt) {
   const model = generatorOf(element);
   const count = Number(element.generate);
   const temperature = element.temperature == null ? 0 : Number(element.temperature);
+  element._writtenFrom = prompt.length;
   const w = { prompt, text: prompt, shown: prompt, running: true, note: "Writing…", error: false, replay: () => replay(element) };
   element._write = w;
   const note = (text, error = false) => {

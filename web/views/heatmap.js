@@ -111,7 +111,11 @@ export function layout({ data, layer, head, title, palette, scale, width, zoom =
   const grid = cell * L;
   const legendBar = Math.max(80, Math.min(grid, 240, width - left - 100));
   const viewW = Math.min(width, Math.max(left + grid + right, left + legendBar + 100));
-  const legendLines = wrapText(data.rowsSumToOne === false ? LEGEND_UNNORMALISED : LEGEND_TEXT, viewW - 2 * PAD, font(10));
+  // Tokens the model wrote (web/write.js, the element's generate) are labelled in the accent colour.
+  const legend =
+    (data.rowsSumToOne === false ? LEGEND_UNNORMALISED : LEGEND_TEXT) +
+    (data.tokens.some((t) => t.written) ? " · accent labels: written by the model" : "");
+  const legendLines = wrapText(legend, viewW - 2 * PAD, font(10));
   const legendH = 54 + 13 * (legendLines.length - 1);
   const viewH = top + grid + legendH;
   const zcell = cell * Math.max(1, zoom);
@@ -207,7 +211,7 @@ export function draw(p, lay, { sx = 0, sy = 0, w = lay.fullW, h = lay.fullH } = 
   for (let i = i0 - (i0 % lay.rowStep); i < i1; i += lay.rowStep) {
     p.text(lay.labels[i], left - 6, top + (i + 0.5) * cell - sy, {
       size: fontSize,
-      fill: palette.foreground,
+      fill: labelFill(lay, i),
       anchor: "end",
       baseline: "middle",
     });
@@ -216,12 +220,14 @@ export function draw(p, lay, { sx = 0, sy = 0, w = lay.fullW, h = lay.fullH } = 
   p.save();
   p.clip(g.x, TITLE_H, w - g.x, g.y - TITLE_H);
   for (let j = j0 - (j0 % lay.colStep); j < j1; j += lay.colStep) {
-    p.text(lay.labels[j], left + (j + 0.5) * cell - sx + fontSize / 3, top - 6, { size: fontSize, fill: palette.foreground, rotate: -60 });
+    p.text(lay.labels[j], left + (j + 0.5) * cell - sx + fontSize / 3, top - 6, { size: fontSize, fill: labelFill(lay, j), rotate: -60 });
   }
   p.restore();
 
   drawLegend(p, lay, left, g.y + g.h + 14);
 }
+
+const labelFill = (lay, i) => (lay.data.tokens[i].written ? lay.palette.accent : lay.palette.foreground);
 
 function drawLegend(p, lay, x, y) {
   const { palette } = lay;
