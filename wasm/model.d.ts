@@ -271,6 +271,9 @@ export interface GeneratedToken {
   /** Its text on its own ("" without a tokenizer, or for an id beyond the tokenizer's vocabulary; a
    * character split over several byte tokens reads U+FFFD in each: decode(ids) gives it whole). */
   text: string;
+  /** Every token written so far decoded together, the text to show: a character written over
+   * several byte tokens is whole here once its last byte is written (until then left out). */
+  written: string;
   /** Its softmax probability (at temperature 1). */
   p: number;
   /** The k likeliest tokens at this step, likeliest first. */

@@ -433,7 +433,7 @@ export function createModelApi(core) {
       },
       /**
        * Writes the continuation of `prompt` (a text, or token ids) token by token through a prefix
-       * cache: an async iterator of { id, text, p, top, special, attention } per new token, whose
+       * cache: an async iterator of { id, text, written, p, top, special, attention } per new token, whose
        * return value says why it ended ({ reason: "maxTokens" | "stop" | "special" | "context",
        * ids }). The options are checked here, before anything runs.
        */
@@ -484,9 +484,14 @@ export function createModelApi(core) {
               next[n] = id;
               ids = next;
               const [layers, heads] = r.attention ? r.attention.shape : [0, 0];
+              // Every token written so far decoded together: a character written over several
+              // byte-level or byte-fallback tokens is whole here once its last byte is written
+              // (until then it is left out), where each token's own text has U+FFFD.
+              const written = hasTokenizer ? tokenizer.decode(ids.subarray(promptLength)).replace(/\uFFFD+$/u, "") : "";
               yield {
                 id,
                 text,
+                written,
                 p: probabilities(row, [id])[0],
                 top: topTokens(r.logits, k)[0],
                 special: special.has(id),
@@ -498,10 +503,7 @@ export function createModelApi(core) {
               if (special.has(id)) return { reason: "special", ids };
               // Stop texts are looked for in the written tokens decoded together: a character
               // split over byte-level or byte-fallback tokens reads whole only there.
-              if (s.stop.length > 0) {
-                const written = tokenizer.decode(ids.subarray(promptLength));
-                if (s.stop.some((stop) => written.includes(stop))) return { reason: "stop", ids };
-              }
+              if (s.stop.some((stop) => written.includes(stop))) return { reason: "stop", ids };
             }
             return { reason: s.maxTokens === null && ids.length >= config.context ? "context" : "maxTokens", ids };
           } finally {

@@ -249,6 +249,7 @@ function updateLink() {
 /** Applies `changes` from a control; `event` dates the input for the timing line. */
 function update(changes, event) {
   inputAt ??= event?.timeStamp ?? performance.now();
+  const previous = state;
   const next = { ...state, ...changes };
   if (next.model === "attnlens" && RANDOM_ONLY_VIEWS.includes(next.view)) next.view = "grid";
   if (changes.model) {
@@ -265,6 +266,10 @@ function update(changes, event) {
     next.dim = dims.includes(next.heads * perHead) ? next.heads * perHead : dims.at(-1);
   }
   ({ state, problems } = normalizeState(next, { fallback: state, names: NAMES, headBase: 1 }));
+  // A sentence the writer did not write itself stops its run and is not marked as written.
+  if (changes.sentence !== undefined) writer.sentenceSet(changes.sentence);
+  // Another model computes the figure: a run writing with the one before stops.
+  if (state.model !== previous.model || state.mode !== previous.mode) writer.stop();
   showState();
   apply();
   showMessage();
@@ -694,6 +699,7 @@ async function openCheckpoint(picked) {
   const ownTokenizer = !gpt2 || (has("vocab.json") && has("merges.txt"));
   const started = performance.now();
   checkpointSays(`Reading ${files.map((f) => f.name).join(", ")}…`);
+  writer.stop();
   document.body.classList.remove("file-mode");
   document.body.classList.add("checkpoint-mode");
   $("#close-checkpoint").hidden = false;
@@ -753,6 +759,8 @@ for (const id of ["#open-checkpoint", "#open-checkpoint-folder"]) {
   });
 }
 $("#close-checkpoint").addEventListener("click", () => {
+  // (A run writing with the checkpoint stops with it.)
+  writer.stop();
   document.body.classList.remove("checkpoint-mode");
   $("#close-checkpoint").hidden = true;
   checkpointSays("");

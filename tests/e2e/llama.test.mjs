@@ -2,7 +2,7 @@
 // (random weights, BF16, hub layout) with Llama 3's real tokenizer.json, picked as a reader picks
 // a downloaded folder: it loads and computes in the model worker, the figure is causal with the
 // tokenizer's own special token first, the predictions come, typing follows through the cache, and
-// Continue writes in the worker what generate() writes in Node.
+// Continue writes in the worker what generate() writes in Node 22.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -10,9 +10,9 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Tokenizer } from "@huggingface/tokenizers";
-import { loadAttnLens } from "attnlens";
 import { openPage, useSite } from "../support/browser.mjs";
 import { typeAndTime } from "../support/figure.mjs";
+import { NODE22, nodeWrites } from "../support/write-reference.mjs";
 import { LLAMA_PRESETS, writeLlamaCheckpoint } from "../../scripts/llama-checkpoint.mjs";
 
 const site = useSite();
@@ -135,21 +135,15 @@ test("a Llama 3-shaped folder picked in the page: causal figure, <|begin_of_text
       )
     ).jsonValue();
     assert.equal(appended, " Then");
-    // Continue (web/write.js) in the model worker writes what generate() writes in Node for the
-    // same folder, prompt and seed.
-    const lens = await loadAttnLens();
-    const files = Object.fromEntries(
-      ["model.safetensors", "config.json", "tokenizer.json", "tokenizer_config.json"].map((f) => [
-        f,
-        f.endsWith(".safetensors") ? readFileSync(join(dir, f)) : readFileSync(join(dir, f), "utf8"),
-      ]),
-    );
-    const model = await lens.loadModel({ files });
-    const written = [];
-    for await (const t of model.generate(`${SENTENCE} Then`, { maxTokens: 4, temperature: 0.8, seed: 5 }))
-      if (!t.special) written.push(t.text);
-    model.dispose();
-    assert.ok(written.length > 0, "Node wrote some text");
+    // Continue (web/write.js) in the model worker writes what generate() writes in Node 22 (the
+    // same relaxed-SIMD module) for the same folder, prompt and seed: its tokens decoded together.
+    const ref = nodeWrites(dir, ["model.safetensors", "config.json", "tokenizer.json", "tokenizer_config.json"], `${SENTENCE} Then`, {
+      maxTokens: 4,
+      temperature: 0.8,
+      seed: 5,
+    });
+    assert.ok(ref, `no Node 22 at ${NODE22} (scripts/bootstrap.sh installs it): the page's tokens have no reference`);
+    assert.equal(ref.ids.length, 4);
     await page.fill("#write-tokens", "4");
     await page.fill("#write-temperature", "0.8");
     await page.fill("#write-seed", "5");
@@ -171,7 +165,32 @@ test("a Llama 3-shaped folder picked in the page: causal figure, <|begin_of_text
       )
     ).jsonValue();
     assert.equal(wrote.status, "Wrote 4 tokens.");
-    assert.equal(wrote.sentence, `${SENTENCE} Then${written.join("")}`);
+    assert.equal(wrote.sentence, `${SENTENCE} Then${ref.written}`);
+    // The checkpoint put away while it writes: the run stops (the built-in model's figure never
+    // takes the checkpoint's tokens), and the text written so far stays.
+    await page.fill("#write-tokens", "100");
+    const closed = await page.evaluate(
+      () =>
+        new Promise((done) => {
+          const input = document.querySelector("#sentence");
+          const status = document.querySelector("#write-status");
+          const before = input.value;
+          document.querySelector("#write-go").click();
+          const poll = () => {
+            if (input.value === before && /^Writing/.test(status.textContent)) return setTimeout(poll, 5);
+            document.querySelector("#close-checkpoint").click();
+            const end = () => {
+              if (/^Writing/.test(status.textContent)) return setTimeout(end, 20);
+              const after = input.value;
+              setTimeout(() => done({ status: status.textContent, changed: input.value !== after }), 1000);
+            };
+            end();
+          };
+          poll();
+        }),
+    );
+    assert.match(closed.status, /^Stopped after \d+ tokens?\.$/);
+    assert.equal(closed.changed, false, "nothing is written after the run stopped");
     assert.deepEqual(problems, []);
     await page.close();
   } finally {

@@ -1,35 +1,24 @@
 // "Watch it write" in the demo page (web/write.js): the shipped causal model continues the
 // sentence token by token. The tokens Chromium writes must be the ones the library's generate()
-// writes in Node for the same prompt and settings (greedy, and drawn with a seed: the same seed
-// gives the same tokens in both engines); the figure grows to the written text, the chips mark
+// writes in Node 22 for the same prompt and settings (greedy, and drawn with a seed: both run the
+// relaxed-SIMD module, so the same logits, and the same seed gives the same tokens); the figure grows to the written text, the chips mark
 // what was written, the link holds it and its settings, Replay writes it again, Stop and a
 // reader's typing stop a run, a bad setting is a named error, and an encoder hides the controls.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
-import { loadAttnLens } from "attnlens";
 import { openPage, useSite } from "../support/browser.mjs";
+import { NODE22, nodeWrites as nodeWrites22 } from "../support/write-reference.mjs";
 
 const site = useSite();
 const PROMPT = "The cat sat on the";
 
-async function nodeWrites(options) {
-  const lens = await loadAttnLens();
-  const dir = new URL("../../models/attnlens/", import.meta.url);
-  const files = Object.fromEntries(
-    ["config.json", "vocab.json", "merges.txt", "model.safetensors"].map((name) => [
-      name,
-      name.endsWith(".safetensors") ? readFileSync(new URL(name, dir)) : readFileSync(new URL(name, dir), "utf8"),
-    ]),
-  );
-  const model = await lens.loadModel({ files });
-  try {
-    const tokens = [];
-    for await (const t of model.generate(PROMPT, options)) tokens.push(t);
-    return tokens.filter((t) => !t.special).map((t) => t.text);
-  } finally {
-    model.dispose();
-  }
+const SHIPPED = ["config.json", "vocab.json", "merges.txt", "model.safetensors"];
+
+/** generate() on the shipped causal model in Node 22 (the relaxed module, as Chromium's): { texts, written }. */
+function nodeWrites(options) {
+  const ref = nodeWrites22(new URL("../../models/attnlens/", import.meta.url).pathname, SHIPPED, PROMPT, options);
+  assert.ok(ref, `no Node 22 at ${NODE22} (scripts/bootstrap.sh installs it): the page's tokens have no reference`);
+  return ref;
 }
 
 /** Clicks `button` and waits, in the same call, for the run to end: the status, sentence, chips and figure then. */
@@ -68,8 +57,13 @@ const runEnd = (page, button) =>
   );
 
 test("Continue writes the tokens generate() writes in Node (greedy and seeded), marks them, links them and replays them", async () => {
-  const greedy = await nodeWrites({ maxTokens: 6 });
-  const drawn = await nodeWrites({ maxTokens: 8, temperature: 0.9, topK: 40, topP: 0.95, seed: 11 });
+  const greedyRef = nodeWrites({ maxTokens: 6 });
+  const drawnRef = nodeWrites({ maxTokens: 8, temperature: 0.9, topK: 40, topP: 0.95, seed: 11 });
+  const greedy = greedyRef.texts;
+  const drawn = drawnRef.texts;
+  // (The texts below join the tokens' own texts: the written text decoded together is the same.)
+  assert.equal(greedy.join(""), greedyRef.written);
+  assert.equal(drawn.join(""), drawnRef.written);
   // (Different settings, different texts: the seeded run is not the greedy one again.)
   assert.notDeepEqual(drawn.slice(0, 6), greedy);
   const { page, problems } = await openPage(site.browser.context, site.server.url);
@@ -159,6 +153,7 @@ test("Stop and a reader's typing stop a run; a bad setting is a named error; the
   assert.ok(n >= 1 && n < 200, stopped.status);
   assert.equal(stopped.go, false);
   // A reader typing during a run stops it; what is then in the sentence is theirs (unmarked).
+  // The key is typed in the call that saw the first token (the run might otherwise end first).
   await page.fill("#sentence", PROMPT);
   await page.evaluate(
     (prompt) =>
@@ -166,14 +161,16 @@ test("Stop and a reader's typing stop a run; a bad setting is a named error; the
         const input = document.querySelector("#sentence");
         document.querySelector("#write-go").click();
         const status = document.querySelector("#write-status");
-        const poll = () => (input.value === prompt && /^Writing/.test(status.textContent) ? setTimeout(poll, 5) : done());
+        const poll = () => {
+          if (input.value === prompt && /^Writing/.test(status.textContent)) return setTimeout(poll, 5);
+          input.value += "!";
+          input.dispatchEvent(new InputEvent("input", { bubbles: true, inputType: "insertText", data: "!" }));
+          done();
+        };
         poll();
       }),
     PROMPT,
   );
-  await page.focus("#sentence");
-  await page.keyboard.press("End");
-  await page.keyboard.type("!");
   const typed = await (
     await page.waitForFunction(() => {
       const status = document.querySelector("#write-status").textContent;
@@ -185,10 +182,49 @@ test("Stop and a reader's typing stop a run; a bad setting is a named error; the
   ).jsonValue();
   assert.match(typed.status, /^Stopped after \d+ tokens?\.$/);
   assert.ok(typed.sentence.startsWith(PROMPT) && typed.sentence.endsWith("!"), typed.sentence);
+  // A preset chosen during a run: the run stops and the preset's sentence stays, unmarked.
+  const preset = await page.evaluate(
+    () =>
+      new Promise((done) => {
+        const input = document.querySelector("#sentence");
+        const before = input.value;
+        document.querySelector("#write-go").click();
+        const status = document.querySelector("#write-status");
+        const poll = () => {
+          if (input.value === before && /^Writing/.test(status.textContent)) return setTimeout(poll, 5);
+          document.querySelector("#example-buttons button").click();
+          const chosen = input.value;
+          const end = () => {
+            const figure = document.querySelector("#figure");
+            const tokens = figure.attention?.tokens;
+            if (/^Writing/.test(status.textContent) || tokens?.at(-1).end !== input.value.length) return setTimeout(end, 20);
+            // A moment more: a text still waiting for a paint would be shown by now.
+            setTimeout(
+              () =>
+                done({
+                  chosen,
+                  now: input.value,
+                  status: status.textContent,
+                  marked: document.querySelectorAll("#tokens li.written").length,
+                  figureWritten: figure.attention.tokens.filter((t) => t.written).length,
+                  from: new URLSearchParams(location.search).get("from"),
+                  replay: document.querySelector("#write-replay").hidden,
+                }),
+              1500,
+            );
+          };
+          end();
+        };
+        poll();
+      }),
+  );
+  assert.equal(preset.now, preset.chosen);
+  assert.match(preset.status, /^Stopped after/);
+  assert.deepEqual([preset.marked, preset.figureWritten, preset.from, preset.replay], [0, 0, null, true]);
   await page.fill("#write-temperature", "-1");
   const bad = await runEnd(page, "#write-go");
   assert.equal(bad.role, "alert");
-  assert.match(bad.status, /^temperature must be a finite number >= 0/);
+  assert.match(bad.status, /^Temperature \(temperature\) must be a finite number >= 0/);
   // The encoder fills masks: no Continue.
   await page.click('input[name="mode"][value="full"]');
   await page.waitForFunction(() => document.querySelector("#figure").panels[0]?.prediction === "masked-token");
@@ -198,8 +234,8 @@ test("Stop and a reader's typing stop a run; a bad setting is a named error; the
 });
 
 test('<attn-lens generate="N"> writes N tokens once in view (what Node writes), says so under the predictions, and Replay writes them again', async () => {
-  const greedy = await nodeWrites({ maxTokens: 5 });
-  const drawn = await nodeWrites({ maxTokens: 5, temperature: 0.8, seed: 3 });
+  const greedy = nodeWrites({ maxTokens: 5 }).texts;
+  const drawn = nodeWrites({ maxTokens: 5, temperature: 0.8, seed: 3 }).texts;
   const { page, problems } = await openPage(site.browser.context, site.server.url);
   await page.route(`${site.server.url}write-test.html`, (route) =>
     route.fulfill({
@@ -240,25 +276,55 @@ test('<attn-lens generate="N"> writes N tokens once in view (what Node writes), 
   await page.evaluate(() => document.getElementById("b").scrollIntoView());
   const b = await ended("b");
   assert.equal(b.sentence, PROMPT + drawn.join(""));
-  // Replay: from the sentence again, the same tokens.
-  const replayed = await (
-    await page.waitForFunction(
-      () => {
+  // Replay: back to the sentence, then the same tokens again (every value the sentence takes is
+  // recorded from the click on, in the call that waits for the end).
+  const replayed = await page.evaluate(
+    () =>
+      new Promise((done) => {
         const el = document.getElementById("b");
-        if (!window.__replayed) {
-          window.__replayed = true;
-          el.shadowRoot.querySelector(".write-replay").click();
-          return null;
-        }
-        const note = el.shadowRoot.querySelector(".write-note");
-        const tokens = el.attention?.tokens;
-        return note && /wrote/.test(note.textContent) && tokens?.at(-1).end === el.sentence.length && el.sentence;
-      },
-      null,
-      { timeout: 60000 },
-    )
-  ).jsonValue();
-  assert.equal(replayed, PROMPT + drawn.join(""));
+        const values = [];
+        const observer = new MutationObserver(() => values.push(el.getAttribute("sentence")));
+        observer.observe(el, { attributes: true, attributeFilter: ["sentence"] });
+        el.shadowRoot.querySelector(".write-replay").click();
+        const poll = () => {
+          const note = el.shadowRoot.querySelector(".write-note");
+          const tokens = el.attention?.tokens;
+          if (!(note && /wrote/.test(note.textContent) && values.length > 0 && tokens?.at(-1).end === el.sentence.length))
+            return setTimeout(poll, 20);
+          observer.disconnect();
+          done({ values, sentence: el.sentence });
+        };
+        poll();
+      }),
+  );
+  assert.equal(replayed.values[0], PROMPT);
+  assert.equal(replayed.sentence, PROMPT + drawn.join(""));
+  // The author's script sets another sentence while the element writes: that text is kept (not
+  // overwritten by the run's next token) and gets its own run.
+  const AUTHOR = "Something the author wrote";
+  const author = await page.evaluate(
+    ([prompt, text]) =>
+      new Promise((done) => {
+        const el = document.getElementById("a");
+        el.sentence = `${prompt} and`;
+        const poll = () => {
+          if (el.sentence === `${prompt} and`) return setTimeout(poll, 2);
+          el.sentence = text;
+          const end = () => {
+            const note = el.shadowRoot.querySelector(".write-note");
+            const tokens = el.attention?.tokens;
+            if (!(el.sentence !== text && note && /wrote/.test(note.textContent) && tokens?.at(-1).end === el.sentence.length))
+              return setTimeout(end, 20);
+            done({ sentence: el.sentence, note: note.textContent.replace(/\s+/g, " ").trim() });
+          };
+          end();
+        };
+        poll();
+      }),
+    [PROMPT, AUTHOR],
+  );
+  assert.ok(author.sentence.startsWith(AUTHOR) && author.sentence.length > AUTHOR.length, author.sentence);
+  assert.equal(author.note, "The model wrote 5 tokens. Replay");
   // A bad count is a named error under the predictions.
   await page.evaluate((p) => {
     const el = document.getElementById("a");

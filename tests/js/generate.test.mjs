@@ -240,6 +240,15 @@ test("stop texts, special tokens, the context and a signal end a generation", as
     emoji.tokens.every((t) => !t.text.includes("😀")),
     "no token holds it whole",
   );
+  // `written` is the text to show: each one the last one's continuation, never a U+FFFD where
+  // a character is still being written, and at the end the written ids decoded together.
+  const promptLength = model.encode("😀 😀 😀 😀 😀 😀").length;
+  emoji.tokens.forEach((t, i) => {
+    assert.ok(!/\uFFFD$/u.test(t.written), `token ${i}'s written text ends in U+FFFD`);
+    if (i > 0) assert.ok(t.written.startsWith(emoji.tokens[i - 1].written), `token ${i}'s written text continues the last`);
+  });
+  assert.equal(emoji.tokens.at(-1).written, model.decode(emoji.end.ids.subarray(promptLength)).replace(/\uFFFD+$/u, ""));
+  assert.ok(emoji.tokens.at(-1).written.includes("😀"));
   const split = await drain(model.generate("😀 😀 😀 😀 😀 😀", { maxTokens: 12, stop: ["😀"] }));
   assert.equal(split.end.reason, "stop");
   // A prompt longer than the context is refused; an iterator dropped before it starts holds no

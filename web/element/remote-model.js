@@ -149,6 +149,7 @@ export async function loadRemoteModel(files, { onProgress } = {}) {
         [Symbol.asyncIterator]: () => it,
         async next() {
           if (ended) return { done: true, value: undefined };
+          if (disposed) throw failure("this model was disposed (model.dispose()); load or create it again", "BAD_ARGUMENT");
           if (signal?.aborted) throw stopped();
           try {
             await made;

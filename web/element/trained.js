@@ -749,7 +749,8 @@ export function showPanels(element, state, panels) {
   // (A text given since that does not begin with the written one's prompt has nothing written.)
   if (element._write && !element.sentence?.startsWith(element._write.prompt)) element._writtenFrom = null;
   const from = element._writtenFrom;
-  if (from != null) for (const d of data) for (const t of d.tokens) t.written = !t.special && t.start >= from;
+  if (from != null)
+    for (const d of data) if (d.prediction === "next-token") for (const t of d.tokens) t.written = !t.special && t.start >= from;
   writeOnShow(element, data);
   if (data.some((d) => d.pendingPredictions?.length)) rankAfterPaint(element, data, element._openedModels, state.sentence);
   element._figure = data.length
@@ -764,13 +765,15 @@ export function showPanels(element, state, panels) {
 }
 
 /**
- * { generate(prompt, options), context } of the figure's next-token model (on this thread, or in
+ * { generate(prompt, options), context, model } of the figure's next-token model (on this thread, or in
  * the model worker for a reader's checkpoint), for the page's "Continue" (web/write.js); null
  * when the figure shows none (random weights, a file, the encoder alone).
  */
 export function generatorOf(element) {
   const opened = element._openedModels?.find((o) => o.model.config.prediction === "next-token");
-  return opened ? { generate: (prompt, options) => opened.model.generate(prompt, options), context: opened.model.config.context } : null;
+  return opened
+    ? { generate: (prompt, options) => opened.model.generate(prompt, options), context: opened.model.config.context, model: opened.model }
+    : null;
 }
 
 /**
@@ -860,11 +863,15 @@ function startWriting(element, prompt) {
   const tokens = (n) => `${n} ${n === 1 ? "token" : "tokens"}`;
   (async () => {
     let written = 0;
+    let last = true;
+    // Whether the run still owns the sentence: not when the author's script set another text,
+    // another run began, or the element left the page (it then writes nothing more).
+    const owned = () => element._write === w && element.sentence === w.shown && element.isConnected;
     const paced = pacedText(element, (text) => {
+      if (!owned()) return;
       w.shown = text;
       element.sentence = text;
     });
-    let last = true;
     try {
       if (!(Number.isInteger(count) && count >= 1))
         throw new Error(`generate must be a whole number of tokens to write, 1 or more; got "${element.generate}"`);
@@ -876,14 +883,14 @@ function startWriting(element, prompt) {
           note(`The model wrote ${tokens(written)}${why[step.value.reason] ?? "."}`);
           break;
         }
-        // Another text given meanwhile (the author's script): this run stops, and leaves it.
-        if (element._write !== w || element.sentence !== w.shown) {
+        if (!owned()) {
           last = false;
+          note(`Stopped after ${tokens(written)}: the sentence was changed.`);
           return it.return();
         }
         written++;
         if (!step.value.special) {
-          w.text += step.value.text;
+          w.text = w.prompt + step.value.written;
           paced.text(w.text);
         }
         note(`The model writes… ${written} of ${count}`);
@@ -892,8 +899,10 @@ function startWriting(element, prompt) {
     } catch (error) {
       note(`generate: ${error.message}`, true);
     } finally {
-      paced.end(last);
+      paced.end(last && owned());
       w.running = false;
+      // A text given while it wrote gets its own run: its figure is made again (writeOnShow).
+      if (element._write === w && element.sentence !== w.shown && element.isConnected) element._computedKey = null;
       element.requestUpdate();
     }
   })();
