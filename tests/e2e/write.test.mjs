@@ -91,9 +91,14 @@ test("Continue writes the tokens generate() writes in Node (greedy and seeded), 
   const second = await runEnd(page, "#write-go");
   assert.equal(second.sentence, PROMPT + drawn.join(""));
   assert.deepEqual(second.written, drawn);
-  // The link holds the text, where the writing began and the settings (read once it is written).
+  // The link holds the text, where the writing began and the settings: read in the call that
+  // sees it hold this run's text (the address follows 120 ms after a change; until then it is
+  // the first run's, whose \`from\` is the same).
   const search = await (
-    await page.waitForFunction(() => new URLSearchParams(location.search).get("from") === "18" && location.search)
+    await page.waitForFunction(
+      (text) => new URLSearchParams(location.search).get("sentence") === text && location.search,
+      PROMPT + drawn.join(""),
+    )
   ).jsonValue();
   const link = new URLSearchParams(search);
   assert.deepEqual(
