@@ -212,7 +212,28 @@ export interface ModelForwardOptions {
    * for the rest: with a cache, a causal model copies out only the rows after the kept prefix
    * (an appended token of a 308-token GPT-2 small figure: 144 rows instead of 44 352). */
   attentionFrom?: number;
+  /** Heads to switch off, as [layer, head] pairs (0-based; a non-empty list, each head once): each
+   * one's output (its attention-weighted values, before the attention's output projection) is
+   * replaced as `ablation` says, in every row. Zero ablation equals the model with those heads'
+   * rows of the output projection set to 0. With a cache, every row is computed and the cache is
+   * left as it was. */
+  ablate?: readonly (readonly [number, number])[];
+  /** "zero" (default): the head adds nothing. "mean": its output at each position is its mean
+   * over the positions that row may read — 0 .. t in a causal model (so a prefix's rows do not
+   * change as the sentence grows), every token the attention mask keeps in an encoder. */
+  ablation?: Ablation;
+  /** Value-weighted attention (Kobayashi et al. 2020): what each weight carries. Adds
+   * `valueNorms`, ‖f_h(x_j)‖ with f_h(x) = (x W_V^h + b_V^h) W_O^h, token j's value through
+   * head h's slice of the output projection, and `valueWeighted`, ‖Σ_h α^h_ij f_h(x_j)‖ summed
+   * over the layer's heads; head h's own value-weighted attention is α^h_ij · ‖f_h(x_j)‖
+   * (valueWeightedHeads(), from the package). Every row is computed, from this forward's own values; with a cache,
+   * without it (the cache is left as it was). An ablated head's norms are 0 and it is left out of
+   * the sum. */
+  valueWeighted?: boolean;
 }
+
+/** How an ablated head's output is replaced (ModelForwardOptions.ablation). */
+export type Ablation = "zero" | "mean";
 
 /**
  * For one sequence of L ids: logits [L, V], attention [layers, heads, L, L] (causal: upper
@@ -224,6 +245,10 @@ export interface ModelForwardResult {
   logits: Tensor;
   attention?: Tensor;
   residuals?: Tensor;
+  /** With valueWeighted: [layers, heads, L] (a batch: [layers, B, heads, T]), ‖f_h(x_j)‖ per key token j. */
+  valueNorms?: Tensor;
+  /** With valueWeighted: [layers, L, L] (a batch: [layers, B, T, T]), ‖Σ_h α^h_ij f_h(x_j)‖. */
+  valueWeighted?: Tensor;
 }
 
 export interface Prediction {
@@ -404,6 +429,9 @@ export interface Model extends Omit<Tokenizer, "dispose"> {
       cache?: ModelCache;
       predictionRows?: ArrayLike<number>;
       attentionFrom?: number;
+      /** Heads switched off, as forward()'s option (the cache is then not used). */
+      ablate?: readonly (readonly [number, number])[];
+      ablation?: Ablation;
     },
   ): Analysis;
   /** Mean cross-entropy (nats per counted target) of the family's objective (next token; or the

@@ -38,6 +38,9 @@ const FORWARD_OPTIONS = {
   attentionMask: "any",
   cache: "any",
   attentionFrom: "number",
+  ablate: "any",
+  ablation: "string",
+  valueWeighted: "boolean",
 };
 const PREDICT_OPTIONS = { k: "number" };
 const ANALYZE_OPTIONS = {
@@ -47,6 +50,8 @@ const ANALYZE_OPTIONS = {
   cache: "any",
   predictionRows: "any",
   attentionFrom: "number",
+  ablate: "any",
+  ablation: "string",
 };
 
 // Each cache createCache() made: its native handle (0 when the family has nothing to reuse),
@@ -75,6 +80,8 @@ function unbatch(result) {
   if (result.logits && result.logits.shape.length === 3) result.logits.shape.splice(0, 1);
   if (result.attention) result.attention.shape.splice(1, 1);
   if (result.residuals) result.residuals.shape.splice(1, 1);
+  if (result.valueNorms) result.valueNorms.shape.splice(1, 1);
+  if (result.valueWeighted) result.valueWeighted.shape.splice(1, 1);
   return result;
 }
 
@@ -239,6 +246,27 @@ function attentionFromOf(from = 0, tokens) {
   return from;
 }
 
+// options.ablate and options.ablation: the heads to switch off as flat [layer, head] pairs (null
+// for none) and how. The library checks each head against the model (ablate[i] named).
+function ablationOf(ablate, ablation) {
+  if (ablate === undefined || ablate === null) {
+    if (ablation !== undefined)
+      fail("BAD_ARGUMENT", `ablation ("${ablation}") needs options.ablate, the heads to switch off as [layer, head] pairs`);
+    return { ablate: null, ablation: "zero" };
+  }
+  if (!Array.isArray(ablate) || ablate.length === 0)
+    fail("BAD_ARGUMENT", `ablate must be a non-empty array of [layer, head] pairs, e.g. [[0, 1]]; got ${describe(ablate)}`);
+  const pairs = new Int32Array(2 * ablate.length);
+  ablate.forEach((pair, i) => {
+    if (!Array.isArray(pair) || pair.length !== 2 || !pair.every((n) => Number.isInteger(n) && n >= 0 && n < 2 ** 31))
+      fail("BAD_ARGUMENT", `ablate[${i}] must be a [layer, head] pair of integers from 0; got ${describe(pair)}`);
+    pairs.set(pair, 2 * i);
+  });
+  if (ablation !== undefined && ablation !== "zero" && ablation !== "mean")
+    fail("BAD_ARGUMENT", `ablation must be "zero" or "mean"; got ${describe(ablation)}`);
+  return { ablate: pairs, ablation: ablation ?? "zero" };
+}
+
 /** Builds the model API around an instantiated model module. */
 export function createModelApi(core) {
   const { limits, defaults, families } = core._description();
@@ -296,10 +324,12 @@ export function createModelApi(core) {
     };
     const run = (ids, o, rows = null) => {
       const state = cacheState(o.cache);
-      const handleOfCache = state ? state.handle : 0;
+      const ablation = ablationOf(o.ablate, o.ablation);
+      // A run with heads switched off leaves the cache as it was (it holds the model as trained).
+      const handleOfCache = state && !ablation.ablate ? state.handle : 0;
       // The predictions analyze() kept with the cache describe the rows of its last run: any
       // other run with the cache replaces those rows (predictionsFor keeps them afresh).
-      if (state) state.predictions = null;
+      if (handleOfCache) state.predictions = null;
       // Logits asked for by name from a model without its head: an error, not an empty tensor.
       if (o.logits === true) needHead("forward(ids, { logits: true })");
       const t = toIds("ids", ids);
@@ -311,11 +341,14 @@ export function createModelApi(core) {
         logits: o.logits ?? config.hasHead,
         logitRows: rows === null ? null : Float64Array.from(rows),
         attentionFrom: attentionFromOf(o.attentionFrom, t.length),
+        ...ablation,
+        valueWeighted: o.valueWeighted ?? false,
       };
       const r = unwrap(core._forward(handle, t.data, t.batch, t.length, types, mask, options, handleOfCache));
       const result = { logits: r.logits ?? null };
       if (r.attention) result.attention = r.attention;
       if (r.hiddenStates) result.residuals = r.hiddenStates;
+      if (r.valueWeighted) Object.assign(result, { valueNorms: r.valueNorms, valueWeighted: r.valueWeighted });
       return t.batched ? result : unbatch(result);
     };
     // The predictions a figure shows: for a next-token model, after every token; for a
@@ -327,9 +360,11 @@ export function createModelApi(core) {
     // the other rows only (the model keeps each row's final LayerNorm output, so a row asked for
     // later costs its unembedding alone), and an append ranks one row (GPT-2 small: one row of
     // 50 257 logits instead of 33).
-    const predictionsFor = (list, k, attention, cache, only = null, attentionFrom = 0) => {
+    const predictionsFor = (list, k, attention, cache, only = null, attentionFrom = 0, ablation = {}) => {
       const masked = config.prediction === "masked-token";
-      const state = masked ? null : cacheState(cache);
+      // (With heads switched off the cache's rows and predictions are not this run's: unused.)
+      if (ablation.ablate) cacheState(cache);
+      const state = masked || ablation.ablate ? null : cacheState(cache);
       // (A family with nothing to reuse has no native cache: its runs compute every row.)
       const last = state?.handle && state.predictions?.k === k ? state.predictions : null;
       const ids = list.ids.subarray(0, list.tokens.length);
@@ -348,7 +383,14 @@ export function createModelApi(core) {
       const kept = (i) => i < from && last.rows[i] !== null;
       const fresh = wanted.filter((i) => !kept(i));
       const wantLogits = config.hasHead && fresh.length > 0;
-      const options = { attention, cache, logits: wantLogits, tokenTypes: config.typeVocabSize > 0 ? types : undefined, attentionFrom };
+      const options = {
+        attention,
+        cache: ablation.ablate ? null : cache,
+        logits: wantLogits,
+        tokenTypes: config.typeVocabSize > 0 ? types : undefined,
+        attentionFrom,
+        ...ablation,
+      };
       // Every row asked: no rows given (the library's "every row").
       const all = (rows) => rows.length === n && !masked;
       const r = run(ids, options, wantLogits && !all(fresh) ? fresh : null);
@@ -427,8 +469,12 @@ export function createModelApi(core) {
         const list = tokenizer.tokenList(text, maxTokens);
         const only = predictionRowsOf(o.predictionRows, list.tokens.length);
         const from = attentionFromOf(o.attentionFrom, list.tokens.length);
+        ablationOf(o.ablate, o.ablation);
         if (list.tokens.length === 0) return { tokens: [], totalTokens: 0, predictions: [], attention: null };
-        const { predictions, attention } = predictionsFor(list, k, o.attention ?? false, o.cache, only, from);
+        const { predictions, attention } = predictionsFor(list, k, o.attention ?? false, o.cache, only, from, {
+          ablate: o.ablate,
+          ablation: o.ablation,
+        });
         return { tokens: list.tokens, totalTokens: list.count, predictions, attention };
       },
       /**

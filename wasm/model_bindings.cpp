@@ -525,8 +525,10 @@ Inputs inputs_from_js(const val& ids, int batch, int length, const val& types, c
 }
 
 // options: { attention, hiddenStates, logits: booleans; logitRows: Float64Array or null;
-// attentionFrom: an integer } (JS types checked by model.js); cache: a cache handle of this model
-// (model.js checks), or 0. Returns { logits?, attention?, hiddenStates? } as the library's shapes.
+// attentionFrom: an integer; ablate: Int32Array of [layer, head] pairs or null; ablation: "zero"
+// or "mean"; valueWeighted: a boolean } (JS types checked by model.js); cache: a cache handle of
+// this model (model.js checks), or 0. Returns { logits?, attention?, hiddenStates? } as the
+// library's shapes.
 val forward(int handle, const val& ids, int batch, int length, const val& types, const val& mask,
             const val& options, int cache) {
   return guarded([&] {
@@ -536,6 +538,17 @@ val forward(int handle, const val& ids, int batch, int length, const val& types,
     o.hidden_states = options["hiddenStates"].as<bool>();
     o.logits = options["logits"].as<bool>();
     o.attention_from = static_cast<std::int64_t>(options["attentionFrom"].as<double>());
+    o.value_weighted = options["valueWeighted"].as<bool>();
+    const val ablate = options["ablate"];
+    if (!ablate.isNull()) {
+      // [layer, head] pairs flat (model.js checked the list's shape and kinds).
+      const std::vector<std::int32_t> pairs = ids_from_js(ablate);
+      for (std::size_t i = 0; i + 1 < pairs.size(); i += 2)
+        o.ablation.heads.push_back({pairs[i], pairs[i + 1]});
+      o.ablation.kind = options["ablation"].as<std::string>() == "mean"
+                            ? attnlens::AblationKind::Mean
+                            : attnlens::AblationKind::Zero;
+    }
     const val rows = options["logitRows"];
     if (!rows.isNull()) {
       std::vector<double> r(rows["length"].as<unsigned>());
@@ -550,6 +563,10 @@ val forward(int handle, const val& ids, int batch, int length, const val& types,
     if (o.logits) out.set("logits", tensor_to_js(r.logits));
     if (o.attention) out.set("attention", tensor_to_js(r.attention));
     if (o.hidden_states) out.set("hiddenStates", tensor_to_js(r.hidden_states));
+    if (o.value_weighted) {
+      out.set("valueNorms", tensor_to_js(r.value_norms));
+      out.set("valueWeighted", tensor_to_js(r.value_weighted));
+    }
     return out;
   });
 }

@@ -3,6 +3,8 @@
 // attnlens code except the tensor container. Slow and obviously correct.
 #pragma once
 
+#include "ablation_reference.hpp"
+
 #include <attnlens/bert.hpp>
 
 #include <cmath>
@@ -15,9 +17,11 @@ namespace bertref {
 using Params = std::map<std::string, std::vector<double>>;  // by canonical name (no prefix)
 
 struct Result {
-  std::vector<double> hidden;     // [layers + 1, B, T, d]
-  std::vector<double> attention;  // [layers, B, H, T, T]
-  std::vector<double> logits;     // [B, T, V] (empty without a head)
+  std::vector<double> hidden;          // [layers + 1, B, T, d]
+  std::vector<double> attention;       // [layers, B, H, T, T]
+  std::vector<double> logits;          // [B, T, V] (empty without a head)
+  std::vector<double> value_norms;     // [layers, B, H, T]: ablation_reference.hpp
+  std::vector<double> value_weighted;  // [layers, B, T, T]
 };
 
 // Tensors of a model (attnlens' to_tensors()) by canonical name, in float64.
@@ -78,7 +82,8 @@ inline double gelu(double x) {
 // The forward pass of ids [B, T] with token types (or null) and an attention mask (or null).
 inline Result forward(const attnlens::BertConfig& c, const Params& p,
                       const std::vector<std::int32_t>& ids, const std::int32_t* types,
-                      const std::int32_t* mask, std::int64_t B, std::int64_t T) {
+                      const std::int32_t* mask, std::int64_t B, std::int64_t T,
+                      const ablationref::Spec* ablate = nullptr) {
   using namespace detail;
   const bool bert = c.flavor == attnlens::BertFlavor::Bert;
   const std::int64_t d = c.d_model, H = c.heads, hd = d / H, I = c.intermediate, N = B * T;
@@ -145,6 +150,21 @@ inline Result forward(const attnlens::BertConfig& c, const Params& p,
       }
     }
     // r.attention was filled in [b][h][i][j] order for this layer.
+    ablationref::apply(heads, ablate, l, B, T, H, hd, false, mask);
+    const std::vector<double>& o_w = at(L + o + ".weight");  // [out, in] (torch's Linear)
+    const std::size_t layer_start = r.attention.size() - static_cast<std::size_t>(B * H * T * T);
+    ablationref::value_weighted(
+        r.value_norms, r.value_weighted,
+        [&](std::int64_t b, std::int64_t j, std::int64_t h, std::int64_t e) {
+          return V[static_cast<std::size_t>((b * T + j) * d + h * hd + e)];
+        },
+        [&](std::int64_t h, std::int64_t e, std::int64_t c) {
+          return o_w[static_cast<std::size_t>(c * d + h * hd + e)];
+        },
+        [&](std::int64_t b, std::int64_t h, std::int64_t i, std::int64_t j) {
+          return r.attention[layer_start + static_cast<std::size_t>(((b * H + h) * T + i) * T + j)];
+        },
+        B, T, H, hd, d, ablate, l);
     auto a = linear(heads, at(L + o + ".weight"), at(L + o + ".bias"), N, d, d);
     for (std::size_t i = 0; i < a.size(); ++i)
       a[i] += x[i];

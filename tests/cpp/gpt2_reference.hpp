@@ -4,6 +4,8 @@
 // NaN and on a size mismatch and reports the worst element.
 #pragma once
 
+#include "ablation_reference.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -23,9 +25,11 @@ struct Config {
 using Params = std::map<std::string, std::vector<double>>;
 
 struct Output {
-  std::vector<double> logits;     // [B, T, V]
-  std::vector<double> attention;  // [layers, B, H, T, T]
-  std::vector<double> residuals;  // [layers + 1, B, T, d]
+  std::vector<double> logits;          // [B, T, V]
+  std::vector<double> attention;       // [layers, B, H, T, T]
+  std::vector<double> residuals;       // [layers + 1, B, T, d]
+  std::vector<double> value_norms;     // [layers, B, H, T]: ablation_reference.hpp
+  std::vector<double> value_weighted;  // [layers, B, T, T]
 };
 
 namespace impl {
@@ -79,7 +83,7 @@ inline double gelu(double x) {
 
 // Logits (and every layer's attention weights and the residual streams) for ids [B, T].
 inline Output forward(const Config& c, const Params& p, const std::vector<std::int32_t>& ids, int B,
-                      int T) {
+                      int T, const ablationref::Spec* ablate = nullptr) {
   using impl::at;
   using impl::Vec;
   const int d = c.d, H = c.heads, hd = c.d / c.heads, N = B * T, V = c.vocab;
@@ -135,6 +139,20 @@ inline Output forward(const Config& c, const Params& p, const std::vector<std::i
         }
       }
     }
+    ablationref::apply(heads, ablate, l, B, T, H, hd, true);
+    const Vec& proj_w = at(p, h + "attn.c_proj.weight");  // Conv1D [in, out]
+    ablationref::value_weighted(
+        out.value_norms, out.value_weighted,
+        [&](std::int64_t b, std::int64_t j, std::int64_t hh, std::int64_t e) {
+          return qkv[idx((b * T + j) * 3 * d + 2 * d + hh * hd + e)];
+        },
+        [&](std::int64_t hh, std::int64_t e, std::int64_t col) {
+          return proj_w[idx((hh * hd + e) * d + col)];
+        },
+        [&](std::int64_t b, std::int64_t hh, std::int64_t i, std::int64_t j) {
+          return out.attention[idx((((std::int64_t{l} * B + b) * H + hh) * T + i) * T + j)];
+        },
+        B, T, H, hd, d, ablate, l);
     const Vec proj = impl::linear(heads, at(p, h + "attn.c_proj.weight"),
                                   at(p, h + "attn.c_proj.bias"), N, d, d);
     for (std::size_t i = 0; i < x.size(); ++i)

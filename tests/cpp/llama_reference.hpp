@@ -17,6 +17,8 @@
 //   logits = lm_head(norm(h))                                   (lm_head = embed_tokens if tied)
 #pragma once
 
+#include "ablation_reference.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -52,9 +54,11 @@ using Vec = std::vector<double>;
 using Params = std::map<std::string, Vec>;
 
 struct Output {
-  Vec logits;     // [B, T, V]
-  Vec attention;  // [layers, B, H, T, T]
-  Vec hidden;     // [layers + 1, B, T, hidden]: the residual stream
+  Vec logits;          // [B, T, V]
+  Vec attention;       // [layers, B, H, T, T]
+  Vec hidden;          // [layers + 1, B, T, hidden]: the residual stream
+  Vec value_norms;     // [layers, B, H, T]: ablation_reference.hpp
+  Vec value_weighted;  // [layers, B, T, T]
 };
 
 namespace impl {
@@ -125,7 +129,7 @@ inline Vec inv_freq(const Rope& r, int head_dim) {
 }  // namespace impl
 
 inline Output forward(const Config& c, const Params& p, const std::vector<std::int32_t>& ids, int B,
-                      int T) {
+                      int T, const ablationref::Spec* ablate = nullptr) {
   using impl::z;
   const int d = c.hidden, H = c.heads, Hkv = c.kv_heads, hd = c.head_dim, V = c.vocab;
   const int N = B * T, group = H / Hkv, half = hd / 2;
@@ -209,6 +213,20 @@ inline Output forward(const Config& c, const Params& p, const std::vector<std::i
         }
       }
     }
+    ablationref::apply(merged, ablate, l, B, T, H, hd, true);
+    const Vec& o_w = p.at(pre + "self_attn.o_proj.weight");  // [d, H · hd] (torch's Linear)
+    ablationref::value_weighted(
+        out.value_norms, out.value_weighted,
+        [&](std::int64_t b, std::int64_t j, std::int64_t head, std::int64_t e) {
+          return v[z(((b * T + j) * Hkv + head / group) * hd + e)];
+        },
+        [&](std::int64_t head, std::int64_t e, std::int64_t c) {
+          return o_w[z(c * H * hd + head * hd + e)];
+        },
+        [&](std::int64_t b, std::int64_t head, std::int64_t i, std::int64_t j) {
+          return out.attention[z((((std::int64_t{l} * B + b) * H + head) * T + i) * T + j)];
+        },
+        B, T, H, hd, d, ablate, l);
     const Vec o = impl::linear(p, pre + "self_attn.o_proj", merged, N, H * hd, d);
     for (std::size_t i = 0; i < h.size(); ++i)
       h[i] += o[i];

@@ -479,3 +479,80 @@ TEST_CASE("a WordPiece tokenizer.json's added tokens: lstrip and rstrip widen th
                 {"tokenizer.json", "added_tokens", "[MASK]", "\"lstrip\" is a string",
                  "expected true or false"});
 }
+
+TEST_CASE("BERT ablation: zero and mean against the reference, zero as a zeroed output slice",
+          "[bert][ablation]") {
+  const BertFlavor flavor = GENERATE(BertFlavor::Bert, BertFlavor::DistilBert);
+  const bool bert = flavor == BertFlavor::Bert;
+  const bool mean = GENERATE(false, true);
+  INFO((bert ? "BERT" : "DistilBERT") << (mean ? ", mean" : ", zero"));
+  const BertConfig c = small(flavor);
+  BertModel model = random_model(c, 3);
+  const Batch batch;  // its second sentence is padded: a mean runs over its 4 tokens
+  attnlens::BertForwardOptions o;
+  o.attention = o.hidden_states = o.logits = o.value_weighted = true;
+  o.ablation.heads = {{0, 1}, {1, 0}};
+  o.ablation.kind = mean ? attnlens::AblationKind::Mean : attnlens::AblationKind::Zero;
+  const attnlens::BertOutput out = model.forward(batch.inputs(bert), o);
+  const ablationref::Spec spec{{{0, 1}, {1, 0}}, mean};
+  const bertref::Result ref = bertref::forward(c, bertref::params_of(model.to_tensors(), flavor),
+                                               batch.ids, bert ? batch.types.data() : nullptr,
+                                               batch.mask.data(), batch.B, batch.T, &spec);
+  // The forward's own tolerances (the first test of this file); a mean of at most 6 rows adds
+  // 6 · 2^-24 relative.
+  CHECK(testing::close(out.hidden_states.data, ref.hidden, 2e-5, out.hidden_states.shape));
+  CHECK(testing::close(out.attention.data, ref.attention, 2e-6, out.attention.shape));
+  CHECK(testing::close(out.logits.data, ref.logits, 5e-5, out.logits.shape));
+  // Value-weighted attention: f_h(x_j) sums hd = 4 products of a value (off by the hidden
+  // states' 2e-5 at worst) and an output weight (|w| ~ 0.3, at most ~1.2 here): 4 · 1.2 · 2e-5 ≈
+  // 1e-4 at worst.
+  CHECK(testing::close(out.value_norms.data, ref.value_norms, 1e-4, out.value_norms.shape));
+  CHECK(
+      testing::close(out.value_weighted.data, ref.value_weighted, 1e-4, out.value_weighted.shape));
+  attnlens::BertForwardOptions plain_options;
+  plain_options.logits = plain_options.value_weighted = true;
+  const attnlens::BertOutput plain = model.forward(batch.inputs(bert), plain_options);
+  const bertref::Result plain_ref =
+      bertref::forward(c, bertref::params_of(model.to_tensors(), flavor), batch.ids,
+                       bert ? batch.types.data() : nullptr, batch.mask.data(), batch.B, batch.T);
+  CHECK(testing::close(plain.value_norms.data, plain_ref.value_norms, 1e-4));
+  CHECK(testing::close(plain.value_weighted.data, plain_ref.value_weighted, 1e-4));
+  double moved = 0;
+  for (std::size_t i = 0; i < plain.logits.data.size(); ++i)
+    moved = std::max(moved, double{std::abs(plain.logits.data[i] - out.logits.data[i])});
+  CHECK(moved > 0.05);
+
+  if (!mean) {
+    // The output projection is [out, in] (torch's Linear): head h's outputs enter at columns
+    // h · hd ... Zeroed there, the same arithmetic on exact zeros: bit for bit.
+    const std::int64_t d = c.d_model, hd = d / c.heads;
+    attnlens::TensorList tensors = model.to_tensors();
+    for (auto& [name, t] : tensors) {
+      for (const auto& [layer, head] : spec.heads) {
+        const std::string l = std::to_string(layer);
+        if (name != "bert.encoder.layer." + l + ".attention.output.dense.weight" &&
+            name != "distilbert.transformer.layer." + l + ".attention.out_lin.weight")
+          continue;
+        for (std::int64_t row = 0; row < d; ++row)
+          std::fill(t.data.begin() + row * d + head * hd,
+                    t.data.begin() + row * d + (head + 1) * hd, 0.0f);
+      }
+    }
+    BertModel zeroed = BertModel::from_tensors(c, tensors);
+    attnlens::BertForwardOptions same;
+    same.attention = same.logits = true;
+    const attnlens::BertOutput z = zeroed.forward(batch.inputs(bert), same);
+    CHECK(testing::close(out.logits.data, z.logits.data, 0.0, out.logits.shape));
+    CHECK(testing::close(out.attention.data, z.attention.data, 0.0, out.attention.shape));
+  }
+
+  // Every head of a layer off still computes; a head outside the model is a named error.
+  attnlens::BertForwardOptions all;
+  all.logits = true;
+  all.ablation.heads = {{1, 0}, {1, 1}};
+  for (float x : model.forward(batch.inputs(bert), all).logits.data)
+    REQUIRE(std::isfinite(x));
+  all.ablation.heads = {{1, 0}, {0, 2}};
+  require_error([&] { model.forward(batch.inputs(bert), all); }, ErrorCode::BAD_ARGUMENT,
+                {"ablate[1]", "head 2", "heads are 0 to 1"});
+}

@@ -626,3 +626,118 @@ TEST_CASE("GPT-2 training threads: same results as one thread, bit-identical per
   }
 #endif
 }
+
+TEST_CASE("GPT-2 ablation: zero and mean against the reference, zero as a zeroed c_proj slice",
+          "[gpt2][ablation]") {
+  Gpt2Config c{2, 2, 16, 12, 23};
+  Gpt2Model model = random_model(c, 1);
+  const int B = 2, T = 9, hd = c.d_model / c.heads;
+  std::mt19937 gen(2);
+  const auto ids = random_ids(B * T, c.vocab_size, gen);
+  const bool mean = GENERATE(false, true);
+  INFO((mean ? "mean" : "zero"));
+  attnlens::Gpt2ForwardOptions options;
+  options.attention = options.residuals = options.value_weighted = true;
+  options.ablation.heads = {{1, 0}, {0, 1}};
+  options.ablation.kind = mean ? attnlens::AblationKind::Mean : attnlens::AblationKind::Zero;
+  const auto out = model.forward(TokenIds{ids.data(), B, T}, options);
+  const ablationref::Spec spec{{{1, 0}, {0, 1}}, mean};
+  const auto ref = gpt2ref::forward(ref_config(c), to_params(model.to_tensors()), ids, B, T, &spec);
+  // The tolerances of the forward's own test above: the same products, and a mean of at most
+  // T = 9 rows adds 9 · 2^-24 relative.
+  REQUIRE_CLOSE(gpt2ref::compare("logits", out.logits.data, ref.logits, 1e-4, 1e-4));
+  REQUIRE_CLOSE(gpt2ref::compare("residuals", out.residuals.data, ref.residuals, 1e-4, 1e-4));
+  REQUIRE_CLOSE(gpt2ref::compare("attention", out.attention.data, ref.attention, 1e-5, 0.0));
+  // Value-weighted attention: f_h(x_j) sums hd = 8 products of a value (off by the residuals'
+  // 1e-4 + 1e-4·|x| at worst) and a c_proj weight (|w| <= 1.5 / sqrt(16) = 0.375): 8 · 0.375 ·
+  // 2e-4 = 6e-4 at worst on norms of a few units; the ablated heads' are exactly 0.
+  REQUIRE(out.value_norms.shape == attnlens::Shape{c.layers, B, c.heads, T});
+  REQUIRE(out.value_weighted.shape == attnlens::Shape{c.layers, B, T, T});
+  REQUIRE_CLOSE(gpt2ref::compare("value norms", out.value_norms.data, ref.value_norms, 6e-4, 1e-4));
+  REQUIRE_CLOSE(
+      gpt2ref::compare("value-weighted", out.value_weighted.data, ref.value_weighted, 6e-4, 1e-4));
+  // The ablation changed the prediction (else the test could not see it).
+  attnlens::Gpt2ForwardOptions plain_options;
+  plain_options.value_weighted = true;
+  const auto plain = model.forward(TokenIds{ids.data(), B, T}, plain_options);
+  const auto plain_ref = gpt2ref::forward(ref_config(c), to_params(model.to_tensors()), ids, B, T);
+  REQUIRE_CLOSE(gpt2ref::compare("value norms, no ablation", plain.value_norms.data,
+                                 plain_ref.value_norms, 6e-4, 1e-4));
+  REQUIRE_CLOSE(gpt2ref::compare("value-weighted, no ablation", plain.value_weighted.data,
+                                 plain_ref.value_weighted, 6e-4, 1e-4));
+  double moved = 0;
+  for (std::size_t i = 0; i < plain.logits.data.size(); ++i)
+    moved = std::max(moved, double{std::abs(plain.logits.data[i] - out.logits.data[i])});
+  CHECK(moved > 0.05);
+
+  if (!mean) {
+    // Zero ablation is the model whose c_proj rows of those heads are 0 (Conv1D [in, out]: head
+    // h's outputs enter at rows h · hd ..): the same arithmetic on exact zeros, bit for bit.
+    TensorList tensors = model.to_tensors();
+    for (auto& [name, t] : tensors) {
+      for (const auto& [layer, head] : spec.heads) {
+        if (name != "h." + std::to_string(layer) + ".attn.c_proj.weight") continue;
+        std::fill(t.data.begin() + head * hd * c.d_model,
+                  t.data.begin() + (head + 1) * hd * c.d_model, 0.0f);
+      }
+    }
+    Gpt2Model zeroed = Gpt2Model::from_tensors(c, tensors);
+    attnlens::Gpt2ForwardOptions same;
+    same.attention = same.residuals = true;
+    const auto z = zeroed.forward(TokenIds{ids.data(), B, T}, same);
+    REQUIRE_CLOSE(
+        gpt2ref::compare("logits vs zeroed weights", out.logits.data, z.logits.data, 0, 0));
+    REQUIRE_CLOSE(gpt2ref::compare("attention vs zeroed weights", out.attention.data,
+                                   z.attention.data, 0, 0));
+  }
+
+  // Every head of a layer off still computes: the residual carries on.
+  attnlens::Gpt2ForwardOptions all;
+  all.ablation.heads = {{0, 0}, {0, 1}};
+  all.ablation.kind = options.ablation.kind;
+  const auto off = model.forward(TokenIds{ids.data(), B, T}, all);
+  for (float x : off.logits.data)
+    REQUIRE(std::isfinite(x));
+
+  // A cached forward with an ablation computes every row and leaves the cache as it was.
+  attnlens::Gpt2Cache cache;
+  const auto first = model.forward(TokenIds{ids.data(), 1, T}, cache);
+  const auto ablated = model.forward(TokenIds{ids.data(), 1, T}, cache, options);
+  CHECK(cache.reused() == 0);
+  const auto single = model.forward(TokenIds{ids.data(), 1, T}, options);
+  REQUIRE_CLOSE(gpt2ref::compare("cached ablated", ablated.logits.data, single.logits.data, 0, 0));
+  const auto again = model.forward(TokenIds{ids.data(), 1, T}, cache);
+  CHECK(cache.reused() == T);
+  REQUIRE_CLOSE(gpt2ref::compare("cache kept", again.logits.data, first.logits.data, 0, 0));
+}
+
+TEST_CASE("GPT-2 ablation: a head outside the model or named twice is a named error",
+          "[gpt2][ablation]") {
+  Gpt2Model model = random_model(Gpt2Config{2, 2, 16, 12, 23}, 1);
+  const std::vector<std::int32_t> ids = {1, 2, 3};
+  const auto run = [&](std::vector<attnlens::AblatedHead> heads) {
+    attnlens::Gpt2ForwardOptions o;
+    o.ablation.heads = std::move(heads);
+    model.forward(TokenIds{ids.data(), 1, 3}, o);
+  };
+  require_error(
+      [&] {
+        run({{2, 0}});
+      },
+      ErrorCode::BAD_ARGUMENT, {"ablate[0]", "layer 2", "layers are 0 to 1"});
+  require_error(
+      [&] {
+        run({{0, 0}, {-1, 0}});
+      },
+      ErrorCode::BAD_ARGUMENT, {"ablate[1]", "layer -1"});
+  require_error(
+      [&] {
+        run({{1, 2}});
+      },
+      ErrorCode::BAD_ARGUMENT, {"ablate[0]", "head 2", "heads are 0 to 1"});
+  require_error(
+      [&] {
+        run({{1, 1}, {0, 0}, {1, 1}});
+      },
+      ErrorCode::BAD_ARGUMENT, {"ablate[2]", "again", "ablate[0]"});
+}

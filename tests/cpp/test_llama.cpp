@@ -147,10 +147,12 @@ std::vector<std::uint8_t> safetensors(const llamaref::Params& p,
   }
   header += "}";
   header.append((8 - header.size() % 8) % 8, ' ');
-  std::vector<std::uint8_t> out(8);
+  std::vector<std::uint8_t> out;
+  out.reserve(8 + header.size() + offset);
   for (int i = 0; i < 8; ++i)
-    out[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(header.size() >> (8 * i));
-  out.insert(out.end(), header.begin(), header.end());
+    out.push_back(static_cast<std::uint8_t>(header.size() >> (8 * i)));
+  for (const char c : header)
+    out.push_back(static_cast<std::uint8_t>(c));
   for (const auto& [name, values] : p) {
     for (double v : values) {
       const auto x = static_cast<float>(v);
@@ -883,4 +885,92 @@ TEST_CASE("The block computes other families' variations described by data", "[l
   // differed by 1.03e-5 on a logit of 2.35).
   REQUIRE_CLOSE(testing::close(cached.logits.data, plain.logits.data, 5e-5));
   REQUIRE_CLOSE(testing::close(cached.attention.data, plain.attention.data, 1e-6));
+}
+
+TEST_CASE("Llama-family ablation: zero and mean against the reference, zero as a zeroed o_proj",
+          "[llama][ablation]") {
+  const std::vector<Case> all = cases();
+  // Grouped-query attention (query heads 1 and 2 share a key/value head with others) and QK-norm.
+  const std::size_t index = GENERATE(std::size_t{1}, std::size_t{5});
+  const bool mean = GENERATE(false, true);
+  const Case& k = all[index];
+  INFO(k.label << (mean ? ", mean" : ", zero"));
+  const Folder f = folder(k);
+  attnlens::LoadedModel loaded = load(f.config, f.weights);
+  attnlens::Model& model = *loaded.model;
+  const int B = 2, T = 11, hd = k.c.head_dim, d = k.c.hidden, q = k.c.heads * hd;
+  const auto ids = random_ids(B * T, k.c.vocab, 3);
+  attnlens::ModelForwardOptions options;
+  options.attention = options.hidden_states = options.value_weighted = true;
+  options.ablation.heads = {{0, 1}, {1, 2}};
+  options.ablation.kind = mean ? attnlens::AblationKind::Mean : attnlens::AblationKind::Zero;
+  const attnlens::ModelOutput out = model.forward({TokenIds{ids.data(), B, T}}, options);
+  const ablationref::Spec spec{{{0, 1}, {1, 2}}, mean};
+  const llamaref::Output ref = llamaref::forward(k.c, f.params, ids, B, T, &spec);
+  const attnlens::Shape logits_shape = {B, T, k.c.vocab};
+  // The forward's own tolerances (the first test of this file): a mean of at most 11 rows adds
+  // 11 · 2^-24 relative to values of a few units.
+  REQUIRE_CLOSE(testing::close(out.logits.data, ref.logits, 2e-4, logits_shape));
+  REQUIRE_CLOSE(testing::close(out.hidden_states.data, ref.hidden, 2e-4));
+  REQUIRE_CLOSE(testing::close(out.attention.data, ref.attention, 2e-5));
+  // Value-weighted attention: f_h(x_j) sums hd <= 16 products of a value (off by the stream's
+  // 2e-4 at worst, through an RMSNorm) and an o_proj weight (|w| <= 1.5 sqrt(3 / 72) = 0.31):
+  // 16 · 0.31 · 2e-4 ≈ 1e-3 at worst.
+  REQUIRE_CLOSE(testing::close(out.value_norms.data, ref.value_norms, 1e-3));
+  REQUIRE_CLOSE(testing::close(out.value_weighted.data, ref.value_weighted, 1e-3));
+  attnlens::ModelForwardOptions plain_options;
+  plain_options.value_weighted = true;
+  const attnlens::ModelOutput plain = model.forward({TokenIds{ids.data(), B, T}}, plain_options);
+  const llamaref::Output plain_ref = llamaref::forward(k.c, f.params, ids, B, T);
+  REQUIRE_CLOSE(testing::close(plain.value_norms.data, plain_ref.value_norms, 1e-3));
+  REQUIRE_CLOSE(testing::close(plain.value_weighted.data, plain_ref.value_weighted, 1e-3));
+  double moved = 0;
+  for (std::size_t i = 0; i < plain.logits.data.size(); ++i)
+    moved = std::max(moved, double{std::abs(plain.logits.data[i] - out.logits.data[i])});
+  CHECK(moved > 0.05);
+
+  if (!mean) {
+    // o_proj is [d, heads · head_dim] (torch's Linear): head h enters at columns h · hd ..
+    llamaref::Params zeroed = f.params;
+    for (const auto& [layer, head] : spec.heads) {
+      auto& w = zeroed.at("model.layers." + std::to_string(layer) + ".self_attn.o_proj.weight");
+      for (int row = 0; row < d; ++row)
+        std::fill(w.begin() + row * q + head * hd, w.begin() + row * q + (head + 1) * hd, 0.0);
+    }
+    std::map<std::string, attnlens::Shape> shapes;
+    for (const auto& [name, shape] : tensor_list(k))
+      shapes[name] = shape;
+    attnlens::LoadedModel other = load(f.config, safetensors(zeroed, shapes, k.dtype));
+    attnlens::ModelForwardOptions same;
+    same.attention = true;
+    const attnlens::ModelOutput z = other.model->forward({TokenIds{ids.data(), B, T}}, same);
+    // The same arithmetic on exact zeros: bit for bit.
+    REQUIRE_CLOSE(testing::close(out.logits.data, z.logits.data, 0.0, logits_shape));
+    REQUIRE_CLOSE(testing::close(out.attention.data, z.attention.data, 0.0));
+  }
+
+  // With a cache: every row computed, the cache left as it was.
+  const std::unique_ptr<attnlens::ForwardCache> cache = model.make_cache();
+  REQUIRE(cache != nullptr);
+  const attnlens::ModelOutput first = model.forward({TokenIds{ids.data(), 1, T}}, {}, *cache);
+  const attnlens::ModelOutput cached = model.forward({TokenIds{ids.data(), 1, T}}, options, *cache);
+  CHECK(cache->reused() == 0);
+  const attnlens::ModelOutput single = model.forward({TokenIds{ids.data(), 1, T}}, options);
+  REQUIRE_CLOSE(testing::close(cached.logits.data, single.logits.data, 0.0));
+  const attnlens::ModelOutput again = model.forward({TokenIds{ids.data(), 1, T}}, {}, *cache);
+  CHECK(cache->reused() == T);
+  REQUIRE_CLOSE(testing::close(again.logits.data, first.logits.data, 0.0));
+
+  // Every head of a layer off still computes; a duplicate is a named error.
+  attnlens::ModelForwardOptions every;
+  for (int h = 0; h < k.c.heads; ++h)
+    every.ablation.heads.push_back({1, h});
+  for (float x : model.forward({TokenIds{ids.data(), B, T}}, every).logits.data)
+    REQUIRE(std::isfinite(x));
+  every.ablation.heads.push_back({1, 0});
+  require_error(
+      [&] {
+        model.forward({TokenIds{ids.data(), B, T}}, every);
+      },
+      ErrorCode::BAD_ARGUMENT, {"again"});
 }

@@ -1,6 +1,7 @@
 // attnlens — compute and see self-attention. Include this header for the whole public API.
 #pragma once
 
+#include <attnlens/ablation.hpp>
 #include <attnlens/analysis.hpp>
 #include <attnlens/attention.hpp>
 #include <attnlens/bert.hpp>

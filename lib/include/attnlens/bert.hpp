@@ -81,12 +81,19 @@ struct BertForwardOptions {
   bool logits = false;
   std::vector<std::int64_t> logit_rows;
   std::int64_t max_elements = kDefaultMaxElements;
+  // Heads switched off (attnlens/ablation.hpp); a mean runs over the tokens the attention mask
+  // keeps. BAD_ARGUMENT names an entry outside the model or named twice.
+  Ablation ablation;
+  // Value-weighted attention into BertOutput::value_norms and value_weighted (ModelOutput).
+  bool value_weighted = false;
 };
 
 struct BertOutput {
-  Tensor logits;         // [B, T, V] for every row, or [R, V] for R asked rows
-  Tensor attention;      // [layers, B, heads, T, T] when asked; padded keys get weight 0
-  Tensor hidden_states;  // [layers + 1, B, T, d] when asked
+  Tensor logits;          // [B, T, V] for every row, or [R, V] for R asked rows
+  Tensor attention;       // [layers, B, heads, T, T] when asked; padded keys get weight 0
+  Tensor hidden_states;   // [layers + 1, B, T, d] when asked
+  Tensor value_norms;     // [layers, B, heads, T] with value_weighted (ModelOutput)
+  Tensor value_weighted;  // [layers, B, T, T] with value_weighted (ModelOutput)
 };
 
 class BertModel {

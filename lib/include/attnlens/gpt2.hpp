@@ -18,6 +18,7 @@
 // row-major float32.
 #pragma once
 
+#include <attnlens/ablation.hpp>
 #include <attnlens/attention.hpp>
 #include <attnlens/optim.hpp>
 #include <attnlens/tensor.hpp>
@@ -99,17 +100,24 @@ struct Gpt2ForwardOptions {
   // keystroke) asks for those the edit changed: a cached forward then copies out only them. Must
   // lie in [0, T], else Error(BAD_ARGUMENT).
   std::int64_t attention_from = 0;
+  // Heads switched off (attnlens/ablation.hpp); Error(BAD_ARGUMENT) names an entry outside the
+  // model or named twice. Not with a cache (its rows are the model's as trained).
+  Ablation ablation;
+  // Value-weighted attention into Gpt2Output::value_norms and value_weighted (ModelForwardOptions).
+  bool value_weighted = false;
 };
 
 struct Gpt2Output {
-  Tensor logits;     // [B, T, V]: unnormalised next-token scores at each position; [R, V] for
-                     // the R rows of Gpt2ForwardOptions::logit_rows, in that order; empty when
-                     // Gpt2ForwardOptions::logits is false
-  Tensor attention;  // [layers, B, heads, T, T] when asked (for B = 1 the data is exactly
-                     // [layers, heads, T, T]); causal: the upper triangles are exactly 0;
-                     // [layers, B, heads, T - from, T] with attention_from
-  Tensor residuals;  // [layers + 1, B, T, d] when asked: entry 0 is wte[ids] + wpe, entry
-                     // l + 1 the stream after block l (before ln_f)
+  Tensor logits;          // [B, T, V]: unnormalised next-token scores at each position; [R, V] for
+                          // the R rows of Gpt2ForwardOptions::logit_rows, in that order; empty when
+                          // Gpt2ForwardOptions::logits is false
+  Tensor attention;       // [layers, B, heads, T, T] when asked (for B = 1 the data is exactly
+                          // [layers, heads, T, T]); causal: the upper triangles are exactly 0;
+                          // [layers, B, heads, T - from, T] with attention_from
+  Tensor residuals;       // [layers + 1, B, T, d] when asked: entry 0 is wte[ids] + wpe, entry
+                          // l + 1 the stream after block l (before ln_f)
+  Tensor value_norms;     // [layers, B, heads, T] with value_weighted (ModelOutput)
+  Tensor value_weighted;  // [layers, B, T, T] with value_weighted (ModelOutput)
 };
 
 class Gpt2Model;

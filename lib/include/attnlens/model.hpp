@@ -122,12 +122,22 @@ struct ModelForwardOptions {
   // an edit holds the rows before it and asks for the rest; a causal model's cache then copies
   // out only those. Must lie in [0, T], else Error(BAD_ARGUMENT).
   std::int64_t attention_from = 0;
+  // Heads switched off (attnlens/ablation.hpp): BAD_ARGUMENT names an entry outside the model
+  // or named twice. A forward with a cache and an ablation computes every row without the cache
+  // and leaves it as it was (the cache keeps the rows of the model as trained).
+  Ablation ablation;
+  // Value-weighted attention (attnlens/ablation.hpp, value_weighted): what each weight carries,
+  // ‖α_ij f_h(x_j)‖, from this forward's own values. Computed over every row; with a cache, every
+  // row is computed without it (the cache is left as it was).
+  bool value_weighted = false;
 };
 
 struct ModelOutput {
-  Tensor logits;         // [B, T, V], or [R, V] for R asked rows; empty without logits
-  Tensor attention;      // [layers, B, heads, T, T] when asked; [.., T - attention_from, T]
-  Tensor hidden_states;  // [layers + 1, B, T, d] when asked
+  Tensor logits;          // [B, T, V], or [R, V] for R asked rows; empty without logits
+  Tensor attention;       // [layers, B, heads, T, T] when asked; [.., T - attention_from, T]
+  Tensor hidden_states;   // [layers + 1, B, T, d] when asked
+  Tensor value_norms;     // [layers, B, heads, T] with value_weighted: ‖f_h(x_j)‖ per key j
+  Tensor value_weighted;  // [layers, B, T, T] with value_weighted: ‖Σ_h α^h_ij f_h(x_j)‖
 };
 
 // What a model keeps between calls on edits of one sentence: a causal model's keys, values and

@@ -3,6 +3,7 @@
 #include "core/check.hpp"
 #include "core/kernels.hpp"
 #include "core/matmul.hpp"
+#include "nn/ablation.hpp"
 #include "nn/causal_rows.hpp"
 #include "nn/layers.hpp"
 
@@ -366,6 +367,11 @@ void check_options(const DecoderSpec& spec, const DecoderWeights& weights,
         some_rows ? "the logits [rows, vocab_size]" : "the logits [B, T, vocab_size]");
   }
   check_attention_from(options.attention_from, T);
+  check_ablation(options.ablation, L, H);
+  if (options.value_weighted) {
+    require_product_at_most({L, B, T, T}, options.max_elements,
+                            "the value-weighted attention [layers, B, T, T]");
+  }
   if (options.attention) {
     require_product_at_most({L, B, H, T, T}, options.max_elements,
                             "the attention weights [layers, B, heads, T, T]");
@@ -384,7 +390,8 @@ void check_options(const DecoderSpec& spec, const DecoderWeights& weights,
 // S = start + Tq, which must already hold the rows before; the queries attend over all S.
 struct Rows {
   std::int64_t B = 1, Tq = 0, start = 0;
-  std::vector<float*> keys, values;  // one per layer
+  std::vector<float*> keys, values;    // one per layer
+  const Ablation* ablation = nullptr;  // heads switched off (start 0 only: means run from row 0)
   // Called after each layer's attention with its weights [B, heads, Tq, S] (when kept) and
   // after each layer with the stream x [B · Tq, d].
   std::function<void(std::int64_t layer, const AttentionResult&)> on_attention;
@@ -453,6 +460,9 @@ void run_blocks(const DecoderSpec& spec, const DecoderWeights& weights, Buffers&
     }
     if (rows.on_attention) rows.on_attention(l, a);
     merge_heads(buf.merged.data(), a.output.data.data(), B, Tq, H, hd);
+    if (rows.ablation != nullptr) {
+      ablate_heads(buf.merged.data(), *rows.ablation, l, B, Tq, H, hd, spec.causal, nullptr);
+    }
     project(buf.xn.data(), buf.merged.data(), w.o_w, w.o_b, x, N, H * hd, d, panels);
     std::swap(buf.x, buf.xn);
     x = buf.x.data();
@@ -543,6 +553,10 @@ ModelOutput decoder_forward(const DecoderSpec& spec, const DecoderWeights& weigh
     }
     if (options.attention) out.attention = Tensor({L, B, H, T, T});
     if (options.hidden_states) out.hidden_states = Tensor({L + 1, B, T, d});
+    if (options.value_weighted) {
+      out.value_norms = Tensor({L, B, H, T});
+      out.value_weighted = Tensor({L, B, T, T});
+    }
     grow(buf.x, N * d);
     grow(keys, N * Hkv * hd);
     grow(values, N * Hkv * hd);
@@ -557,12 +571,22 @@ ModelOutput decoder_forward(const DecoderSpec& spec, const DecoderWeights& weigh
   Rows rows;
   rows.B = B;
   rows.Tq = T;
+  rows.ablation = &options.ablation;
   rows.keys.assign(static_cast<std::size_t>(L), keys.data());
   rows.values.assign(static_cast<std::size_t>(L), values.data());
-  if (options.attention) {
+  if (options.attention || options.value_weighted) {
     rows.on_attention = [&](std::int64_t l, const AttentionResult& a) {
-      std::copy(a.weights.data.begin(), a.weights.data.end(),
-                out.attention.data.begin() + l * B * H * T * T);
+      if (options.attention) {
+        std::copy(a.weights.data.begin(), a.weights.data.end(),
+                  out.attention.data.begin() + l * B * H * T * T);
+      }
+      // (A plain forward's values are this layer's, [B, kv_heads, T, hd], until the next.)
+      if (options.value_weighted) {
+        value_weighted(out.value_norms.data.data() + l * B * H * T,
+                       out.value_weighted.data.data() + l * B * T * T, values.data(),
+                       weights.blocks[static_cast<std::size_t>(l)].o_w, a.weights.data.data(), B, H,
+                       Hkv, T, hd, d, &options.ablation, l);
+      }
     };
   }
   if (options.hidden_states) {
@@ -571,7 +595,7 @@ ModelOutput decoder_forward(const DecoderSpec& spec, const DecoderWeights& weigh
     };
   }
   try {
-    run_blocks(spec, weights, buf, rows, options.attention, panels);
+    run_blocks(spec, weights, buf, rows, options.attention || options.value_weighted, panels);
   } catch (const std::bad_alloc&) {
     fail(ErrorCode::OUT_OF_MEMORY, "the forward pass could not allocate its buffers for ", B, " x ",
          T, " tokens");
@@ -626,6 +650,13 @@ ModelOutput decoder_forward(const DecoderSpec& spec, const DecoderWeights& weigh
   const std::int64_t d = bs.d_model, L = spec.layers, V = spec.vocab_size;
   const std::int64_t H = bs.heads, Hkv = bs.kv_heads, hd = bs.head_dim;
   DecoderCache::Data& c = *cache.data_;
+  // The cache holds the rows of the model as trained, and no values' norms: a forward with heads
+  // switched off or value-weighted attention computes every row and leaves the cache as it was.
+  if (!options.ablation.empty() || options.value_weighted) {
+    ModelOutput out = decoder_forward(spec, weights, ids, 1, T, options, panels);
+    c.reused = 0;
+    return out;
+  }
 
   // How many rows can be kept: the common prefix with what the cache computed, when it kept
   // every kind of row this call asks for.

@@ -210,6 +210,8 @@ struct DecoderForward {
   std::vector<std::int64_t> logit_rows;  // b · T + t; empty = every row
   std::int64_t max_elements = kDefaultMaxElements;
   std::int64_t attention_from = 0;  // the query rows from this one on only (ModelForwardOptions)
+  Ablation ablation;                // heads switched off (not with a DecoderCache)
+  bool value_weighted = false;      // ModelOutput::value_norms and value_weighted (not cached)
 };
 
 // The forward pass of ids [B, T] (already checked to lie in the vocabulary, T within the

@@ -90,6 +90,8 @@ class BertAdapter final : public Model {
     o.logits = options.logits && model_.config().mlm_head;
     o.logit_rows = options.logit_rows;
     o.max_elements = options.max_elements;
+    o.ablation = options.ablation;
+    o.value_weighted = options.value_weighted;
     if (options.logits && !model_.config().mlm_head && !options.logit_rows.empty()) {
       o.logits = true;  // asked for rows explicitly: say there is no head
     }
@@ -97,7 +99,8 @@ class BertAdapter final : public Model {
     BertOutput r = model_.forward(BertInputs{in.ids, in.token_types, in.attention_mask}, o);
     return ModelOutput{std::move(r.logits),
                        detail::attention_rows_from(std::move(r.attention), options.attention_from),
-                       std::move(r.hidden_states)};
+                       std::move(r.hidden_states), std::move(r.value_norms),
+                       std::move(r.value_weighted)};
   }
   float loss_and_gradients(const ModelInputs& in, const TokenIds& targets) override {
     return model_.loss_and_gradients(BertInputs{in.ids, in.token_types, in.attention_mask},

@@ -5,6 +5,7 @@
 #include "core/matmul.hpp"
 #include "models/bert/layout.hpp"
 #include "models/bert/workspace.hpp"
+#include "nn/ablation.hpp"
 #include "nn/layers.hpp"
 
 #include <algorithm>
@@ -180,7 +181,8 @@ void embed(const BertConfig& c, const BertLayout& l, const float* P, BertActivat
 void layer_forward(const BertConfig& c, const BertLayerOffsets& o, const float* P,
                    BertLayerActivations& a, float* qkv, const float* x, std::int64_t B,
                    std::int64_t T, const MaskView& mask, bool keep_weights, int layer,
-                   detail::WeightPanels* panels = nullptr) {
+                   detail::WeightPanels* panels = nullptr, const Ablation* ablation = nullptr,
+                   const std::int32_t* attention_mask = nullptr) {
   const std::int64_t N = B * T, d = c.d_model, H = c.heads, hd = d / H, I = c.intermediate;
   const float eps = c.layer_norm_eps;
   detail::linear_forward(qkv, x, P + o.qkv_w, P + o.qkv_b, nullptr, N, d, 3 * d, panels);
@@ -197,6 +199,9 @@ void layer_forward(const BertConfig& c, const BertLayerOffsets& o, const float* 
     detail::fail(e.code(), "BERT layer ", layer, " attention: ", e.what());
   }
   detail::merge_heads(a.atty.data(), a.attention.output.data.data(), B, T, H, hd);
+  if (ablation != nullptr) {
+    detail::ablate_heads(a.atty.data(), *ablation, layer, B, T, H, hd, false, attention_mask);
+  }
   detail::linear_forward(a.r1.data(), a.atty.data(), P + o.ao_w, P + o.ao_b, x, N, d, d, panels);
   detail::layernorm_forward(a.h1.data(), a.h1_mean.data(), a.h1_rstd.data(), a.r1.data(),
                             P + o.ln1_w, P + o.ln1_b, N, d, eps);
@@ -430,6 +435,7 @@ BertOutput BertModel::forward(const BertInputs& in, const BertForwardOptions& op
   const BertConfig& c = config_;
   const std::int64_t B = in.ids.batch, T = in.ids.length, N = B * T;
   const std::int64_t L = c.layers, H = c.heads, d = c.d_model, V = c.vocab_size;
+  detail::check_ablation(options.ablation, L, H);
   const BertLayout& l = work_->layout;
   BertActivations& ws = work_->parts[0];
   ws.rows.clear();
@@ -466,6 +472,12 @@ BertOutput BertModel::forward(const BertInputs& in, const BertForwardOptions& op
   try {
     if (options.attention) out.attention = Tensor({L, B, H, T, T});
     if (options.hidden_states) out.hidden_states = Tensor({L + 1, B, T, d});
+    if (options.value_weighted) {
+      detail::require_at_most(L * B * T * T, options.max_elements,
+                              "the value-weighted attention [layers, B, T, T]");
+      out.value_norms = Tensor({L, B, H, T});
+      out.value_weighted = Tensor({L, B, T, T});
+    }
   } catch (const std::bad_alloc&) {
     detail::fail(ErrorCode::OUT_OF_MEMORY, "the BERT forward pass could not allocate its results");
   }
@@ -478,8 +490,16 @@ BertOutput BertModel::forward(const BertInputs& in, const BertForwardOptions& op
   BertLayerActivations& a = ws.layers[0];
   for (int i = 0; i < c.layers; ++i) {
     layer_forward(c, l.layers[static_cast<std::size_t>(i)], P, a, ws.qkv.data(),
-                  i == 0 ? ws.emb.data() : a.out.data(), B, T, mask, options.attention, i,
-                  &work_->panels);
+                  i == 0 ? ws.emb.data() : a.out.data(), B, T, mask,
+                  options.attention || options.value_weighted, i, &work_->panels, &options.ablation,
+                  in.attention_mask);
+    if (options.value_weighted) {
+      detail::value_weighted(out.value_norms.data.data() + i * B * H * T,
+                             out.value_weighted.data.data() + i * B * T * T, a.v.data(),
+                             P + l.layers[static_cast<std::size_t>(i)].ao_w,
+                             a.attention.weights.data.data(), B, H, H, T, d / H, d,
+                             &options.ablation, i);
+    }
     if (!std::isfinite(detail::finite_max_abs(a.out.data(), N * d))) {
       detail::fail(ErrorCode::NON_FINITE, "the forward pass overflowed float32 in layer ", i,
                    ": the weights are finite but too large for these inputs");

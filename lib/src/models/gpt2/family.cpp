@@ -38,6 +38,8 @@ class Gpt2Adapter final : public Model {
     o.logits = options.logits;
     o.logit_rows = options.logit_rows;
     o.attention_from = options.attention_from;
+    o.ablation = options.ablation;
+    o.value_weighted = options.value_weighted;
     return finish(model_.forward(in.ids, mine->cache, o));
   }
 
@@ -65,6 +67,8 @@ class Gpt2Adapter final : public Model {
     o.logits = options.logits;
     o.logit_rows = options.logit_rows;
     o.attention_from = options.attention_from;
+    o.ablation = options.ablation;
+    o.value_weighted = options.value_weighted;
     return finish(model_.forward(in.ids, o));
   }
 
@@ -74,6 +78,8 @@ class Gpt2Adapter final : public Model {
     out.logits = std::move(r.logits);
     out.attention = std::move(r.attention);
     out.hidden_states = std::move(r.residuals);
+    out.value_norms = std::move(r.value_norms);
+    out.value_weighted = std::move(r.value_weighted);
     return out;
   }
   float loss_and_gradients(const ModelInputs& in, const TokenIds& targets) override {

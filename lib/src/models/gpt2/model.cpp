@@ -4,6 +4,7 @@
 #include "core/matmul.hpp"
 #include "models/gpt2/layout.hpp"
 #include "models/gpt2/workspace.hpp"
+#include "nn/ablation.hpp"
 #include "nn/causal_rows.hpp"
 #include "nn/layers.hpp"
 
@@ -90,7 +91,7 @@ float attention_scale(const Gpt2Config& config) {
 void block_forward(const Gpt2Config& config, const Gpt2Block<const float>& p,
                    Gpt2BlockActivations& a, float* qkv, const float* x, std::int64_t B,
                    std::int64_t T, bool keep_weights, int layer,
-                   detail::WeightPanels* panels = nullptr) {
+                   detail::WeightPanels* panels = nullptr, const Ablation* ablation = nullptr) {
   const std::int64_t N = B * T, d = config.d_model, H = config.heads, hd = d / H;
   const float* attn_in = x;
   if (config.attention_norm) {
@@ -110,6 +111,8 @@ void block_forward(const Gpt2Config& config, const Gpt2Block<const float>& p,
     detail::fail(e.code(), "GPT-2 block ", layer, " attention: ", e.what());
   }
   detail::merge_heads(a.atty, a.attention.output.data.data(), B, T, H, hd);
+  if (ablation != nullptr)
+    detail::ablate_heads(a.atty, *ablation, layer, B, T, H, hd, true, nullptr);
   detail::linear_forward(a.res2, a.atty, p.attn_proj_w, p.attn_proj_b, x, N, d, d, panels);
   detail::layernorm_forward(a.ln2, a.ln2_mean, a.ln2_rstd, a.res2, p.ln2_w, p.ln2_b, N, d);
   detail::linear_forward(a.fch, a.ln2, p.fc_w, p.fc_b, nullptr, N, d, 4 * d, panels);
@@ -287,6 +290,7 @@ Gpt2Output Gpt2Model::forward(const TokenIds& ids, const Gpt2ForwardOptions& opt
   const std::int64_t V = config_.vocab_size;
   detail::check_logit_rows(options, N);
   detail::check_attention_from(options.attention_from, T);
+  detail::check_ablation(options.ablation, config_.layers, config_.heads);
   const bool some_rows = options.logits && !options.logit_rows.empty();
   const auto R = static_cast<std::int64_t>(options.logit_rows.size());
   if (options.logits) {
@@ -302,6 +306,10 @@ Gpt2Output Gpt2Model::forward(const TokenIds& ids, const Gpt2ForwardOptions& opt
     detail::require_at_most((L + 1) * N * d, options.max_elements,
                             "the residual streams [layers + 1, B, T, d_model]");
   }
+  if (options.value_weighted) {
+    detail::require_at_most(L * B * T * T, options.max_elements,
+                            "the value-weighted attention [layers, B, T, T]");
+  }
   Gpt2Output out;
   Gpt2Activations& ws = work_->parts[0];
   work_->panels.sync(stamp_);
@@ -313,6 +321,10 @@ Gpt2Output Gpt2Model::forward(const TokenIds& ids, const Gpt2ForwardOptions& opt
     }
     if (options.attention) out.attention = Tensor({L, B, H, T, T});
     if (options.residuals) out.residuals = Tensor({L + 1, B, T, d});
+    if (options.value_weighted) {
+      out.value_norms = Tensor({L, B, H, T});
+      out.value_weighted = Tensor({L, B, T, T});
+    }
   } catch (const std::bad_alloc&) {
     detail::fail(ErrorCode::OUT_OF_MEMORY, "the GPT-2 forward pass could not allocate its results",
                  " for ", B, " x ", T, " tokens");
@@ -346,8 +358,15 @@ Gpt2Output Gpt2Model::forward(const TokenIds& ids, const Gpt2ForwardOptions& opt
   Gpt2BlockActivations& a = ws.blocks[0];
   for (int l = 0; l < config_.layers; ++l) {
     const float* x = l == 0 ? ws.encoded : a.res3;
-    block_forward(config_, detail::gpt2_block(layout.blocks[l], P), a, ws.qkv, x, B, T,
-                  options.attention, l, &work_->panels);
+    const auto block = detail::gpt2_block(layout.blocks[l], P);
+    block_forward(config_, block, a, ws.qkv, x, B, T, options.attention || options.value_weighted,
+                  l, &work_->panels, &options.ablation);
+    if (options.value_weighted) {
+      detail::value_weighted(out.value_norms.data.data() + l * B * H * T,
+                             out.value_weighted.data.data() + l * B * T * T, a.v, block.attn_proj_w,
+                             a.attention.weights.data.data(), B, H, H, T, d / H, d,
+                             &options.ablation, l);
+    }
     if (config_.attention_norm) require_layernorm(a.ln1_rstd, "block ", l, " (h.", l, ".ln_1)");
     require_layernorm(a.ln2_rstd, "block ", l, " (h.", l, ".ln_2)");
     require_finite_stage(a.res3, N * d, "block ", l, " (h.", l, ")");

@@ -101,6 +101,8 @@ class LlamaAdapter final : public Model {
     o.logit_rows = options.logit_rows;
     o.max_elements = options.max_elements;
     o.attention_from = options.attention_from;
+    o.ablation = options.ablation;
+    o.value_weighted = options.value_weighted;
     return o;
   }
   [[noreturn]] void no_training() const {
