@@ -49,7 +49,7 @@ done
 # The npm package: the JS facade and entries, the Emscripten loaders, the modules and the types.
 rm -rf dist
 mkdir -p dist
-cp wasm/api.js wasm/boundary.js wasm/model.js wasm/model-input.js wasm/generate.js wasm/attnlens.js wasm/attnlens.node.js wasm/attnlens.d.ts \
+cp wasm/api.js wasm/boundary.js wasm/flow.js wasm/model.js wasm/model-input.js wasm/generate.js wasm/attnlens.js wasm/attnlens.node.js wasm/attnlens.d.ts \
   wasm/model.d.ts dist/
 # The loaders' fallback URL for the .wasm is never used (the package always passes the bytes);
 # left as a literal new URL(), webpack would try to bundle a file that does not exist.
@@ -74,7 +74,7 @@ grep -q 'new URL("attnlens_model' dist/attnlens_model_threads.js &&
 sed 's|import("./attnlens_model.js")|import("./attnlens_model_threads.js")|' "$threads.worker.js" >dist/attnlens_model_threads.worker.js
 cp "$threads.wasm" dist/attnlens-model-threads.wasm
 
-node scripts/size-report.mjs dist/attnlens.js dist/attnlens.node.js dist/api.js dist/boundary.js dist/attnlens_core.js dist/attnlens.wasm \
+node scripts/size-report.mjs dist/attnlens.js dist/attnlens.node.js dist/api.js dist/boundary.js dist/flow.js dist/attnlens_core.js dist/attnlens.wasm \
   dist/attnlens-relaxed.wasm dist/attnlens.d.ts dist/model.d.ts
 node scripts/size-report.mjs --label "model module (fetched by loadModel / createModel / loadTokenizer)" \
   dist/model.js dist/model-input.js dist/generate.js dist/attnlens_model_core.js dist/attnlens-model.wasm dist/attnlens-model-relaxed.wasm \

@@ -426,3 +426,43 @@ export declare function loadAttnLens(options?: LoadOptions): Promise<AttnLens>;
 
 /** True when this JS engine runs relaxed SIMD, i.e. `simd: "auto"` picks the relaxed module. */
 export declare function relaxedSimdSupported(): boolean;
+
+/** Each head's attention sink: what sinkRates() returns. */
+export interface SinkRates {
+  /** [layers, heads]: the mean share of a query row's attention on the first token. */
+  first: Float32Array;
+  /** [layers, heads]: the mean share on the token positions given as `special`; null without them. */
+  special: Float32Array | null;
+  shape: [number, number];
+}
+
+/**
+ * Per layer and head of attention weights [layers, heads, L, L] (a forward's or analyze()'s
+ * `attention` for one sentence, any family), the mean share of each query row's attention on the
+ * first token and on the token positions `special` (e.g. [CLS] and [SEP], or a beginning-of-text
+ * token). With `causal`, rows from 1 on are averaged: a causal model's first row can attend only
+ * to the first token. A weight outside [0, 1] (NaN included) is BAD_ARGUMENT naming its place.
+ */
+export declare function sinkRates(attention: Tensor, options?: { causal?: boolean; special?: readonly number[] }): SinkRates;
+
+/**
+ * Attention rollout (Abnar & Zuidema 2020) of attention weights [layers, heads, L, L]: per layer,
+ * Ã = (1 - residual) · (the mean over heads) + residual · I with rows renormalised, and
+ * R_l = Ã_l · R_(l-1). Returns every layer's R, [layers, L, L]: row i of layer l says from which
+ * input tokens token i's representation after layer l comes (rows sum to 1; a causal model's
+ * keep the triangle). `residual` defaults to 0.5.
+ */
+export declare function rollout(
+  attention: Tensor,
+  options?: { residual?: number },
+): { data: Float32Array; shape: [number, number, number] };
+
+/**
+ * Each head's value-weighted attention α^h_ij · ‖f_h(x_j)‖ (Kobayashi et al. 2020) from a
+ * forward's attention [layers, heads, L, L] and valueNorms [layers, heads, L] (forward(ids, {
+ * attention: true, valueWeighted: true })), as [layers, heads, L, L].
+ */
+export declare function valueWeightedHeads(
+  attention: Tensor,
+  valueNorms: Tensor,
+): { data: Float32Array; shape: [number, number, number, number] };

@@ -5,6 +5,7 @@ import createAttnLensCore from "./attnlens_core.js";
 import { fetchWasm, makeLoader } from "./api.js";
 
 export { AttnLensError, relaxedSimdSupported } from "./api.js";
+export { rollout, sinkRates, valueWeightedHeads } from "./flow.js";
 
 export const loadAttnLens = makeLoader(
   createAttnLensCore,

@@ -6,6 +6,7 @@ import createAttnLensCore from "./attnlens_core.js";
 import { makeLoader } from "./api.js";
 
 export { AttnLensError, relaxedSimdSupported } from "./api.js";
+export { rollout, sinkRates, valueWeightedHeads } from "./flow.js";
 
 export const loadAttnLens = makeLoader(
   createAttnLensCore,

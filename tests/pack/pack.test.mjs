@@ -31,6 +31,7 @@ test("npm pack ships exactly the package files", () => {
     "dist/model.d.ts",
     "dist/api.js",
     "dist/boundary.js",
+    "dist/flow.js",
     "dist/attnlens_core.js",
     "dist/model.js",
     "dist/model-input.js",
@@ -69,12 +70,13 @@ test("the tarball installs into an empty project and works from Node ESM", () =>
   npm(["install", tarball], app);
   writeFileSync(
     join(app, "main.js"),
-    `import { loadAttnLens, AttnLensError } from "attnlens";
+    `import { loadAttnLens, AttnLensError, rollout } from "attnlens";
 const lens = await loadAttnLens();
+const flow = rollout({ data: Float32Array.from([1, 0, 0.5, 0.5]), shape: [1, 1, 2, 2] });
 const r = lens.attention([[1, 0], [0, 1]], [[1, 0], [0, 1]], [[1, 2], [3, 4]], { causal: true, returnWeights: true });
 let code;
 try { lens.attention([[1]], [[1, 2]], [[1]]); } catch (e) { code = e instanceof AttnLensError && e.code; }
-console.log(JSON.stringify({ version: lens.version, weights: Array.from(r.weights.data), output: Array.from(r.output.data), code }));
+console.log(JSON.stringify({ version: lens.version, weights: Array.from(r.weights.data), output: Array.from(r.output.data), code, flow: Array.from(flow.data) }));
 `,
   );
   // The Node that runs this test (npm test runs it under Node 20 and Node 22).
@@ -82,6 +84,8 @@ console.log(JSON.stringify({ version: lens.version, weights: Array.from(r.weight
   assert.deepEqual(result.weights.slice(0, 2), [1, 0]);
   assert.deepEqual(result.output.slice(0, 2), [1, 2]);
   assert.equal(result.code, "SHAPE_MISMATCH");
+  // The package's own functions: rollout's ½ A + ½ I of one layer ([0.5, 0.5] -> [0.25, 0.75]).
+  assert.deepEqual(result.flow, [1, 0, 0.25, 0.75]);
 });
 
 test("a page that imports attnlens bundles with Vite and runs in Chromium", async () => {

@@ -1,6 +1,6 @@
 // Type-checked with `tsc --noEmit --strict` (tests/types/tsconfig.json): the declarations must
 // describe the package as a TypeScript user would use it.
-import { AttnLensError, loadAttnLens, relaxedSimdSupported } from "attnlens";
+import { AttnLensError, loadAttnLens, relaxedSimdSupported, rollout, sinkRates, valueWeightedHeads } from "attnlens";
 import type {
   AttnLens,
   AttnLensErrorCode,
@@ -92,6 +92,17 @@ async function main(): Promise<void> {
   again.analyze("the cat sat", { cache, predictionRows: Int32Array.of(0, 1) });
   console.log(cache.tokens, cache.reused, again.config.family, again.config.causal, again.config.prediction);
   cache.dispose();
+  // Beyond the weights: heads switched off, value-weighted attention, sinks and rollout.
+  const off = again.forward(again.encode("the cat"), { attention: true, valueWeighted: true, ablate: [[0, 1]], ablation: "mean" });
+  const norms: Tensor | undefined = off.valueNorms;
+  const mixed: Tensor | undefined = off.valueWeighted;
+  if (off.attention && norms) {
+    const heads: Float32Array = valueWeightedHeads(off.attention, norms).data;
+    const sinks: Float32Array = sinkRates(off.attention, { causal: true, special: [0] }).first;
+    const flow: [number, number, number] = rollout(off.attention, { residual: 0.5 }).shape;
+    console.log(heads, sinks, flow, mixed);
+  }
+  again.analyze("the cat", { ablate: [[1, 0]] });
   // Writing on: tokens as they come, and why it ended.
   const writing = again.generate("the cat", {
     maxTokens: 4,
