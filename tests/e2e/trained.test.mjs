@@ -6,7 +6,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { loadAttnLens } from "attnlens";
+import { loadAttnLens, sinkRates } from "attnlens";
 import { openPage, useSite } from "../support/browser.mjs";
 import { typeAndTime } from "../support/figure.mjs";
 
@@ -49,6 +49,8 @@ const shown = (page, selector = "attn-lens") =>
           notes: a.headNotes,
           categories: a.categories,
           grid: el.shadowRoot.querySelectorAll(".grid canvas").length,
+          sinks: [...el.shadowRoot.querySelectorAll(".grid-sink")].map((s) => s.textContent),
+          sinkNote: el.shadowRoot.querySelector(".grid-sinks")?.textContent ?? null,
           predictionColumns: el.shadowRoot.querySelectorAll(".prediction").length,
           predictionRows: el.shadowRoot.querySelectorAll(".prediction-row").length,
         };
@@ -138,6 +140,16 @@ test('<attn-lens model="attnlens">: the 2 × 4 heads, causal, with scores and pr
     worstScore = Math.max(worstScore, Math.abs(shown - below / (L - 1)));
   }
   assert.ok(worstScore < 2e-4, `a previous-token score differs from Node's by ${worstScore}`);
+  // Under each head its sink rate, the package's sinkRates() of Node's weights: shown to two
+  // decimals (±0.005), from weights 2e-4 apart at most.
+  const sinks = sinkRates({ data: node, shape: figure.shape }, { causal: true }).first;
+  assert.equal(figure.sinks.length, layers * heads);
+  assert.match(figure.sinkNote, /share of a head's attention on the first token/);
+  figure.sinks.forEach((text, m) => {
+    const [, value] = text.match(/^sink (\d\.\d\d)$/) ?? [];
+    assert.ok(value !== undefined, `head ${m}: "${text}"`);
+    assert.ok(Math.abs(Number(value) - sinks[m]) <= 0.005 + 2e-4, `head ${m}: sink ${value}, Node ${sinks[m]}`);
+  });
   model.dispose();
   assert.deepEqual(problems, []);
   await page.close();

@@ -18,6 +18,19 @@ const GROUP_GAP = 10;
 
 export const layerName = (data, layer) => data.layerNames?.[layer] ?? `layer ${layer + 1}`;
 
+/**
+ * A causal model's head's sink rate, the mean share of its rows' attention on the first token
+ * (over the rows after it: the first can look nowhere else), from the head scores a model's
+ * figure carries (head-labels.js, the same number as the package's sinkRates()); else undefined.
+ * Many decoders' heads park most of their attention there (Xiao et al. 2023), which is why a
+ * reader sees bright first columns: the grid says how much, head by head.
+ */
+export function sinkRate(data, layer, head) {
+  const s = data.causal && head !== "mean" ? data.categories?.[layer]?.[head]?.cls : undefined;
+  return Number.isFinite(s) ? s : undefined;
+}
+const SINK_NOTE = "sink: the share of a head's attention on the first token, whatever it is (its attention sink)";
+
 /** Side of a thumbnail in CSS px: `big` (the grid view) fills the width, else a chooser strip. */
 export function thumbSize(data, width, big) {
   const heads = data.weights.shape[1];
@@ -58,8 +71,11 @@ export function gridTemplate({ data, selected, width, big, onPick, label = "Laye
         Grouped-query attention: ${heads} query heads share ${heads / group} key/value heads, ${group} each; a gap separates the groups.
       </div>`
     : "";
+  const sinks = sinkRate(data, 0, 0) !== undefined;
   return html`<div class="grid" part="grid" role="group" aria-label=${label} style="--thumb:${size}px">
-    ${heading ? html`<div class="grid-title">${heading}</div>` : ""}${groups}${Array.from(
+    ${heading ? html`<div class="grid-title">${heading}</div>` : ""}${groups}${
+      sinks ? html`<div class="grid-title grid-sinks">Under each head: what it does on this sentence, and its ${SINK_NOTE}.</div>` : ""
+    }${Array.from(
       { length: layers },
       (_, l) =>
         html`<div class="grid-row">
@@ -70,13 +86,15 @@ export function gridTemplate({ data, selected, width, big, onPick, label = "Laye
             return html`<button
               aria-pressed=${String(pressed)}
               style=${group && h !== "mean" && h > 0 && h % group === 0 ? `margin-left: ${GROUP_GAP}px` : ""}
-              title=${`${layerName(data, l)}, ${name}${kvOf(h)}${h !== "mean" && data.headNotes ? `: ${data.headNotes[l][h]}` : ""}`}
+              title=${`${layerName(data, l)}, ${name}${kvOf(h)}${h !== "mean" && data.headNotes ? `: ${data.headNotes[l][h]}` : ""}${
+                sinks && h !== "mean" ? `; sink ${sinkRate(data, l, h).toFixed(2)}` : ""
+              }`}
               aria-label=${`${layerName(data, l)}, ${name}${kvOf(h)}`}
               @click=${() => onPick(l, h)}
             >
               <canvas data-panel=${panel} data-layer=${l} data-head=${h} aria-hidden="true"></canvas>${name}${
                 h !== "mean" && data.headNotes ? html`<small>${data.headNotes[l][h]}</small>` : ""
-              }
+              }${sinks && h !== "mean" ? html`<span class="grid-sink" style="font-size: 9px; opacity: 0.75">sink ${sinkRate(data, l, h).toFixed(2)}</span>` : ""}
             </button>`;
           })}
         </div>`,
@@ -181,7 +199,8 @@ export function gridScene(data, palette, scale, width) {
   const choices = [...(heads > 1 ? ["mean"] : []), ...Array.from({ length: heads }, (_, h) => h)];
   const side = thumbSize(data, width, true);
   const cellW = side + GAP + 8;
-  const rowH = side + (data.headNotes ? 46 : 22);
+  const sinks = sinkRate(data, 0, 0) !== undefined;
+  const rowH = side + (data.headNotes ? 46 : 22) + (sinks ? 11 : 0);
   const w = LABEL_W + choices.length * cellW + 8;
   const h = 30 + layers * rowH + 8;
   return {
@@ -202,6 +221,14 @@ export function gridScene(data, palette, scale, width) {
           p.image(x, y, side, side, weightBitmap(data, l, hd, scale, palette, THUMBNAIL_CELLS));
           const name = hd === "mean" ? "mean" : headName(data, hd);
           p.text(fitText(name, cellW - 2, font(10)), x + side / 2, y + side + 13, { size: 10, fill: palette.muted, anchor: "middle" });
+          // (Under the head's note, when it has one.)
+          const noteLines = hd !== "mean" && data.headNotes ? data.headNotes[l][hd].split("\n").length : 0;
+          if (sinks && hd !== "mean")
+            p.text(`sink ${sinkRate(data, l, hd).toFixed(2)}`, x + side / 2, y + side + 25 + 11 * noteLines, {
+              size: 9,
+              fill: palette.muted,
+              anchor: "middle",
+            });
           if (hd !== "mean" && data.headNotes)
             data.headNotes[l][hd].split("\n").forEach((note, k) =>
               p.text(fitText(note, cellW - 2, font(9)), x + side / 2, y + side + 25 + 11 * k, {
