@@ -6,7 +6,8 @@
 # (bench/line-pairs.mjs), an edit of the demo page to its painted frame (bench/painted.mjs), what
 # a line costs the canvas (bench/line-cost.mjs), keystrokes in the model worker
 # (bench/worker-typing.mjs), the page writing with Continue (bench/writing.mjs), a
-# keystroke on real-size models with and without the prefix cache (bench/typing.mjs), and the training page in Chromium until its
+# keystroke on real-size models with and without the prefix cache (bench/typing.mjs), what value
+# weighting, sink rates, rollout and ablation cost beside the forward (bench/beyond.mjs), and the training page in Chromium until its
 # induction head forms (bench/train-browser.mjs).
 #
 #   npm run bench -- [--quick] [--before=REF]
@@ -75,6 +76,9 @@ step "explain() at the page's sizes, in Node 22 (the relaxed-SIMD module Chromiu
 "$(node22_path)" bench/explain.mjs "$@" "${before_dist[@]+"${before_dist[@]}"}"
 step "the lines view's pair finder at 512 tokens, before and after (Node 22)"
 "$(node22_path)" bench/line-pairs.mjs
+
+step "beyond the weights: value-weighted attention, sink rates, rollout and ablation beside the forward (Node 22)"
+"$(node22_path)" bench/beyond.mjs "$@"
 
 step "the demo page in Chromium: an edit to the painted frame, lines and heatmap at 64 and 512 tokens"
 node bench/painted.mjs "$@" "${before_site[@]+"${before_site[@]}"}"
