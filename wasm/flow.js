@@ -130,7 +130,7 @@ export function valueWeightedHeads(attention, valueNorms) {
     for (let j = 0; j < L; j++) {
       const n = norms.view[g * L + j];
       if (!(n >= 0 && n < Infinity)) fail("BAD_ARGUMENT", `valueNorms.data[${g * L + j}] is ${n}; a norm is a finite number >= 0`);
-      for (let i = 0; i < L; i++) out[(g * L + i) * L + j] = data[(g * L + i) * L + j] * n;
+      for (let i = 0; i < L; i++) out[(g * L + i) * L + j] = weightAt("attention", data, (g * L + i) * L + j, [layers, heads, L, L]) * n;
     }
   return { data: out, shape: [layers, heads, L, L] };
 }

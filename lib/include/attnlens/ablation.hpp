@@ -4,8 +4,9 @@
 // attention's output projection multiplies. Ablating the head replaces that slice before the
 // projection, so the head adds nothing of its own to the residual stream (zero), or adds what
 // it adds on average (mean). Zero ablation equals the forward of the same weights with the
-// head's rows of the output projection set to 0 (tests/cpp/test_ablation.cpp checks it on
-// every family); the projection's bias is kept, as it belongs to no head.
+// head's rows of the output projection set to 0 (tests/cpp/test_gpt2.cpp, test_bert.cpp and
+// test_llama.cpp check it on every family); the projection's bias is kept, as it belongs to no
+// head.
 #pragma once
 
 #include <cstdint>

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <new>
 #include <vector>
 
 namespace attnlens {
@@ -97,55 +98,74 @@ void value_weighted(float* norms, float* mixed, const float* v, const float* o_w
   using Matrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
   using ConstMap = Eigen::Map<const Matrix>;
   const std::int64_t H = heads, hd = head_dim, group = heads / kv_heads;
+  const auto finite = [&](double x, const char* what) {
+    if (!std::isfinite(x)) {
+      fail(ErrorCode::NON_FINITE, "the value-weighted attention of layer ", layer,
+           " overflowed in ", what,
+           ": the values through the output projection are too large for these inputs");
+    }
+  };
   std::vector<char> off(static_cast<std::size_t>(H), 0);
   if (ablation != nullptr) {
     for (const AblatedHead& a : ablation->heads)
       if (a.layer == layer) off[static_cast<std::size_t>(a.head)] = 1;
   }
-  std::vector<Matrix> f(static_cast<std::size_t>(H));             // f_h(x_j) as rows [T, d]
-  std::vector<double> gram(static_cast<std::size_t>(T * H * H));  // <f_h, f_h'> per token
-  for (std::int64_t b = 0; b < B; ++b) {
-    for (std::int64_t h = 0; h < H; ++h) {
-      Matrix& fh = f[static_cast<std::size_t>(h)];
-      if (off[static_cast<std::size_t>(h)]) {
-        fh = Matrix::Zero(T, d);
-        continue;
-      }
-      // One product per head, vectorised (float32 sums of hd terms, as the forward's own).
-      fh.noalias() = ConstMap(v + (b * kv_heads + h / group) * T * hd, T, hd) *
-                     ConstMap(o_w + h * hd * d, hd, d);
-    }
-    for (std::int64_t h = 0; h < H; ++h) {
-      for (std::int64_t k = h; k < H; ++k) {
-        const Eigen::VectorXf dots = f[static_cast<std::size_t>(h)]
-                                         .cwiseProduct(f[static_cast<std::size_t>(k)])
-                                         .rowwise()
-                                         .sum();
-        for (std::int64_t j = 0; j < T; ++j)
-          gram[static_cast<std::size_t>((j * H + h) * H + k)] =
-              gram[static_cast<std::size_t>((j * H + k) * H + h)] = dots[j];
-      }
-      for (std::int64_t j = 0; j < T; ++j) {
-        norms[(b * H + h) * T + j] =
-            static_cast<float>(std::sqrt(gram[static_cast<std::size_t>((j * H + h) * H + h)]));
-      }
-    }
+  try {
+    std::vector<Matrix> f(static_cast<std::size_t>(H));             // f_h(x_j) as rows [T, d]
+    std::vector<double> gram(static_cast<std::size_t>(T * H * H));  // <f_h, f_h'> per token
     std::vector<double> a(static_cast<std::size_t>(H));
-    for (std::int64_t i = 0; i < T; ++i) {
-      for (std::int64_t j = 0; j < T; ++j) {
-        for (std::int64_t h = 0; h < H; ++h)
-          a[static_cast<std::size_t>(h)] = weights[((b * H + h) * T + i) * T + j];
-        const double* g = gram.data() + j * H * H;
-        double s = 0.0;
-        for (std::int64_t h = 0; h < H; ++h) {
-          const double ah = a[static_cast<std::size_t>(h)];
-          if (ah == 0.0) continue;
-          for (std::int64_t k = 0; k < H; ++k)
-            s += ah * a[static_cast<std::size_t>(k)] * g[h * H + k];
+    for (std::int64_t b = 0; b < B; ++b) {
+      for (std::int64_t h = 0; h < H; ++h) {
+        Matrix& fh = f[static_cast<std::size_t>(h)];
+        if (off[static_cast<std::size_t>(h)]) {
+          fh = Matrix::Zero(T, d);
+          continue;
         }
-        mixed[(b * T + i) * T + j] = static_cast<float>(std::sqrt(std::max(s, 0.0)));
+        // One product per head, vectorised (float32 sums of hd terms, as the forward's own).
+        fh.noalias() = ConstMap(v + (b * kv_heads + h / group) * T * hd, T, hd) *
+                       ConstMap(o_w + h * hd * d, hd, d);
+      }
+      for (std::int64_t h = 0; h < H; ++h) {
+        for (std::int64_t k = h; k < H; ++k) {
+          // Summed in float64: a float32 sum of squares would overflow at norms of 1e19, long
+          // before the forward's own values do.
+          const Eigen::VectorXd dots =
+              f[static_cast<std::size_t>(h)]
+                  .cast<double>()
+                  .cwiseProduct(f[static_cast<std::size_t>(k)].cast<double>())
+                  .rowwise()
+                  .sum();
+          for (std::int64_t j = 0; j < T; ++j)
+            gram[static_cast<std::size_t>((j * H + h) * H + k)] =
+                gram[static_cast<std::size_t>((j * H + k) * H + h)] = dots[j];
+        }
+        for (std::int64_t j = 0; j < T; ++j) {
+          const double n = std::sqrt(gram[static_cast<std::size_t>((j * H + h) * H + h)]);
+          finite(n, "a value's norm");
+          norms[(b * H + h) * T + j] = static_cast<float>(n);
+        }
+      }
+      for (std::int64_t i = 0; i < T; ++i) {
+        for (std::int64_t j = 0; j < T; ++j) {
+          for (std::int64_t h = 0; h < H; ++h)
+            a[static_cast<std::size_t>(h)] = weights[((b * H + h) * T + i) * T + j];
+          const double* g = gram.data() + j * H * H;
+          double s = 0.0;
+          for (std::int64_t h = 0; h < H; ++h) {
+            const double ah = a[static_cast<std::size_t>(h)];
+            if (ah == 0.0) continue;
+            for (std::int64_t k = 0; k < H; ++k)
+              s += ah * a[static_cast<std::size_t>(k)] * g[h * H + k];
+          }
+          finite(s, "a sum over the heads");
+          mixed[(b * T + i) * T + j] = static_cast<float>(std::sqrt(std::max(s, 0.0)));
+        }
       }
     }
+  } catch (const std::bad_alloc&) {
+    fail(ErrorCode::OUT_OF_MEMORY, "the value-weighted attention of layer ", layer,
+         " could not allocate its values through the output projection [heads, T, d] (", H, " x ",
+         T, " x ", d, ")");
   }
 }
 

@@ -29,8 +29,9 @@ void ablate_heads(float* merged, const Ablation& ablation, std::int64_t layer, s
 // f_h'>: T · heads² · d products rather than T² · heads · d). v [B, kv_heads, T, hd] (query
 // head h reads kv head h / (heads / kv_heads)); weights [B, heads, T, T]. Ablated
 // heads of the layer (when `ablation` is given) mix nothing by attention: their norms are 0 and
-// they are left out of the sums. f in float32 (as the forward's own products), the Gram
-// matrices' entries rounded to float32 once, the rest in float64.
+// they are left out of the sums. f in float32 (as the forward's own products), the Gram matrices
+// and the sums in float64, each result rounded once. NON_FINITE names the layer when a norm or
+// a sum is not finite; OUT_OF_MEMORY when the [heads, T, d] of f cannot be allocated.
 void value_weighted(float* norms, float* mixed, const float* v, const float* o_w,
                     const float* weights, std::int64_t B, std::int64_t heads, std::int64_t kv_heads,
                     std::int64_t T, std::int64_t head_dim, std::int64_t d, const Ablation* ablation,

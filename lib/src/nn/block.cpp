@@ -371,6 +371,8 @@ void check_options(const DecoderSpec& spec, const DecoderWeights& weights,
   if (options.value_weighted) {
     require_product_at_most({L, B, T, T}, options.max_elements,
                             "the value-weighted attention [layers, B, T, T]");
+    require_product_at_most({B, H, T, T}, options.max_elements,
+                            "one layer's attention weights [B, heads, T, T] (value weighting)");
   }
   if (options.attention) {
     require_product_at_most({L, B, H, T, T}, options.max_elements,

@@ -475,6 +475,8 @@ BertOutput BertModel::forward(const BertInputs& in, const BertForwardOptions& op
     if (options.value_weighted) {
       detail::require_at_most(L * B * T * T, options.max_elements,
                               "the value-weighted attention [layers, B, T, T]");
+      detail::require_at_most(B * H * T * T, options.max_elements,
+                              "one layer's attention weights [B, heads, T, T] (value weighting)");
       out.value_norms = Tensor({L, B, H, T});
       out.value_weighted = Tensor({L, B, T, T});
     }

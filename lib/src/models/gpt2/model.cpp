@@ -309,6 +309,8 @@ Gpt2Output Gpt2Model::forward(const TokenIds& ids, const Gpt2ForwardOptions& opt
   if (options.value_weighted) {
     detail::require_at_most(L * B * T * T, options.max_elements,
                             "the value-weighted attention [layers, B, T, T]");
+    detail::require_at_most(B * H * T * T, options.max_elements,
+                            "one layer's attention weights [B, heads, T, T] (value weighting)");
   }
   Gpt2Output out;
   Gpt2Activations& ws = work_->parts[0];
