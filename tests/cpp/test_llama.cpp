@@ -149,8 +149,10 @@ std::vector<std::uint8_t> safetensors(const llamaref::Params& p,
   header.append((8 - header.size() % 8) % 8, ' ');
   std::vector<std::uint8_t> out;
   out.reserve(8 + header.size() + offset);
+  // The header's length as 8 little-endian bytes (widened first: size_t is 32 bits in wasm).
+  const std::uint64_t length = header.size();
   for (int i = 0; i < 8; ++i)
-    out.push_back(static_cast<std::uint8_t>(header.size() >> (8 * i)));
+    out.push_back(static_cast<std::uint8_t>(length >> (8 * i)));
   for (const char c : header)
     out.push_back(static_cast<std::uint8_t>(c));
   for (const auto& [name, values] : p) {
