@@ -22,6 +22,9 @@ struct Result {
   std::vector<double> logits;          // [B, T, V] (empty without a head)
   std::vector<double> value_norms;     // [layers, B, H, T]: ablation_reference.hpp
   std::vector<double> value_weighted;  // [layers, B, T, T]
+  // Each head's slice of the heads' outputs through its columns of the attention's output
+  // projection, [layers, B · T, H, d]: what it writes into the sum the layer normalises.
+  std::vector<double> head_writes;
 };
 
 // Tensors of a model (attnlens' to_tensors()) by canonical name, in float64.
@@ -80,6 +83,24 @@ inline double gelu(double x) {
 }  // namespace detail
 
 // The forward pass of ids [B, T] with token types (or null) and an attention mask (or null).
+// The masked-LM head (BertOnlyMLMHead, DistilBERT's vocab_transform / vocab_layer_norm /
+// vocab_projector) on rows x [N, d]: logits [N, V]. Also the logit lens of any layer's output.
+inline std::vector<double> mlm_head(const attnlens::BertConfig& c, const Params& p,
+                                    const std::vector<double>& x, std::int64_t N) {
+  using namespace detail;
+  const bool bert = c.flavor == attnlens::BertFlavor::Bert;
+  const std::int64_t d = c.d_model;
+  const auto at = [&](const std::string& name) -> const std::vector<double>& { return p.at(name); };
+  const std::string t = bert ? "cls.predictions.transform.dense" : "vocab_transform";
+  const std::string tn = bert ? "cls.predictions.transform.LayerNorm" : "vocab_layer_norm";
+  const std::string bias = bert ? "cls.predictions.bias" : "vocab_projector.bias";
+  auto h = linear(x, at(t + ".weight"), at(t + ".bias"), N, d, d);
+  for (double& e : h)
+    e = gelu(e);
+  layernorm(h, at(tn + ".weight"), at(tn + ".bias"), N, d, c.layer_norm_eps);
+  return linear(h, at("embeddings.word_embeddings.weight"), at(bias), N, d, c.vocab_size);
+}
+
 inline Result forward(const attnlens::BertConfig& c, const Params& p,
                       const std::vector<std::int32_t>& ids, const std::int32_t* types,
                       const std::int32_t* mask, std::int64_t B, std::int64_t T,
@@ -165,6 +186,17 @@ inline Result forward(const attnlens::BertConfig& c, const Params& p,
           return r.attention[layer_start + static_cast<std::size_t>(((b * H + h) * T + i) * T + j)];
         },
         B, T, H, hd, d, ablate, l);
+    for (std::int64_t n = 0; n < N; ++n) {
+      for (std::int64_t h = 0; h < H; ++h) {
+        for (std::int64_t col = 0; col < d; ++col) {
+          double s = 0;
+          for (std::int64_t e = 0; e < hd; ++e)
+            s += heads[static_cast<std::size_t>(n * d + h * hd + e)] *
+                 o_w[static_cast<std::size_t>(col * d + h * hd + e)];
+          r.head_writes.push_back(s);
+        }
+      }
+    }
     auto a = linear(heads, at(L + o + ".weight"), at(L + o + ".bias"), N, d, d);
     for (std::size_t i = 0; i < a.size(); ++i)
       a[i] += x[i];
@@ -179,16 +211,7 @@ inline Result forward(const attnlens::BertConfig& c, const Params& p,
     x = y;
     r.hidden.insert(r.hidden.end(), x.begin(), x.end());
   }
-  if (c.mlm_head) {
-    const std::string t = bert ? "cls.predictions.transform.dense" : "vocab_transform";
-    const std::string tn = bert ? "cls.predictions.transform.LayerNorm" : "vocab_layer_norm";
-    const std::string bias = bert ? "cls.predictions.bias" : "vocab_projector.bias";
-    auto h = linear(x, at(t + ".weight"), at(t + ".bias"), N, d, d);
-    for (double& e : h)
-      e = gelu(e);
-    layernorm(h, at(tn + ".weight"), at(tn + ".bias"), N, d, c.layer_norm_eps);
-    r.logits = linear(h, at("embeddings.word_embeddings.weight"), at(bias), N, d, c.vocab_size);
-  }
+  if (c.mlm_head) r.logits = mlm_head(c, p, x, N);
   return r;
 }
 

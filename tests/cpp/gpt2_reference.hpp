@@ -30,6 +30,11 @@ struct Output {
   std::vector<double> residuals;       // [layers + 1, B, T, d]
   std::vector<double> value_norms;     // [layers, B, H, T]: ablation_reference.hpp
   std::vector<double> value_weighted;  // [layers, B, T, T]
+  // What each part writes into the residual stream (lens_reference.hpp): each head's slice of
+  // the heads' outputs through its rows of c_proj [layers, B · T, H, d], and each MLP's output
+  // [layers, B · T, d].
+  std::vector<double> head_writes;
+  std::vector<double> mlp_writes;
 };
 
 namespace impl {
@@ -153,6 +158,16 @@ inline Output forward(const Config& c, const Params& p, const std::vector<std::i
           return out.attention[idx((((std::int64_t{l} * B + b) * H + hh) * T + i) * T + j)];
         },
         B, T, H, hd, d, ablate, l);
+    for (int n = 0; n < N; ++n) {
+      for (int hh = 0; hh < H; ++hh) {
+        for (int col = 0; col < d; ++col) {
+          double s = 0;
+          for (int e = 0; e < hd; ++e)
+            s += heads[idx(n * d + hh * hd + e)] * proj_w[idx((hh * hd + e) * d + col)];
+          out.head_writes.push_back(s);
+        }
+      }
+    }
     const Vec proj = impl::linear(heads, at(p, h + "attn.c_proj.weight"),
                                   at(p, h + "attn.c_proj.bias"), N, d, d);
     for (std::size_t i = 0; i < x.size(); ++i)
@@ -166,6 +181,7 @@ inline Output forward(const Config& c, const Params& p, const std::vector<std::i
         impl::linear(fc, at(p, h + "mlp.c_proj.weight"), at(p, h + "mlp.c_proj.bias"), N, 4 * d, d);
     for (std::size_t i = 0; i < x.size(); ++i)
       x[i] += mlp[i];
+    out.mlp_writes.insert(out.mlp_writes.end(), mlp.begin(), mlp.end());
     out.residuals.insert(out.residuals.end(), x.begin(), x.end());
   }
   const Vec lnf = impl::layernorm(x, at(p, "ln_f.weight"), at(p, "ln_f.bias"), N, d);

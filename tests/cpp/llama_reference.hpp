@@ -59,6 +59,11 @@ struct Output {
   Vec hidden;          // [layers + 1, B, T, hidden]: the residual stream
   Vec value_norms;     // [layers, B, H, T]: ablation_reference.hpp
   Vec value_weighted;  // [layers, B, T, T]
+  // What each part writes into the residual stream (lens_reference.hpp): each head's slice of
+  // the merged heads through its columns of o_proj [layers, B · T, H, hidden], each MLP's
+  // output [layers, B · T, hidden].
+  Vec head_writes;
+  Vec mlp_writes;
 };
 
 namespace impl {
@@ -227,6 +232,17 @@ inline Output forward(const Config& c, const Params& p, const std::vector<std::i
           return out.attention[z((((std::int64_t{l} * B + b) * H + head) * T + i) * T + j)];
         },
         B, T, H, hd, d, ablate, l);
+    for (int n = 0; n < N; ++n) {
+      for (int head = 0; head < H; ++head) {
+        for (int c = 0; c < d; ++c) {
+          double s = 0;
+          for (int e = 0; e < hd; ++e)
+            s += merged[z((std::int64_t{n} * H + head) * hd + e)] *
+                 o_w[z(std::int64_t{c} * H * hd + head * hd + e)];
+          out.head_writes.push_back(s);
+        }
+      }
+    }
     const Vec o = impl::linear(p, pre + "self_attn.o_proj", merged, N, H * hd, d);
     for (std::size_t i = 0; i < h.size(); ++i)
       h[i] += o[i];
@@ -240,6 +256,7 @@ inline Output forward(const Config& c, const Params& p, const std::vector<std::i
     const Vec down = impl::linear(p, pre + "mlp.down_proj", act, N, c.intermediate, d);
     for (std::size_t i = 0; i < h.size(); ++i)
       h[i] += down[i];
+    out.mlp_writes.insert(out.mlp_writes.end(), down.begin(), down.end());
     out.hidden.insert(out.hidden.end(), h.begin(), h.end());
   }
   const Vec f = impl::rmsnorm(h, p.at("model.norm.weight"), N, d, c.eps, c.norm_plus_one);

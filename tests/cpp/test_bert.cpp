@@ -557,3 +557,52 @@ TEST_CASE("BERT ablation: zero and mean against the reference, zero as a zeroed 
   require_error([&] { model.forward(batch.inputs(bert), all); }, ErrorCode::BAD_ARGUMENT,
                 {"ablate[1]", "head 2", "heads are 0 to 1"});
 }
+
+TEST_CASE("BERT heads' writes and logit lens against the reference, and its attribution refused",
+          "[bert][lens]") {
+  const BertFlavor flavor = GENERATE(BertFlavor::Bert, BertFlavor::DistilBert);
+  const bool bert = flavor == BertFlavor::Bert;
+  INFO((bert ? "BERT" : "DistilBERT"));
+  const BertConfig c = small(flavor);
+  BertModel model = random_model(c, 3);
+  const Batch batch;
+  const std::int64_t N = batch.B * batch.T, L = c.layers, H = c.heads, d = c.d_model;
+  const bertref::Params params = bertref::params_of(model.to_tensors(), flavor);
+  const bertref::Result ref =
+      bertref::forward(c, params, batch.ids, bert ? batch.types.data() : nullptr, batch.mask.data(),
+                       batch.B, batch.T);
+  attnlens::BertForwardOptions o;
+  o.hidden_states = true;
+  o.logits = false;
+  o.head_output_rows = {1, N - 3};
+  const attnlens::BertOutput out = model.forward(batch.inputs(bert), o);
+  REQUIRE(out.head_outputs.shape == attnlens::Shape{L, 2, H, d});
+  std::vector<double> expected;
+  for (std::int64_t l = 0; l < L; ++l)
+    for (std::int64_t r : o.head_output_rows)
+      for (std::int64_t h = 0; h < H; ++h)
+        for (std::int64_t k = 0; k < d; ++k)
+          expected.push_back(
+              ref.head_writes[static_cast<std::size_t>(((l * N + r) * H + h) * d + k)]);
+  // The forward's hidden-state bound (the first test of this file): one product of the chain.
+  CHECK(testing::close(out.head_outputs.data, expected, 2e-5, out.head_outputs.shape));
+  // The logit lens: the masked-LM head on each layer's output, against the reference's head on
+  // its own (the forward's logits bound, 5e-5: the same head on a stream within 2e-5).
+  for (std::int64_t l = 0; l <= L; ++l) {
+    INFO("after layer " << l - 1);
+    attnlens::Tensor stream({N, d});
+    std::copy(out.hidden_states.data.begin() + l * N * d,
+              out.hidden_states.data.begin() + (l + 1) * N * d, stream.data.begin());
+    const std::vector<double> rows(ref.hidden.begin() + l * N * d,
+                                   ref.hidden.begin() + (l + 1) * N * d);
+    const attnlens::Tensor logits = model.unembed(stream);
+    CHECK(testing::close(logits.data, bertref::mlm_head(c, params, rows, N), 5e-5, logits.shape));
+  }
+  std::unique_ptr<attnlens::Model> wrapped = attnlens::as_model(std::move(model));
+  require_error(
+      [&] {
+        wrapped->attribute({TokenIds{batch.ids.data(), batch.B, batch.T}}, 0, 1);
+      },
+      ErrorCode::BAD_ARGUMENT,
+      {bert ? "BERT normalises after every layer" : "DistilBERT normalises"});
+}

@@ -4,8 +4,10 @@
 #include "compare.hpp"
 #include "gpt2_reference.hpp"
 #include "helpers.hpp"
+#include "lens_reference.hpp"
 
 #include <attnlens/gpt2.hpp>
+#include <attnlens/model.hpp>
 
 #include <cmath>
 #include <random>
@@ -781,4 +783,196 @@ TEST_CASE("GPT-2 value weighting that overflows float32 is NON_FINITE naming the
         model.forward(TokenIds{ids.data(), 1, 4}, o);
       },
       ErrorCode::NON_FINITE, {"value-weighted attention of layer 0"});
+}
+
+TEST_CASE("GPT-2 heads' writes, logit lens and logit attribution against the reference",
+          "[gpt2][lens]") {
+  const Gpt2Config c{2, 2, 16, 12, 23};
+  Gpt2Model model = random_model(c, 1);
+  const int B = 2, T = 9, N = B * T, L = c.layers, H = c.heads, d = c.d_model, V = c.vocab_size;
+  std::mt19937 gen(4);
+  const auto ids = random_ids(B * T, V, gen);
+  const int ablated = GENERATE(0, 1, 2);  // none, head (1, 0) zeroed, its mean
+  INFO((ablated == 0 ? "no ablation" : ablated == 1 ? "zero" : "mean"));
+  attnlens::Ablation ablation;
+  ablationref::Spec spec;
+  if (ablated > 0) {
+    ablation.heads = {{1, 0}};
+    ablation.kind = ablated == 2 ? attnlens::AblationKind::Mean : attnlens::AblationKind::Zero;
+    spec = {{{1, 0}}, ablated == 2};
+  }
+  const gpt2ref::Params params = to_params(model.to_tensors());
+  const auto ref =
+      gpt2ref::forward(ref_config(c), params, ids, B, T, ablated > 0 ? &spec : nullptr);
+
+  // Each head's write at two rows (b · T + t): a product chain of the forward's, within its
+  // residuals' bound (1e-4 + 1e-4·|x|, the forward test above).
+  const std::vector<std::int64_t> rows = {3, N - 1};
+  attnlens::Gpt2ForwardOptions options;
+  options.residuals = true;
+  options.head_output_rows = rows;
+  options.ablation = ablation;
+  const auto out = model.forward(TokenIds{ids.data(), B, T}, options);
+  REQUIRE(out.head_outputs.shape == attnlens::Shape{L, 2, H, d});
+  std::vector<double> expected;
+  for (int l = 0; l < L; ++l)
+    for (std::int64_t r : rows)
+      for (int h = 0; h < H; ++h)
+        for (int k = 0; k < d; ++k)
+          expected.push_back(
+              ref.head_writes[static_cast<std::size_t>(((l * N + r) * H + h) * d + k)]);
+  REQUIRE_CLOSE(gpt2ref::compare("heads' writes", out.head_outputs.data, expected, 1e-4, 1e-4));
+  if (ablated == 1) {  // a head switched off writes nothing
+    for (std::size_t r = 0; r < rows.size(); ++r)
+      for (int k = 0; k < d; ++k)
+        CHECK(out.head_outputs.data[((1 * 2 + r) * H + 0) * d + static_cast<std::size_t>(k)] ==
+              0.0f);
+  }
+
+  lensref::Readout readout;
+  readout.layernorm = true;
+  readout.w = params.at("ln_f.weight");
+  readout.b = params.at("ln_f.bias");
+  const std::vector<double>& wte = params.at("wte.weight");
+  readout.unembedding = [&](std::int64_t v, std::int64_t k) {
+    return wte[static_cast<std::size_t>(v * d + k)];
+  };
+  readout.d = d;
+  readout.vocab = V;
+
+  // The logit lens of every layer, every row: ln_f and the unembedding on the library's stream
+  // against the reference's on its own (the forward's logits tolerance, 1e-4 + 1e-4·|x|: one
+  // more LayerNorm and product on a stream already within that bound).
+  for (int l = 0; l <= L; ++l) {
+    INFO("after layer " << l - 1);
+    attnlens::Tensor stream({N, d});
+    std::copy(out.residuals.data.begin() + l * N * d, out.residuals.data.begin() + (l + 1) * N * d,
+              stream.data.begin());
+    const attnlens::Tensor logits = model.unembed(stream);
+    REQUIRE(logits.shape == attnlens::Shape{N, V});
+    std::vector<double> want;
+    for (int n = 0; n < N; ++n) {
+      const auto row = lensref::logits(readout, ref.residuals.data() + (l * N + n) * d);
+      want.insert(want.end(), row.begin(), row.end());
+    }
+    REQUIRE_CLOSE(gpt2ref::compare("logit lens", logits.data, want, 1e-4, 1e-4));
+  }
+
+  // Attribution of two tokens at the last row: each part through the frozen ln_f.
+  const std::int64_t row = N - 1;
+  for (const std::int32_t token : {0, 17}) {
+    INFO("token " << token);
+    const attnlens::LogitAttribution a =
+        model.attribute(TokenIds{ids.data(), B, T}, row, token, ablation);
+    const auto at = [&](const std::vector<double>& v, std::int64_t i) { return v.data() + i * d; };
+    std::vector<double> bias_rows;
+    for (int l = 0; l < L; ++l) {
+      const auto& b = params.at("h." + std::to_string(l) + ".attn.c_proj.bias");
+      bias_rows.insert(bias_rows.end(), b.begin(), b.end());
+    }
+    const lensref::Attribution want = lensref::attribute(
+        readout, token, at(ref.residuals, L * N + row), at(ref.residuals, row),
+        [&](int l, int h) { return at(ref.head_writes, (l * N + row) * H + h); },
+        [&](int l) { return at(bias_rows, l); },
+        [&](int l) { return at(ref.mlp_writes, l * N + row); }, L, H);
+    REQUIRE(a.heads.shape == attnlens::Shape{L, H});
+    REQUIRE(a.attention_bias.shape == attnlens::Shape{L});
+    REQUIRE(a.mlps.shape == attnlens::Shape{L});
+    CHECK(a.row == row);
+    CHECK(a.token == token);
+    // A part's attribution is linear in its components with coefficients of total size
+    // want.sensitivity (Σ_k |w_k U_k| · scale, twice for the LayerNorm's centring), so it moves by
+    // at most that times its components' largest error: e, the largest difference between this
+    // forward's float32 streams and heads' writes and the reference's (measured here, above
+    // checked to be within the forward's bound), for a head or the embeddings; (heads + 2) · e for
+    // an MLP (two streams and the heads' writes subtracted). The frozen scale 1 / σ moves by at
+    // most e / σ relative: 2 · e · scale covers it.
+    double e = 0;
+    for (std::size_t i = 0; i < ref.residuals.size(); ++i)
+      e = std::max(e, std::abs(out.residuals.data[i] - ref.residuals[i]));
+    for (std::size_t i = 0; i < expected.size(); ++i)
+      e = std::max(e, std::abs(out.head_outputs.data[i] - expected[i]));
+    const double tol = e * want.sensitivity, rel = 2 * e * a.scale;
+    INFO("largest stream error " << e << ", tolerance " << tol << " + " << rel << "·|x|");
+    CHECK(e < 1e-4);
+    REQUIRE_CLOSE(gpt2ref::compare("heads", a.heads.data, want.heads, tol, rel));
+    REQUIRE_CLOSE(
+        gpt2ref::compare("attention biases", a.attention_bias.data, want.biases, tol, rel));
+    REQUIRE_CLOSE(gpt2ref::compare("MLPs", a.mlps.data, want.mlps, (H + 2) * tol, rel));
+    REQUIRE_CLOSE(gpt2ref::compare("embeddings", std::vector<double>{a.embeddings},
+                                   std::vector<double>{want.embeddings}, tol, rel));
+    REQUIRE_CLOSE(gpt2ref::compare("constant", std::vector<double>{a.constant},
+                                   std::vector<double>{want.constant}, 1e-6, 1e-6));
+    REQUIRE_CLOSE(gpt2ref::compare("logit", std::vector<double>{a.logit},
+                                   std::vector<double>{want.logit}, 1e-4, 1e-4));
+    // The parts add up to the model's own logit: exactly in real arithmetic (a frozen LayerNorm is
+    // linear, and the parts sum to the stream); here up to float32 rounding of the logit (a
+    // d-term product: d · 2^-24 of Σ|terms| <= 1e-6 · Σ|parts|) and of each part (2^-24 each).
+    double magnitude = std::abs(a.embeddings) + std::abs(a.constant);
+    for (const auto* t : {&a.heads, &a.attention_bias, &a.mlps})
+      for (float x : t->data)
+        magnitude += std::abs(x);
+    CHECK(std::abs(a.total() - a.logit) <= 2e-6 * (1 + magnitude));
+    if (ablated == 1) CHECK(a.heads.data[static_cast<std::size_t>(1 * H + 0)] == 0.0f);
+  }
+}
+
+TEST_CASE("GPT-2 logit lens and attribution: rows, tokens and shapes out of range are named errors",
+          "[gpt2][lens]") {
+  const Gpt2Config c{2, 2, 16, 12, 23};
+  Gpt2Model model = random_model(c, 1);
+  const std::vector<std::int32_t> ids = {1, 2, 3};
+  require_error(
+      [&] {
+        model.attribute(TokenIds{ids.data(), 1, 3}, 3, 0);
+      },
+      ErrorCode::BAD_ARGUMENT, {"row is 3", "[0, 3)"});
+  require_error(
+      [&] {
+        model.attribute(TokenIds{ids.data(), 1, 3}, -1, 0);
+      },
+      ErrorCode::BAD_ARGUMENT, {"row is -1"});
+  require_error(
+      [&] {
+        model.attribute(TokenIds{ids.data(), 1, 3}, 0, 23);
+      },
+      ErrorCode::BAD_ARGUMENT, {"token is 23", "[0, 23)"});
+  attnlens::Ablation twice;
+  twice.heads = {{0, 0}, {0, 0}};
+  require_error(
+      [&] {
+        model.attribute(TokenIds{ids.data(), 1, 3}, 0, 1, twice);
+      },
+      ErrorCode::BAD_ARGUMENT, {"ablate[1]", "again"});
+  require_error(
+      [&] {
+        model.unembed(attnlens::Tensor({2, 15}));
+      },
+      ErrorCode::BAD_ARGUMENT, {"[2, 15]", "[R, 16]"});
+  require_error(
+      [&] {
+        model.unembed(attnlens::Tensor({0, 16}));
+      },
+      ErrorCode::BAD_ARGUMENT, {"R >= 1"});
+  attnlens::Tensor nan({2, 16});
+  nan.data[20] = std::nanf("");
+  require_error([&] { model.unembed(nan); }, ErrorCode::NON_FINITE, {"row 1"});
+  attnlens::Gpt2ForwardOptions o;
+  o.head_output_rows = {0, 3};
+  require_error(
+      [&] {
+        model.forward(TokenIds{ids.data(), 1, 3}, o);
+      },
+      ErrorCode::BAD_ARGUMENT, {"head_output_rows[1] is 3", "[0, 3)"});
+  // A cached forward with heads' writes computes without the cache and leaves it as it was.
+  attnlens::Gpt2Cache cache;
+  model.forward(TokenIds{ids.data(), 1, 3}, cache);
+  o.head_output_rows = {2};
+  const auto cached = model.forward(TokenIds{ids.data(), 1, 3}, cache, o);
+  CHECK(cache.reused() == 0);
+  const auto plain = model.forward(TokenIds{ids.data(), 1, 3}, o);
+  REQUIRE_CLOSE(
+      gpt2ref::compare("cached writes", cached.head_outputs.data, plain.head_outputs.data, 0, 0));
+  model.forward(TokenIds{ids.data(), 1, 3}, cache);
+  CHECK(cache.reused() == 3);
 }

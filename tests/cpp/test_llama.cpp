@@ -4,6 +4,7 @@
 // and every named error of the config and the tensors.
 #include "compare.hpp"
 #include "helpers.hpp"
+#include "lens_reference.hpp"
 #include "llama_reference.hpp"
 
 #include "nn/block.hpp"
@@ -978,4 +979,129 @@ TEST_CASE("Llama-family ablation: zero and mean against the reference, zero as a
         model.forward({TokenIds{ids.data(), B, T}}, every);
       },
       ErrorCode::BAD_ARGUMENT, {"again"});
+}
+
+TEST_CASE("Llama-family heads' writes, logit lens and logit attribution against the reference",
+          "[llama][lens]") {
+  const std::vector<Case> all = cases();
+  // Grouped-query attention, q/k/v biases (Qwen2) and QK-norm (Qwen3), with and without a head off.
+  const std::size_t index = GENERATE(std::size_t{1}, std::size_t{4}, std::size_t{5});
+  const bool ablate = GENERATE(false, true);
+  const Case& k = all[index];
+  INFO(k.label << (ablate ? ", head (1, 2) zeroed" : ""));
+  const Folder f = folder(k);
+  attnlens::LoadedModel loaded = load(f.config, f.weights);
+  attnlens::Model& model = *loaded.model;
+  const int B = 2, T = 11, N = B * T, L = k.c.layers, H = k.c.heads, d = k.c.hidden, V = k.c.vocab;
+  const auto ids = random_ids(B * T, V, 3);
+  attnlens::Ablation ablation;
+  const ablationref::Spec spec{{{1, 2}}, false};
+  if (ablate) ablation.heads = {{1, 2}};
+  const llamaref::Output ref =
+      llamaref::forward(k.c, f.params, ids, B, T, ablate ? &spec : nullptr);
+
+  const std::vector<std::int64_t> rows = {T - 1, N - 2};
+  attnlens::ModelForwardOptions options;
+  options.hidden_states = true;
+  options.head_output_rows = rows;
+  options.ablation = ablation;
+  const attnlens::ModelOutput out = model.forward({TokenIds{ids.data(), B, T}}, options);
+  REQUIRE(out.head_outputs.shape == attnlens::Shape{L, 2, H, d});
+  std::vector<double> expected;
+  for (int l = 0; l < L; ++l)
+    for (std::int64_t r : rows)
+      for (int h = 0; h < H; ++h)
+        for (int c = 0; c < d; ++c)
+          expected.push_back(
+              ref.head_writes[static_cast<std::size_t>(((l * N + r) * H + h) * d + c)]);
+  // A product chain of the forward's: its hidden states' bound (the first test of this file).
+  REQUIRE_CLOSE(testing::close(out.head_outputs.data, expected, 2e-4));
+
+  lensref::Readout readout;
+  readout.eps = k.c.eps;
+  readout.plus_one = k.c.norm_plus_one;
+  readout.w = f.params.at("model.norm.weight");
+  const llamaref::Vec& head =
+      f.params.at(k.c.tied ? "model.embed_tokens.weight" : "lm_head.weight");
+  readout.unembedding = [&](std::int64_t v, std::int64_t c) {
+    return head[static_cast<std::size_t>(v * d + c)];
+  };
+  readout.d = d;
+  readout.vocab = V;
+  // The logit lens of every layer against the reference's norm and head on its own stream: the
+  // forward's logits bound (2e-4), one more norm and product on a stream within it.
+  for (int l = 0; l <= L; ++l) {
+    INFO("after layer " << l - 1);
+    attnlens::Tensor stream({N, d});
+    std::copy(out.hidden_states.data.begin() + l * N * d,
+              out.hidden_states.data.begin() + (l + 1) * N * d, stream.data.begin());
+    const attnlens::Tensor logits = model.unembed(stream);
+    std::vector<double> want;
+    for (int n = 0; n < N; ++n) {
+      const auto row = lensref::logits(readout, ref.hidden.data() + (l * N + n) * d);
+      want.insert(want.end(), row.begin(), row.end());
+    }
+    REQUIRE_CLOSE(testing::close(logits.data, want, 2e-4, attnlens::Shape{N, V}));
+  }
+
+  const std::int64_t row = N - 2;
+  for (const std::int32_t token : {0, V - 1}) {
+    INFO("token " << token);
+    const attnlens::LogitAttribution a =
+        model.attribute({TokenIds{ids.data(), B, T}}, row, token, ablation);
+    const auto at = [&](const llamaref::Vec& v, std::int64_t i) { return v.data() + i * d; };
+    const lensref::Attribution want = lensref::attribute(
+        readout, token, at(ref.hidden, L * N + row), at(ref.hidden, row),
+        [&](int l, int h) { return at(ref.head_writes, (l * N + row) * H + h); },
+        [&](int l) -> const double* {
+          const auto b =
+              f.params.find("model.layers." + std::to_string(l) + ".self_attn.o_proj.bias");
+          return b == f.params.end() ? nullptr : b->second.data();
+        },
+        [&](int l) { return at(ref.mlp_writes, l * N + row); }, L, H);
+    // As GPT-2's test (test_gpt2.cpp): a part's attribution moves by at most its components'
+    // largest error e (measured: this forward's float32 streams and heads' writes against the
+    // reference's) times want.sensitivity, an MLP's by (heads + 2) times that; the frozen
+    // 1 / rms by e · scale relative.
+    double e = 0;
+    for (std::size_t i = 0; i < ref.hidden.size(); ++i)
+      e = std::max(e, std::abs(out.hidden_states.data[i] - ref.hidden[i]));
+    for (std::size_t i = 0; i < expected.size(); ++i)
+      e = std::max(e, std::abs(out.head_outputs.data[i] - expected[i]));
+    CHECK(e < 2e-4);
+    double big = std::abs(want.embeddings);  // the largest |part|, for the relative term
+    for (const auto* v : {&want.heads, &want.mlps})
+      for (double x : *v)
+        big = std::max(big, std::abs(x));
+    const double tol = e * want.sensitivity, rel = 2 * e * a.scale * big;
+    INFO("largest stream error " << e << ", tolerance " << tol << " + " << rel);
+    REQUIRE_CLOSE(testing::close(a.heads.data, want.heads, tol + rel));
+    REQUIRE_CLOSE(testing::close(a.attention_bias.data, want.biases, 0.0));
+    REQUIRE_CLOSE(testing::close(a.mlps.data, want.mlps, (H + 2) * tol + rel));
+    CHECK(std::abs(a.embeddings - want.embeddings) <= tol + rel);
+    CHECK(a.constant == 0.0);  // no norm bias, no head bias
+    CHECK(std::abs(a.logit - want.logit) <= 2e-4 * (1 + std::abs(want.logit)));
+    double magnitude = std::abs(a.embeddings);
+    for (const auto* t : {&a.heads, &a.mlps})
+      for (float x : t->data)
+        magnitude += std::abs(x);
+    // The parts add up to the model's logit up to float32 rounding (test_gpt2.cpp's bound).
+    CHECK(std::abs(a.total() - a.logit) <= 2e-6 * (1 + magnitude));
+    if (ablate) CHECK(a.heads.data[static_cast<std::size_t>(1 * H + 2)] == 0.0f);
+  }
+  require_error(
+      [&] {
+        model.attribute({TokenIds{ids.data(), B, T}}, N, 0);
+      },
+      ErrorCode::BAD_ARGUMENT, {"row is 22"});
+  require_error(
+      [&] {
+        model.attribute({TokenIds{ids.data(), B, T}}, 0, V);
+      },
+      ErrorCode::BAD_ARGUMENT, {"token is"});
+  require_error(
+      [&] {
+        model.unembed(attnlens::Tensor({1, d + 1}));
+      },
+      ErrorCode::BAD_ARGUMENT, {"unembed takes"});
 }

@@ -9,6 +9,7 @@
 #include <attnlens/checkpoint.hpp>
 #include <attnlens/explain.hpp>
 #include <attnlens/gpt2.hpp>
+#include <attnlens/lens.hpp>
 #include <attnlens/model.hpp>
 #include <attnlens/optim.hpp>
 #include <attnlens/options.hpp>

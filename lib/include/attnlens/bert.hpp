@@ -86,6 +86,8 @@ struct BertForwardOptions {
   Ablation ablation;
   // Value-weighted attention into BertOutput::value_norms and value_weighted (ModelOutput).
   bool value_weighted = false;
+  // Each head's write into the residual stream at these rows (ModelForwardOptions).
+  std::vector<std::int64_t> head_output_rows;
 };
 
 struct BertOutput {
@@ -94,6 +96,7 @@ struct BertOutput {
   Tensor hidden_states;   // [layers + 1, B, T, d] when asked
   Tensor value_norms;     // [layers, B, heads, T] with value_weighted (ModelOutput)
   Tensor value_weighted;  // [layers, B, T, T] with value_weighted (ModelOutput)
+  Tensor head_outputs;    // [layers, R, heads, d] for the R head_output_rows (ModelOutput)
 };
 
 class BertModel {
@@ -133,6 +136,10 @@ class BertModel {
   // or type out of range, naming its [b, t]; a mask value other than 0/1; a sequence with no
   // token; logits without a head; a logit row out of range), OUT_OF_MEMORY.
   BertOutput forward(const BertInputs& inputs, const BertForwardOptions& options = {});
+
+  // The logit lens: the masked-LM head on rows [R, d] of the stream (each layer's output is
+  // normalised already), logits [R, V] (Model::unembed). BAD_ARGUMENT without the head.
+  Tensor unembed(const Tensor& rows);
 
   // Masked-LM cross-entropy (nats per counted label) of labels [B, T] (-1 = not predicted) and
   // its gradient for every parameter (gradients()). Needs the head.

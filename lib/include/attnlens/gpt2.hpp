@@ -20,6 +20,7 @@
 
 #include <attnlens/ablation.hpp>
 #include <attnlens/attention.hpp>
+#include <attnlens/lens.hpp>
 #include <attnlens/optim.hpp>
 #include <attnlens/tensor.hpp>
 
@@ -35,6 +36,7 @@ class SafetensorsView;  // <attnlens/safetensors.hpp>
 
 namespace detail {
 struct Gpt2Workspace;  // activations and the parameter layout (lib/src/models/gpt2/workspace.hpp)
+struct Readout;        // the final norm and unembedding, for the logit lens (lib/src/nn/lens.hpp)
 }  // namespace detail
 
 // Largest sizes Gpt2Config accepts (GPT-2 XL, 48 x 25 x 1600, fits with room to spare).
@@ -105,6 +107,8 @@ struct Gpt2ForwardOptions {
   Ablation ablation;
   // Value-weighted attention into Gpt2Output::value_norms and value_weighted (ModelForwardOptions).
   bool value_weighted = false;
+  // Each head's write into the residual stream at these rows (ModelForwardOptions); not cached.
+  std::vector<std::int64_t> head_output_rows;
 };
 
 struct Gpt2Output {
@@ -118,6 +122,7 @@ struct Gpt2Output {
                           // l + 1 the stream after block l (before ln_f)
   Tensor value_norms;     // [layers, B, heads, T] with value_weighted (ModelOutput)
   Tensor value_weighted;  // [layers, B, T, T] with value_weighted (ModelOutput)
+  Tensor head_outputs;    // [layers, R, heads, d] for the R head_output_rows (ModelOutput)
 };
 
 class Gpt2Model;
@@ -205,6 +210,15 @@ class Gpt2Model {
   // of more than one sequence.
   Gpt2Output forward(const TokenIds& ids, Gpt2Cache& cache, const Gpt2ForwardOptions& options = {});
 
+  // The logit lens: ln_f and the tied unembedding on rows [R, d] of the residual stream
+  // (Model::unembed).
+  Tensor unembed(const Tensor& rows) const;
+
+  // Direct logit attribution of `token`'s logit at row b · T + t of ids (attnlens/lens.hpp,
+  // Model::attribute), with `ablation`'s heads off.
+  LogitAttribution attribute(const TokenIds& ids, std::int64_t row, std::int32_t token,
+                             const Ablation& ablation = {});
+
   // Mean cross-entropy (nats per token) of predicting targets[b, t] from ids[b, 0 .. t], over
   // the targets that are not -1 (a target of -1 is ignored), with no gradients.
   // Throws as forward(), plus SHAPE_MISMATCH (targets not [B, T]), BAD_ARGUMENT (a target
@@ -261,6 +275,7 @@ class Gpt2Model {
 
  private:
   explicit Gpt2Model(const Gpt2Config& config);
+  detail::Readout readout() const;
 
   Gpt2Config config_;
   std::vector<float> params_;

@@ -12,6 +12,7 @@
 #include <attnlens/bpe.hpp>
 #include <attnlens/checkpoint.hpp>
 #include <attnlens/gpt2.hpp>
+#include <attnlens/lens.hpp>
 #include <attnlens/safetensors.hpp>
 
 #include <cstdint>
@@ -130,6 +131,11 @@ struct ModelForwardOptions {
   // ‖α_ij f_h(x_j)‖, from this forward's own values. Computed over every row; with a cache, every
   // row is computed without it (the cache is left as it was).
   bool value_weighted = false;
+  // Rows (b · T + t) at which to return each head's write into the residual stream (its slice
+  // of the merged heads through its rows of the attention's output projection, without the
+  // projection's bias, which belongs to no head; an ablated head writes what the ablation left).
+  // BAD_ARGUMENT names a row outside [0, B · T). With a cache, computed without it.
+  std::vector<std::int64_t> head_output_rows;
 };
 
 struct ModelOutput {
@@ -138,6 +144,7 @@ struct ModelOutput {
   Tensor hidden_states;   // [layers + 1, B, T, d] when asked
   Tensor value_norms;     // [layers, B, heads, T] with value_weighted: ‖f_h(x_j)‖ per key j
   Tensor value_weighted;  // [layers, B, T, T] with value_weighted: ‖Σ_h α^h_ij f_h(x_j)‖
+  Tensor head_outputs;    // [layers, R, heads, d] for the R head_output_rows
 };
 
 // What a model keeps between calls on edits of one sentence: a causal model's keys, values and
@@ -167,6 +174,18 @@ class Model {
   // model made.
   virtual ModelOutput forward(const ModelInputs& inputs, const ModelForwardOptions& options,
                               ForwardCache& cache);
+  // The logit lens (attnlens/lens.hpp): the prediction head applied to rows [R, d_model] of the
+  // residual stream as ModelOutput::hidden_states holds them; logits [R, vocab_size]. A decoder
+  // applies its final norm and its unembedding (on the last hidden state: its logits); BERT its
+  // masked-LM head (its layers' outputs are normalised already). BAD_ARGUMENT without a head,
+  // for rows of another width or none; NON_FINITE when a row or its logits are not finite.
+  virtual Tensor unembed(const Tensor& rows) = 0;
+  // Direct logit attribution (attnlens/lens.hpp) of `token`'s logit at row b · T + t of
+  // `inputs`, with `ablation`'s heads off; token -1 splits the logit of the token the model ranks
+  // first there. BAD_ARGUMENT names a row or token out of range, and
+  // refuses a family whose norms come after each layer (BERT: nothing adds up before its head).
+  virtual LogitAttribution attribute(const ModelInputs& inputs, std::int64_t row,
+                                     std::int32_t token, const Ablation& ablation = {}) = 0;
   // The family's training loss (nats per counted target) and its gradients. Causal models:
   // targets[b, t] is predicted from ids[b, 0 .. t]. Masked-token models: targets are the labels
   // of the masked positions. -1 marks a position that is not counted.

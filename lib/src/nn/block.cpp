@@ -6,6 +6,7 @@
 #include "nn/ablation.hpp"
 #include "nn/causal_rows.hpp"
 #include "nn/layers.hpp"
+#include "nn/lens.hpp"
 
 #include <Eigen/Core>
 #include <algorithm>
@@ -368,6 +369,9 @@ void check_options(const DecoderSpec& spec, const DecoderWeights& weights,
   }
   check_attention_from(options.attention_from, T);
   check_ablation(options.ablation, L, H);
+  check_head_output_rows(options.head_output_rows, N);
+  require_product_at_most({L, static_cast<std::int64_t>(options.head_output_rows.size()), H, d},
+                          options.max_elements, "the heads' writes [layers, rows, heads, d_model]");
   if (options.value_weighted) {
     require_product_at_most({L, B, T, T}, options.max_elements,
                             "the value-weighted attention [layers, B, T, T]");
@@ -398,6 +402,8 @@ struct Rows {
   // after each layer with the stream x [B · Tq, d].
   std::function<void(std::int64_t layer, const AttentionResult&)> on_attention;
   std::function<void(std::int64_t layer, const float* x)> on_layer;
+  // Called after each layer's heads are merged (and ablated) with merged [B · Tq, heads · hd].
+  std::function<void(std::int64_t layer, const float* merged)> on_merged;
 };
 
 // x [B · Tq, d] (the rows' embeddings) becomes the stream after the last block.
@@ -465,6 +471,7 @@ void run_blocks(const DecoderSpec& spec, const DecoderWeights& weights, Buffers&
     if (rows.ablation != nullptr) {
       ablate_heads(buf.merged.data(), *rows.ablation, l, B, Tq, H, hd, spec.causal, nullptr);
     }
+    if (rows.on_merged) rows.on_merged(l, buf.merged.data());
     project(buf.xn.data(), buf.merged.data(), w.o_w, w.o_b, x, N, H * hd, d, panels);
     std::swap(buf.x, buf.xn);
     x = buf.x.data();
@@ -559,6 +566,10 @@ ModelOutput decoder_forward(const DecoderSpec& spec, const DecoderWeights& weigh
       out.value_norms = Tensor({L, B, H, T});
       out.value_weighted = Tensor({L, B, T, T});
     }
+    if (!options.head_output_rows.empty()) {
+      out.head_outputs =
+          Tensor({L, static_cast<std::int64_t>(options.head_output_rows.size()), H, d});
+    }
     grow(buf.x, N * d);
     grow(keys, N * Hkv * hd);
     grow(values, N * Hkv * hd);
@@ -596,6 +607,14 @@ ModelOutput decoder_forward(const DecoderSpec& spec, const DecoderWeights& weigh
       std::copy(x, x + N * d, out.hidden_states.data.begin() + (l + 1) * N * d);
     };
   }
+  if (!options.head_output_rows.empty()) {
+    rows.on_merged = [&](std::int64_t l, const float* merged) {
+      const auto HR = static_cast<std::int64_t>(options.head_output_rows.size());
+      head_writes(out.head_outputs.data.data() + l * HR * H * d, merged,
+                  weights.blocks[static_cast<std::size_t>(l)].o_w, options.head_output_rows, H, hd,
+                  d);
+    };
+  }
   try {
     run_blocks(spec, weights, buf, rows, options.attention || options.value_weighted, panels);
   } catch (const std::bad_alloc&) {
@@ -616,6 +635,24 @@ ModelOutput decoder_forward(const DecoderSpec& spec, const DecoderWeights& weigh
   release_scratch();
   out.attention = attention_rows_from(std::move(out.attention), options.attention_from);
   return out;
+}
+
+Readout decoder_readout(const DecoderSpec& spec, const DecoderWeights& weights) {
+  const BlockSpec& bs = spec.block;
+  Readout r;
+  r.layernorm = bs.norm == NormKind::LayerNorm;
+  r.plus_one = bs.norm == NormKind::RMSNormPlusOne;
+  r.eps = bs.norm_eps;
+  r.norm_w = weights.final_norm_w;
+  r.norm_b = weights.final_norm_b;
+  r.unembedding = weights.head;
+  r.layers = spec.layers;
+  r.heads = bs.heads;
+  r.d = bs.d_model;
+  r.vocab = spec.vocab_size;
+  for (const BlockWeights& b : weights.blocks)
+    r.o_bias.push_back(b.o_b);
+  return r;
 }
 
 struct DecoderCache::Data {
@@ -652,9 +689,10 @@ ModelOutput decoder_forward(const DecoderSpec& spec, const DecoderWeights& weigh
   const std::int64_t d = bs.d_model, L = spec.layers, V = spec.vocab_size;
   const std::int64_t H = bs.heads, Hkv = bs.kv_heads, hd = bs.head_dim;
   DecoderCache::Data& c = *cache.data_;
-  // The cache holds the rows of the model as trained, and no values' norms: a forward with heads
-  // switched off or value-weighted attention computes every row and leaves the cache as it was.
-  if (!options.ablation.empty() || options.value_weighted) {
+  // The cache holds the rows of the model as trained, and no values' norms or heads' writes: a
+  // forward with heads switched off, value-weighted attention or heads' writes computes every
+  // row and leaves the cache as it was.
+  if (!options.ablation.empty() || options.value_weighted || !options.head_output_rows.empty()) {
     ModelOutput out = decoder_forward(spec, weights, ids, 1, T, options, panels);
     c.reused = 0;
     return out;

@@ -23,6 +23,7 @@
 namespace attnlens::detail {
 
 class WeightPanels;  // core/matmul.hpp
+struct Readout;      // nn/lens.hpp
 
 enum class NormKind {
   LayerNorm,       // (x - mean) / sqrt(var + eps) · w (+ b): GPT-2, BERT
@@ -212,6 +213,7 @@ struct DecoderForward {
   std::int64_t attention_from = 0;  // the query rows from this one on only (ModelForwardOptions)
   Ablation ablation;                // heads switched off (not with a DecoderCache)
   bool value_weighted = false;      // ModelOutput::value_norms and value_weighted (not cached)
+  std::vector<std::int64_t> head_output_rows;  // ModelOutput::head_outputs (not cached)
 };
 
 // The forward pass of ids [B, T] (already checked to lie in the vocabulary, T within the
@@ -223,6 +225,9 @@ struct DecoderForward {
 ModelOutput decoder_forward(const DecoderSpec& spec, const DecoderWeights& weights,
                             const std::int32_t* ids, std::int64_t B, std::int64_t T,
                             const DecoderForward& options, WeightPanels* panels);
+
+// The final norm and the head as the logit lens and attribution read them (nn/lens.hpp).
+Readout decoder_readout(const DecoderSpec& spec, const DecoderWeights& weights);
 
 // What a causal decoder keeps between forwards of edits of one sentence: every layer's keys
 // (after RoPE) and values, the stream after the last block, and the rows of logits, attention

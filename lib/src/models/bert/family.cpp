@@ -92,6 +92,7 @@ class BertAdapter final : public Model {
     o.max_elements = options.max_elements;
     o.ablation = options.ablation;
     o.value_weighted = options.value_weighted;
+    o.head_output_rows = options.head_output_rows;
     if (options.logits && !model_.config().mlm_head && !options.logit_rows.empty()) {
       o.logits = true;  // asked for rows explicitly: say there is no head
     }
@@ -99,8 +100,19 @@ class BertAdapter final : public Model {
     BertOutput r = model_.forward(BertInputs{in.ids, in.token_types, in.attention_mask}, o);
     return ModelOutput{std::move(r.logits),
                        detail::attention_rows_from(std::move(r.attention), options.attention_from),
-                       std::move(r.hidden_states), std::move(r.value_norms),
-                       std::move(r.value_weighted)};
+                       std::move(r.hidden_states),
+                       std::move(r.value_norms),
+                       std::move(r.value_weighted),
+                       std::move(r.head_outputs)};
+  }
+  Tensor unembed(const Tensor& rows) override { return model_.unembed(rows); }
+  LogitAttribution attribute(const ModelInputs&, std::int64_t, std::int32_t,
+                             const Ablation&) override {
+    detail::fail(ErrorCode::BAD_ARGUMENT,
+                 "direct logit attribution splits the residual stream before a final norm; ",
+                 model_.config().flavor == BertFlavor::Bert ? "BERT" : "DistilBERT",
+                 " normalises after every layer, so its layers' writes do not add up to a logit "
+                 "(the logit lens, unembed(), reads it layer by layer)");
   }
   float loss_and_gradients(const ModelInputs& in, const TokenIds& targets) override {
     return model_.loss_and_gradients(BertInputs{in.ids, in.token_types, in.attention_mask},

@@ -7,6 +7,7 @@
 #include "models/bert/workspace.hpp"
 #include "nn/ablation.hpp"
 #include "nn/layers.hpp"
+#include "nn/lens.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -436,6 +437,10 @@ BertOutput BertModel::forward(const BertInputs& in, const BertForwardOptions& op
   const std::int64_t B = in.ids.batch, T = in.ids.length, N = B * T;
   const std::int64_t L = c.layers, H = c.heads, d = c.d_model, V = c.vocab_size;
   detail::check_ablation(options.ablation, L, H);
+  detail::check_head_output_rows(options.head_output_rows, N);
+  const auto HR = static_cast<std::int64_t>(options.head_output_rows.size());
+  detail::require_at_most(L * HR * H * d, options.max_elements,
+                          "the heads' writes [layers, rows, heads, d_model]");
   const BertLayout& l = work_->layout;
   BertActivations& ws = work_->parts[0];
   ws.rows.clear();
@@ -480,6 +485,7 @@ BertOutput BertModel::forward(const BertInputs& in, const BertForwardOptions& op
       out.value_norms = Tensor({L, B, H, T});
       out.value_weighted = Tensor({L, B, T, T});
     }
+    if (HR > 0) out.head_outputs = Tensor({L, HR, H, d});
   } catch (const std::bad_alloc&) {
     detail::fail(ErrorCode::OUT_OF_MEMORY, "the BERT forward pass could not allocate its results");
   }
@@ -501,6 +507,11 @@ BertOutput BertModel::forward(const BertInputs& in, const BertForwardOptions& op
                              P + l.layers[static_cast<std::size_t>(i)].ao_w,
                              a.attention.weights.data.data(), B, H, H, T, d / H, d,
                              &options.ablation, i);
+    }
+    if (HR > 0) {
+      detail::head_writes(out.head_outputs.data.data() + i * HR * H * d, a.atty.data(),
+                          P + l.layers[static_cast<std::size_t>(i)].ao_w, options.head_output_rows,
+                          H, d / H, d);
     }
     if (!std::isfinite(detail::finite_max_abs(a.out.data(), N * d))) {
       detail::fail(ErrorCode::NON_FINITE, "the forward pass overflowed float32 in layer ", i,
@@ -525,6 +536,43 @@ BertOutput BertModel::forward(const BertInputs& in, const BertForwardOptions& op
                    "the forward pass overflowed float32 in the masked-LM "
                    "logits: the weights are finite but too large for these inputs");
     }
+  }
+  return out;
+}
+
+Tensor BertModel::unembed(const Tensor& rows) {
+  const BertConfig& c = config_;
+  const std::int64_t d = c.d_model, V = c.vocab_size;
+  if (work_->layout.decoder_b < 0) {
+    detail::fail(ErrorCode::BAD_ARGUMENT,
+                 "this checkpoint has no masked-LM head (cls.predictions / vocab_projector), so "
+                 "nothing to unembed; load a *ForMaskedLM checkpoint");
+  }
+  if (rows.shape.size() != 2 || rows.shape[1] != d || rows.shape[0] < 1) {
+    detail::fail(ErrorCode::BAD_ARGUMENT, "rows have shape ", shape_to_string(rows.shape),
+                 "; unembed takes [R, ", d, "] with R >= 1 (rows of the residual stream)");
+  }
+  const std::int64_t R = rows.shape[0];
+  detail::require_at_most(R * V, kDefaultMaxElements, "the logits [rows, vocab_size]");
+  for (std::int64_t r = 0; r < R; ++r) {
+    if (!std::isfinite(detail::finite_max_abs(rows.data.data() + r * d, d))) {
+      detail::fail(ErrorCode::NON_FINITE, "row ", r, " of the residual stream is not finite");
+    }
+  }
+  BertActivations& ws = work_->parts[0];
+  ws.rows.resize(static_cast<std::size_t>(R));
+  for (std::int64_t r = 0; r < R; ++r)
+    ws.rows[static_cast<std::size_t>(r)] = r;
+  Tensor out;
+  try {
+    head_forward(c, work_->layout, params_.data(), ws, rows.data.data());
+    out = Tensor({R, V});
+  } catch (const std::bad_alloc&) {
+    detail::fail(ErrorCode::OUT_OF_MEMORY, "unembed could not allocate the logits of ", R, " rows");
+  }
+  std::copy(ws.logits.begin(), ws.logits.begin() + R * V, out.data.begin());
+  if (!std::isfinite(detail::finite_max_abs(out.data.data(), R * V))) {
+    detail::fail(ErrorCode::NON_FINITE, "the logits of these rows overflow float32");
   }
   return out;
 }

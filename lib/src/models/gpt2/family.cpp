@@ -40,6 +40,7 @@ class Gpt2Adapter final : public Model {
     o.attention_from = options.attention_from;
     o.ablation = options.ablation;
     o.value_weighted = options.value_weighted;
+    o.head_output_rows = options.head_output_rows;
     return finish(model_.forward(in.ids, mine->cache, o));
   }
 
@@ -69,6 +70,7 @@ class Gpt2Adapter final : public Model {
     o.attention_from = options.attention_from;
     o.ablation = options.ablation;
     o.value_weighted = options.value_weighted;
+    o.head_output_rows = options.head_output_rows;
     return finish(model_.forward(in.ids, o));
   }
 
@@ -80,7 +82,14 @@ class Gpt2Adapter final : public Model {
     out.hidden_states = std::move(r.residuals);
     out.value_norms = std::move(r.value_norms);
     out.value_weighted = std::move(r.value_weighted);
+    out.head_outputs = std::move(r.head_outputs);
     return out;
+  }
+  Tensor unembed(const Tensor& rows) override { return model_.unembed(rows); }
+  LogitAttribution attribute(const ModelInputs& in, std::int64_t row, std::int32_t token,
+                             const Ablation& ablation) override {
+    refuse_extras(in);
+    return model_.attribute(in.ids, row, token, ablation);
   }
   float loss_and_gradients(const ModelInputs& in, const TokenIds& targets) override {
     refuse_extras(in);

@@ -7,6 +7,7 @@
 #include "nn/ablation.hpp"
 #include "nn/causal_rows.hpp"
 #include "nn/layers.hpp"
+#include "nn/lens.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -291,8 +292,12 @@ Gpt2Output Gpt2Model::forward(const TokenIds& ids, const Gpt2ForwardOptions& opt
   detail::check_logit_rows(options, N);
   detail::check_attention_from(options.attention_from, T);
   detail::check_ablation(options.ablation, config_.layers, config_.heads);
+  detail::check_head_output_rows(options.head_output_rows, N);
   const bool some_rows = options.logits && !options.logit_rows.empty();
   const auto R = static_cast<std::int64_t>(options.logit_rows.size());
+  const auto HR = static_cast<std::int64_t>(options.head_output_rows.size());
+  detail::require_at_most(L * HR * H * d, options.max_elements,
+                          "the heads' writes [layers, rows, heads, d_model]");
   if (options.logits) {
     detail::require_at_most(
         some_rows ? R * V : N * V, options.max_elements,
@@ -327,6 +332,7 @@ Gpt2Output Gpt2Model::forward(const TokenIds& ids, const Gpt2ForwardOptions& opt
       out.value_norms = Tensor({L, B, H, T});
       out.value_weighted = Tensor({L, B, T, T});
     }
+    if (HR > 0) out.head_outputs = Tensor({L, HR, H, d});
   } catch (const std::bad_alloc&) {
     detail::fail(ErrorCode::OUT_OF_MEMORY, "the GPT-2 forward pass could not allocate its results",
                  " for ", B, " x ", T, " tokens");
@@ -369,6 +375,10 @@ Gpt2Output Gpt2Model::forward(const TokenIds& ids, const Gpt2ForwardOptions& opt
                              a.attention.weights.data.data(), B, H, H, T, d / H, d,
                              &options.ablation, l);
     }
+    if (HR > 0) {
+      detail::head_writes(out.head_outputs.data.data() + l * HR * H * d, a.atty, block.attn_proj_w,
+                          options.head_output_rows, H, d / H, d);
+    }
     if (config_.attention_norm) require_layernorm(a.ln1_rstd, "block ", l, " (h.", l, ".ln_1)");
     require_layernorm(a.ln2_rstd, "block ", l, " (h.", l, ".ln_2)");
     require_finite_stage(a.res3, N * d, "block ", l, " (h.", l, ")");
@@ -393,6 +403,45 @@ Gpt2Output Gpt2Model::forward(const TokenIds& ids, const Gpt2ForwardOptions& opt
                        "the logits");
   out.attention = detail::attention_rows_from(std::move(out.attention), options.attention_from);
   return out;
+}
+
+detail::Readout Gpt2Model::readout() const {
+  const float* P = params_.data();
+  const detail::Gpt2Layout& layout = work_->layout;
+  detail::Readout r;
+  r.layernorm = true;
+  r.eps = detail::kLayerNormEps;
+  r.norm_w = P + layout.lnf_w;
+  r.norm_b = P + layout.lnf_b;
+  r.unembedding = P + layout.wte;  // tied
+  r.layers = config_.layers;
+  r.heads = config_.heads;
+  r.d = config_.d_model;
+  r.vocab = config_.vocab_size;
+  for (int l = 0; l < config_.layers; ++l)
+    r.o_bias.push_back(P + layout.blocks[static_cast<std::size_t>(l)].attn_proj_b);
+  return r;
+}
+
+Tensor Gpt2Model::unembed(const Tensor& rows) const {
+  return detail::unembed_prenorm(readout(), rows);
+}
+
+LogitAttribution Gpt2Model::attribute(const TokenIds& ids, std::int64_t row, std::int32_t token,
+                                      const Ablation& ablation) {
+  check_ids(ids, "ids", config_, false);
+  detail::check_attribution(row, token, ids.batch * ids.length, config_.vocab_size);
+  Gpt2ForwardOptions o;
+  o.residuals = true;
+  o.logit_rows = {row};
+  o.head_output_rows = {row};
+  o.ablation = ablation;
+  Gpt2Output f = forward(ids, o);
+  ModelOutput m;
+  m.hidden_states = std::move(f.residuals);
+  m.head_outputs = std::move(f.head_outputs);
+  m.logits = std::move(f.logits);
+  return detail::attribute_prenorm(readout(), m, row, token);
 }
 
 float Gpt2Model::loss(const TokenIds& inputs, const TokenIds& targets) {

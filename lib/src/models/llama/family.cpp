@@ -61,6 +61,13 @@ class LlamaAdapter final : public Model {
     return model_.forward(in.ids, decoder_options(options));
   }
 
+  Tensor unembed(const Tensor& rows) override { return model_.unembed(rows); }
+  LogitAttribution attribute(const ModelInputs& in, std::int64_t row, std::int32_t token,
+                             const Ablation& ablation) override {
+    refuse_extras(in);
+    return model_.attribute(in.ids, row, token, ablation);
+  }
+
   float loss_and_gradients(const ModelInputs&, const TokenIds&) override { no_training(); }
   float train_step(const ModelInputs&, const TokenIds&, float) override { no_training(); }
   TensorList gradients() const override { no_training(); }
@@ -103,6 +110,7 @@ class LlamaAdapter final : public Model {
     o.attention_from = options.attention_from;
     o.ablation = options.ablation;
     o.value_weighted = options.value_weighted;
+    o.head_output_rows = options.head_output_rows;
     return o;
   }
   [[noreturn]] void no_training() const {

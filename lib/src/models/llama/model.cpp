@@ -2,6 +2,7 @@
 
 #include "core/check.hpp"
 #include "models/tensor_source.hpp"
+#include "nn/lens.hpp"
 
 #include <algorithm>
 #include <map>
@@ -328,6 +329,27 @@ ModelOutput LlamaModel::forward(const TokenIds& ids, DecoderCache& cache,
   }
   return decoder_forward(config_.spec, weights_, ids.data, ids.length, options, cache,
                          panels_.get());
+}
+
+Tensor LlamaModel::unembed(const Tensor& rows) const {
+  return unembed_prenorm(decoder_readout(config_.spec, weights_), rows);
+}
+
+LogitAttribution LlamaModel::attribute(const TokenIds& ids, std::int64_t row, std::int32_t token,
+                                       const Ablation& ablation) {
+  check_ids(ids);
+  check_attribution(row, token, ids.batch * ids.length, config_.spec.vocab_size);
+  const Readout readout = decoder_readout(config_.spec, weights_);
+  if (readout.unembedding == nullptr) {
+    fail(ErrorCode::BAD_ARGUMENT, "this model has no prediction head, so no logit to attribute");
+  }
+  DecoderForward o;
+  o.hidden_states = true;
+  o.logit_rows = {row};
+  o.head_output_rows = {row};
+  o.ablation = ablation;
+  const ModelOutput out = forward(ids, o);
+  return attribute_prenorm(readout, out, row, token);
 }
 
 TensorList LlamaModel::to_tensors() const {

@@ -48,6 +48,12 @@ class LlamaModel {
   // BAD_ARGUMENT for a batch of more than one sequence.
   ModelOutput forward(const TokenIds& ids, DecoderCache& cache, const DecoderForward& options);
 
+  // The logit lens: the final norm and the unembedding on rows [R, d] of the stream.
+  Tensor unembed(const Tensor& rows) const;
+  // Direct logit attribution of `token` at row b · T + t of ids (attnlens/lens.hpp).
+  LogitAttribution attribute(const TokenIds& ids, std::int64_t row, std::int32_t token,
+                             const Ablation& ablation);
+
   // The checkpoint's tensors as the file names and shapes them (lm_head only when untied).
   TensorList to_tensors() const;
 
