@@ -8,6 +8,15 @@
 
 namespace attnlens::detail {
 
+// Whether a forward with these options (ModelForwardOptions, Gpt2ForwardOptions, DecoderForward)
+// must compute every row without a family's prefix cache: a cache holds the rows of the model as
+// trained, and neither the values' norms nor the heads' writes, so heads switched off, value
+// weighting and heads' writes are computed afresh and the cache is left as it was.
+template <typename Options>
+bool computes_without_cache(const Options& options) {
+  return !options.ablation.empty() || options.value_weighted || !options.head_output_rows.empty();
+}
+
 // BAD_ARGUMENT naming the first bad entry, as "ablate[i]": a layer outside [0, layers), a head
 // outside [0, heads), a head named twice.
 void check_ablation(const Ablation& ablation, std::int64_t layers, std::int64_t heads);

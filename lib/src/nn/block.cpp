@@ -689,10 +689,7 @@ ModelOutput decoder_forward(const DecoderSpec& spec, const DecoderWeights& weigh
   const std::int64_t d = bs.d_model, L = spec.layers, V = spec.vocab_size;
   const std::int64_t H = bs.heads, Hkv = bs.kv_heads, hd = bs.head_dim;
   DecoderCache::Data& c = *cache.data_;
-  // The cache holds the rows of the model as trained, and no values' norms or heads' writes: a
-  // forward with heads switched off, value-weighted attention or heads' writes computes every
-  // row and leaves the cache as it was.
-  if (!options.ablation.empty() || options.value_weighted || !options.head_output_rows.empty()) {
+  if (computes_without_cache(options)) {
     ModelOutput out = decoder_forward(spec, weights, ids, 1, T, options, panels);
     c.reused = 0;
     return out;

@@ -8,6 +8,7 @@
 #include "core/matmul.hpp"
 #include "models/gpt2/layout.hpp"
 #include "models/gpt2/workspace.hpp"
+#include "nn/ablation.hpp"
 #include "nn/causal_rows.hpp"
 #include "nn/layers.hpp"
 
@@ -75,10 +76,7 @@ Gpt2Output Gpt2Model::forward(const TokenIds& ids, Gpt2Cache& cache,
   }
   if (!cache.data_) cache.data_ = std::make_unique<Gpt2Cache::Data>();
   Gpt2Cache::Data& c = *cache.data_;
-  // The cache holds the rows of the model as trained, and no values' norms or heads' writes: a
-  // forward with heads switched off, value-weighted attention or heads' writes computes every
-  // row and leaves the cache as it was.
-  if (!options.ablation.empty() || options.value_weighted || !options.head_output_rows.empty()) {
+  if (detail::computes_without_cache(options)) {
     Gpt2Output out = forward(ids, options);
     c.reused = 0;
     return out;
