@@ -230,6 +230,12 @@ export interface ModelForwardOptions {
    * without it (the cache is left as it was). An ablated head's norms are 0 and it is left out of
    * the sum. */
   valueWeighted?: boolean;
+  /** Positions (rows b · T + t of a batch) at which to return each head's write into the
+   * residual stream: its slice of the heads' outputs through its rows of the attention's output
+   * projection, without the projection's bias (which belongs to no head), as `headOutputs`
+   * [layers, rows, heads, dModel]. A head switched off writes what the ablation left (0 for
+   * zero). With a cache, computed without it. */
+  headOutputRows?: readonly number[] | Int32Array;
 }
 
 /** How an ablated head's output is replaced (ModelForwardOptions.ablation). */
@@ -249,6 +255,49 @@ export interface ModelForwardResult {
   valueNorms?: Tensor;
   /** With valueWeighted: [layers, L, L] (a batch: [layers, B, T, T]), ‖Σ_h α^h_ij f_h(x_j)‖. */
   valueWeighted?: Tensor;
+  /** With headOutputRows: [layers, rows, heads, dModel], each head's write at those rows. */
+  headOutputs?: Tensor;
+}
+
+/** Model.logitLens(): what the residual stream predicts after each layer (entry 0: the
+ * embeddings), at each position asked, through the model's own head. */
+export interface LogitLens {
+  positions: number[];
+  k: number;
+  /** [layers + 1, positions, k]: the order of `ids`, `p` and `texts`. */
+  shape: [number, number, number];
+  /** The k likeliest tokens per layer and position, likeliest first. */
+  ids: Int32Array;
+  /** Their softmax probabilities under the lens. */
+  p: Float32Array;
+  /** Their texts ("" without a tokenizer, or beyond it). */
+  texts: string[];
+}
+
+/** Model.attribute(): one logit split into what each part of the model wrote into the residual
+ * stream, through the final norm with its scale frozen at the stream's; the parts add up to the
+ * logit (`total`), up to float32 rounding. */
+export interface LogitAttribution {
+  position: number;
+  /** The token whose logit is split (the model's first choice unless named). */
+  token: number;
+  text: string;
+  /** The model's logit of `token` at `position`. */
+  logit: number;
+  /** The final norm's frozen 1/σ (LayerNorm) or 1/rms (RMSNorm). */
+  scale: number;
+  /** Token (and position) embeddings. */
+  embeddings: number;
+  /** [layers, heads]: each head's write. */
+  heads: Tensor;
+  /** [layers]: each attention output projection's bias (0 without one). */
+  attentionBias: Tensor;
+  /** [layers]: each MLP's output. */
+  mlps: Tensor;
+  /** The final norm's bias and the head's bias. */
+  constant: number;
+  /** The parts' sum. */
+  total: number;
 }
 
 export interface Prediction {
@@ -408,6 +457,24 @@ export interface Model extends Omit<Tokenizer, "dispose"> {
    * first (ties: the smaller id first): the next token for a next-token model, the token at that
    * position for a masked-token model. */
   predict(text: TextInput, options?: { k?: number }): Prediction[][];
+  /** The logit lens: the model's prediction head (a decoder's final norm and unembedding, an
+   * encoder's masked-LM head) on rows of the residual stream, as forward()'s residuals hold
+   * them: logits [R, vocabSize]. */
+  unembed(rows: Float32Array | { data: Float32Array; shape: readonly number[] }): Tensor;
+  /** The logit lens of one sequence at `positions` (default: the last), the k (default 5)
+   * likeliest tokens after every layer; only those rows are unembedded. `ablate` and `ablation`
+   * as forward()'s. */
+  logitLens(
+    ids: Int32Array | readonly number[],
+    options?: { positions?: readonly number[]; k?: number; ablate?: readonly (readonly [number, number])[]; ablation?: Ablation },
+  ): LogitLens;
+  /** Direct logit attribution of one sequence's `token` (default: the model's first choice) at
+   * `position` (default: the last), with `ablate`'s heads off. Pre-norm models only: BERT and
+   * DistilBERT normalise after every layer, and are refused (BAD_ARGUMENT). */
+  attribute(
+    ids: Int32Array | readonly number[],
+    options?: { position?: number; token?: number; ablate?: readonly (readonly [number, number])[]; ablation?: Ablation },
+  ): LogitAttribution;
   /**
    * One forward pass over `text`'s first `maxTokens` tokens (default and at most the context):
    * the tokens, the k (default 5, at most 256) likeliest next tokens at each, and with `attention: true` the

@@ -41,7 +41,10 @@ const FORWARD_OPTIONS = {
   ablate: "any",
   ablation: "string",
   valueWeighted: "boolean",
+  headOutputRows: "any",
 };
+const LENS_OPTIONS = { positions: "any", k: "number", ablate: "any", ablation: "string" };
+const ATTRIBUTE_OPTIONS = { position: "number", token: "number", ablate: "any", ablation: "string" };
 const PREDICT_OPTIONS = { k: "number" };
 const ANALYZE_OPTIONS = {
   k: "number",
@@ -219,6 +222,20 @@ function perToken(name, value, ids) {
 }
 
 // analyze()'s predictionRows: token positions (integers from 0 to tokens - 1), or null for all.
+// Positions of one sequence (logitLens's positions) or rows b · T + t of a batch (forward's
+// headOutputRows): a non-empty list of integers from 0 to count - 1.
+function positionsOf(name, rows, count) {
+  if (!Array.isArray(rows) && !ArrayBuffer.isView(rows))
+    fail("BAD_ARGUMENT", `${name} must be an array of token positions; got ${describe(rows)}`);
+  const out = Array.from(rows);
+  if (out.length === 0) fail("BAD_ARGUMENT", `${name} must name at least one token position; got an empty list`);
+  out.forEach((row, i) => {
+    if (!Number.isInteger(row) || row < 0 || row >= count)
+      fail("BAD_ARGUMENT", `${name}[${i}] must be an integer from 0 to ${count - 1} (there are ${count} tokens); got ${describe(row)}`);
+  });
+  return out;
+}
+
 function predictionRowsOf(rows, tokens) {
   if (rows === undefined || rows === null) return null;
   if (!Array.isArray(rows) && !ArrayBuffer.isView(rows))
@@ -343,12 +360,15 @@ export function createModelApi(core) {
         attentionFrom: attentionFromOf(o.attentionFrom, t.length),
         ...ablation,
         valueWeighted: o.valueWeighted ?? false,
+        headOutputRows:
+          o.headOutputRows === undefined ? null : Float64Array.from(positionsOf("headOutputRows", o.headOutputRows, t.batch * t.length)),
       };
       const r = unwrap(core._forward(handle, t.data, t.batch, t.length, types, mask, options, handleOfCache));
       const result = { logits: r.logits ?? null };
       if (r.attention) result.attention = r.attention;
       if (r.hiddenStates) result.residuals = r.hiddenStates;
       if (r.valueWeighted) Object.assign(result, { valueNorms: r.valueNorms, valueWeighted: r.valueWeighted });
+      if (r.headOutputs) result.headOutputs = r.headOutputs;
       return t.batched ? result : unbatch(result);
     };
     // The predictions a figure shows: for a next-token model, after every token; for a
@@ -428,6 +448,93 @@ export function createModelApi(core) {
       forward(ids, options) {
         live();
         return run(ids, typedOptions("options", options, FORWARD_OPTIONS));
+      },
+      unembed(rows) {
+        live();
+        needHead("unembed()");
+        const d = config.dModel;
+        const data = rows instanceof Float32Array ? rows : rows?.data;
+        if (!(data instanceof Float32Array))
+          fail(
+            "BAD_ARGUMENT",
+            `rows must be a Float32Array of R · ${d} values of the residual stream (as forward()'s residuals hold them), or { data, shape: [R, ${d}] }; got ${describe(rows)}`,
+          );
+        // (One copy, by the typed array's own length, whatever the object reports.)
+        const copy = new Float32Array(data);
+        if (copy.length === 0 || copy.length % d !== 0)
+          fail("SHAPE_MISMATCH", `rows has ${copy.length} values, not a positive multiple of the model's width (${d})`);
+        if (
+          rows !== data &&
+          !(Array.isArray(rows.shape) && rows.shape.length === 2 && rows.shape[1] === d && rows.shape[0] * d === copy.length)
+        )
+          fail(
+            "SHAPE_MISMATCH",
+            `rows.shape must be [${copy.length / d}, ${d}] for its ${copy.length} values; got ${describe(rows.shape)}`,
+          );
+        return unwrap(core._unembed(handle, copy, copy.length / d));
+      },
+      logitLens(ids, options) {
+        live();
+        needHead("logitLens()");
+        const o = typedOptions("options", options, LENS_OPTIONS);
+        const k = checkK(o.k);
+        const t = toIds("ids", ids);
+        if (t.batched) fail("BAD_ARGUMENT", "logitLens() takes one sequence of ids, not a batch");
+        const positions = o.positions === undefined ? [Math.max(0, t.length - 1)] : positionsOf("positions", o.positions, t.length);
+        const r = run(t.data, { residuals: true, logits: false, ablate: o.ablate, ablation: o.ablation });
+        const [layers, , d] = r.residuals.shape;
+        const P = positions.length;
+        const out = {
+          positions,
+          k,
+          shape: [layers, P, k],
+          ids: new Int32Array(layers * P * k),
+          p: new Float32Array(layers * P * k),
+          texts: [],
+        };
+        // One layer's rows at a time: P rows of logits, never (layers + 1) · P · V at once.
+        const rows = new Float32Array(P * d);
+        for (let l = 0; l < layers; l++) {
+          positions.forEach((t0, i) => rows.set(r.residuals.data.subarray((l * t.length + t0) * d, (l * t.length + t0 + 1) * d), i * d));
+          const logits = unwrap(core._unembed(handle, rows, P));
+          topTokens(logits, k).forEach((top, i) =>
+            top.forEach((x, j) => {
+              const at = (l * P + i) * k + j;
+              out.ids[at] = x.id;
+              out.p[at] = x.p;
+              out.texts[at] = x.text;
+            }),
+          );
+        }
+        return out;
+      },
+      attribute(ids, options) {
+        live();
+        needHead("attribute()");
+        const o = typedOptions("options", options, ATTRIBUTE_OPTIONS);
+        const t = toIds("ids", ids);
+        if (t.batched) fail("BAD_ARGUMENT", "attribute() takes one sequence of ids, not a batch");
+        const position = o.position ?? Math.max(0, t.length - 1);
+        if (!Number.isInteger(position) || position < 0 || (t.length > 0 && position >= t.length))
+          fail("BAD_ARGUMENT", `position must be a token position, an integer from 0 to ${t.length - 1}; got ${describe(position)}`);
+        if (o.token !== undefined && (!Number.isInteger(o.token) || o.token < 0))
+          fail("BAD_ARGUMENT", `token must be a token id, an integer from 0; got ${describe(o.token)}`);
+        const r = unwrap(core._attribute(handle, t.data, 1, t.length, position, o.token ?? -1, ablationOf(o.ablate, o.ablation)));
+        const size = info.tokenizer?.size ?? 0;
+        const text = size > 0 && r.token < size ? tokenizer.tokenText([r.token])[0] : "";
+        return {
+          position,
+          token: r.token,
+          text,
+          logit: r.logit,
+          scale: r.scale,
+          embeddings: r.embeddings,
+          heads: r.heads,
+          attentionBias: r.attentionBias,
+          mlps: r.mlps,
+          constant: r.constant,
+          total: r.total,
+        };
       },
       predict(text, options) {
         live();

@@ -529,6 +529,31 @@ Inputs inputs_from_js(const val& ids, int batch, int length, const val& types, c
 // or "mean"; valueWeighted: a boolean } (JS types checked by model.js); cache: a cache handle of
 // this model (model.js checks), or 0. Returns { logits?, attention?, hiddenStates? } as the
 // library's shapes.
+// options.ablate ([layer, head] pairs flat, an Int32Array; model.js checked the list's shape and
+// kinds) and options.ablation ("zero" | "mean"); no heads when ablate is null.
+attnlens::Ablation ablation_from_js(const val& options) {
+  attnlens::Ablation out;
+  const val ablate = options["ablate"];
+  if (ablate.isNull()) return out;
+  const std::vector<std::int32_t> pairs = ids_from_js(ablate);
+  for (std::size_t i = 0; i + 1 < pairs.size(); i += 2)
+    out.heads.push_back({pairs[i], pairs[i + 1]});
+  out.kind = options["ablation"].as<std::string>() == "mean" ? attnlens::AblationKind::Mean
+                                                             : attnlens::AblationKind::Zero;
+  return out;
+}
+
+// Rows b · T + t (a Float64Array or null: none).
+std::vector<std::int64_t> rows_from_js(const val& rows) {
+  std::vector<std::int64_t> out;
+  if (rows.isNull() || rows.isUndefined()) return out;
+  std::vector<double> r(rows["length"].as<unsigned>());
+  val(emscripten::typed_memory_view(r.size(), r.data())).call<void>("set", rows);
+  for (const double x : r)
+    out.push_back(static_cast<std::int64_t>(x));
+  return out;
+}
+
 val forward(int handle, const val& ids, int batch, int length, const val& types, const val& mask,
             const val& options, int cache) {
   return guarded([&] {
@@ -539,23 +564,9 @@ val forward(int handle, const val& ids, int batch, int length, const val& types,
     o.logits = options["logits"].as<bool>();
     o.attention_from = static_cast<std::int64_t>(options["attentionFrom"].as<double>());
     o.value_weighted = options["valueWeighted"].as<bool>();
-    const val ablate = options["ablate"];
-    if (!ablate.isNull()) {
-      // [layer, head] pairs flat (model.js checked the list's shape and kinds).
-      const std::vector<std::int32_t> pairs = ids_from_js(ablate);
-      for (std::size_t i = 0; i + 1 < pairs.size(); i += 2)
-        o.ablation.heads.push_back({pairs[i], pairs[i + 1]});
-      o.ablation.kind = options["ablation"].as<std::string>() == "mean"
-                            ? attnlens::AblationKind::Mean
-                            : attnlens::AblationKind::Zero;
-    }
-    const val rows = options["logitRows"];
-    if (!rows.isNull()) {
-      std::vector<double> r(rows["length"].as<unsigned>());
-      val(emscripten::typed_memory_view(r.size(), r.data())).call<void>("set", rows);
-      for (const double x : r)
-        o.logit_rows.push_back(static_cast<std::int64_t>(x));
-    }
+    o.ablation = ablation_from_js(options);
+    o.logit_rows = rows_from_js(options["logitRows"]);
+    o.head_output_rows = rows_from_js(options["headOutputRows"]);
     attnlens::Model& model = model_of(handle);
     const attnlens::ModelOutput r =
         cache == 0 ? model.forward(in.view, o) : model.forward(in.view, o, *entry_of(cache).cache);
@@ -567,6 +578,43 @@ val forward(int handle, const val& ids, int batch, int length, const val& types,
       out.set("valueNorms", tensor_to_js(r.value_norms));
       out.set("valueWeighted", tensor_to_js(r.value_weighted));
     }
+    if (!o.head_output_rows.empty()) out.set("headOutputs", tensor_to_js(r.head_outputs));
+    return out;
+  });
+}
+
+// The logit lens: logits { data, shape: [R, V] } of rows (a Float32Array of R · d_model values of
+// the residual stream; model.js checked its length).
+val unembed(int handle, const val& rows, int count) {
+  return guarded([&] {
+    const unsigned n = rows["length"].as<unsigned>();
+    attnlens::Tensor t({count, count > 0 ? static_cast<std::int64_t>(n) / count : 0});
+    val(emscripten::typed_memory_view(t.data.size(), t.data.data())).call<void>("set", rows);
+    return tensor_to_js(model_of(handle).unembed(t));
+  });
+}
+
+// Direct logit attribution of `token` (-1: the model's first) at row b · T + t of ids:
+// { row, token, logit, scale, embeddings, heads: { data, shape: [layers, heads] },
+// attentionBias, mlps: { data, shape: [layers] }, constant, total }.
+val attribute(int handle, const val& ids, int batch, int length, double row, int token,
+              const val& options) {
+  return guarded([&] {
+    const Inputs in = inputs_from_js(ids, batch, length, val::null(), val::null());
+    attnlens::Ablation ablation = ablation_from_js(options);
+    const attnlens::LogitAttribution a =
+        model_of(handle).attribute(in.view, static_cast<std::int64_t>(row), token, ablation);
+    val out = val::object();
+    out.set("row", static_cast<double>(a.row));
+    out.set("token", a.token);
+    out.set("logit", a.logit);
+    out.set("scale", a.scale);
+    out.set("embeddings", a.embeddings);
+    out.set("heads", tensor_to_js(a.heads));
+    out.set("attentionBias", tensor_to_js(a.attention_bias));
+    out.set("mlps", tensor_to_js(a.mlps));
+    out.set("constant", a.constant);
+    out.set("total", a.total());
     return out;
   });
 }
@@ -752,6 +800,8 @@ EMSCRIPTEN_BINDINGS(attnlens_model) {
   emscripten::function("_decode", &decode);
   emscripten::function("_tokenTexts", &token_texts);
   emscripten::function("_forward", &forward);
+  emscripten::function("_unembed", &unembed);
+  emscripten::function("_attribute", &attribute);
   emscripten::function("_gradients", &gradients);
   emscripten::function("_trainStep", &train_step);
   emscripten::function("_optimizer", &optimizer);

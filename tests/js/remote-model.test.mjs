@@ -152,6 +152,10 @@ for (const [name, makeFiles] of [
     const farScores = await trained.inductionScores(far.model);
     assertClose(farScores.flat(), scores.flat(), 0, "induction scores", [scores.length, scores[0].length]);
     assert.equal(scores.length, local.model.config.layers);
+    // The logit lens and the attribution of a prediction: the same numbers through the worker.
+    const ids = local.model.encode("The cat sat on the mat");
+    assert.deepEqual(await far.model.logitLens(ids, { k: 3, positions: [1, 4] }), local.model.logitLens(ids, { k: 3, positions: [1, 4] }));
+    assert.deepEqual(await far.model.attribute(ids, { position: 3 }), local.model.attribute(ids, { position: 3 }));
     // A library error in the worker comes back with its code and message.
     const wrong = (() => {
       try {

@@ -103,6 +103,22 @@ async function main(): Promise<void> {
     console.log(heads, sinks, flow, mixed);
   }
   again.analyze("the cat", { ablate: [[1, 0]] });
+  // The logit lens, heads' writes and direct logit attribution.
+  const lensIds = again.encode("the cat sat");
+  const seen = again.forward(lensIds, { residuals: true, headOutputRows: [2] });
+  const writes: Tensor | undefined = seen.headOutputs;
+  if (seen.residuals) {
+    const logits: Tensor = again.unembed({ data: seen.residuals.data.subarray(0, again.config.dModel), shape: [1, again.config.dModel] });
+    console.log(logits.shape, writes?.shape);
+  }
+  const lensed = again.logitLens(lensIds, { positions: [0, 2], k: 3, ablate: [[0, 1]] });
+  const top: Int32Array = lensed.ids;
+  const p: Float32Array = lensed.p;
+  const shape: [number, number, number] = lensed.shape;
+  const split = again.attribute(lensIds, { position: 2, token: 7 });
+  const perHead: Float32Array = split.heads.data;
+  const total: number = split.total + split.embeddings + split.constant + split.logit;
+  console.log(top, p, shape, lensed.texts[0], perHead, total, split.mlps.shape, split.attentionBias.data);
   // Writing on: tokens as they come, and why it ended.
   const writing = again.generate("the cat", {
     maxTokens: 4,

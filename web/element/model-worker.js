@@ -42,7 +42,7 @@ function buffers(value, out = new Set()) {
 }
 
 // What the page's stand-in (remote-model.js) calls.
-const METHODS = new Set(["analyze", "forward", "analyzeFigure"]);
+const METHODS = new Set(["analyze", "forward", "analyzeFigure", "logitLens", "attribute", "unembed"]);
 const badArgument = (message) => Object.assign(new Error(message), { code: "BAD_ARGUMENT" });
 
 /**

@@ -124,6 +124,9 @@ export async function loadRemoteModel(files, { onProgress } = {}) {
     /** rank-rows.js's analyzeFigure(model, text, options, before), in the worker. */
     analyzeFigure: call("analyzeFigure"),
     forward: call("forward"),
+    logitLens: call("logitLens"),
+    attribute: call("attribute"),
+    unembed: call("unembed"),
     /**
      * model.generate(prompt, options) in the worker: an async iterator whose next() asks the
      * worker for one token. The options are checked there: a bad one rejects the first next().
