@@ -8,6 +8,11 @@
 //   rollout          the package's attention rollout over every layer, in JS
 //   ablate 1 head    forward with one head of the middle layer zeroed (every row and layer: the
 //                    library does not yet reuse the layers before the ablated one)
+//   logitLens        the last position's top 5 after every layer: one forward with the residual
+//                    stream, then layers + 1 rows unembedded (and the unembedding alone, from the
+//                    residuals a figure's forward already has)
+//   attribute        the last position's first choice split into heads and MLPs (one forward of
+//                    its own: hidden states, heads' writes, one row of logits)
 // Medians of 7 runs after one warm-up (3 with --quick), in this process (Node), the module it loads
 // printed with the table. Targets beside each row.
 //   node bench/beyond.mjs [--quick]
@@ -73,6 +78,27 @@ function measure(name, model, vocab, layers) {
     `ablate head 0 of layer ${layers >> 1}`,
     ablated,
     `${(ablated / forward).toFixed(2)}× a forward (target: ≤ a forward from that layer on)`,
+  );
+  row(
+    name,
+    "logitLens, last position, every layer (with its forward)",
+    median(() => model.logitLens(sentence, { k: 5 })),
+  );
+  const { residuals } = model.forward(sentence, { residuals: true, logits: false });
+  const d = residuals.shape[2];
+  const last = new Float32Array((layers + 1) * d);
+  for (let l = 0; l <= layers; l++) last.set(residuals.data.subarray((l * 32 + 31) * d, (l * 32 + 32) * d), l * d);
+  row(
+    name,
+    `unembed ${layers + 1} rows (the lens from a forward's residuals)`,
+    median(() => model.unembed({ data: last, shape: [layers + 1, d] })),
+    "target ≤ 30 ms",
+  );
+  row(
+    name,
+    "attribute, last position (with its forward)",
+    median(() => model.attribute(sentence)),
+    "target ≤ 10 ms (beside a forward)",
   );
 }
 
