@@ -342,8 +342,10 @@ export function createModelApi(core) {
     const run = (ids, o, rows = null) => {
       const state = cacheState(o.cache);
       const ablation = ablationOf(o.ablate, o.ablation);
-      // A run with heads switched off leaves the cache as it was (it holds the model as trained).
-      const handleOfCache = state && !ablation.ablate ? state.handle : 0;
+      // A run with heads switched off, value weighting or heads' writes computes without the cache
+      // and leaves it as it was (it holds the model as trained, and neither of those).
+      const uncached = ablation.ablate || o.valueWeighted || (o.headOutputRows !== undefined && o.headOutputRows !== null);
+      const handleOfCache = state && !uncached ? state.handle : 0;
       // The predictions analyze() kept with the cache describe the rows of its last run: any
       // other run with the cache replaces those rows (predictionsFor keeps them afresh).
       if (handleOfCache) state.predictions = null;
@@ -361,7 +363,9 @@ export function createModelApi(core) {
         ...ablation,
         valueWeighted: o.valueWeighted ?? false,
         headOutputRows:
-          o.headOutputRows === undefined ? null : Float64Array.from(positionsOf("headOutputRows", o.headOutputRows, t.batch * t.length)),
+          o.headOutputRows === undefined || o.headOutputRows === null
+            ? null
+            : Float64Array.from(positionsOf("headOutputRows", o.headOutputRows, t.batch * t.length)),
       };
       const r = unwrap(core._forward(handle, t.data, t.batch, t.length, types, mask, options, handleOfCache));
       const result = { logits: r.logits ?? null };
@@ -465,7 +469,13 @@ export function createModelApi(core) {
           fail("SHAPE_MISMATCH", `rows has ${copy.length} values, not a positive multiple of the model's width (${d})`);
         if (
           rows !== data &&
-          !(Array.isArray(rows.shape) && rows.shape.length === 2 && rows.shape[1] === d && rows.shape[0] * d === copy.length)
+          !(
+            Array.isArray(rows.shape) &&
+            rows.shape.length === 2 &&
+            Number.isInteger(rows.shape[0]) &&
+            rows.shape[1] === d &&
+            rows.shape[0] * d === copy.length
+          )
         )
           fail(
             "SHAPE_MISMATCH",
@@ -517,8 +527,8 @@ export function createModelApi(core) {
         const position = o.position ?? Math.max(0, t.length - 1);
         if (!Number.isInteger(position) || position < 0 || (t.length > 0 && position >= t.length))
           fail("BAD_ARGUMENT", `position must be a token position, an integer from 0 to ${t.length - 1}; got ${describe(position)}`);
-        if (o.token !== undefined && (!Number.isInteger(o.token) || o.token < 0))
-          fail("BAD_ARGUMENT", `token must be a token id, an integer from 0; got ${describe(o.token)}`);
+        if (o.token !== undefined && (!Number.isInteger(o.token) || o.token < 0 || o.token >= config.vocabSize))
+          fail("BAD_ARGUMENT", `token must be a token id, an integer from 0 to ${config.vocabSize - 1}; got ${describe(o.token)}`);
         const r = unwrap(core._attribute(handle, t.data, 1, t.length, position, o.token ?? -1, ablationOf(o.ablate, o.ablation)));
         const size = info.tokenizer?.size ?? 0;
         const text = size > 0 && r.token < size ? tokenizer.tokenText([r.token])[0] : "";

@@ -176,8 +176,11 @@ test("lens, attribution and heads' writes: every bad argument is an error naming
   assertAttnLensError(
     () => model.attribute(ids, { token: model.config.vocabSize }),
     "BAD_ARGUMENT",
-    /token is \d+, outside the vocabulary/,
+    /token must be a token id, an integer from 0 to \d+/,
   );
+  // (A number past 32 bits must not wrap to -1, the model's own first choice.)
+  assertAttnLensError(() => model.attribute(ids, { token: 2 ** 32 - 1 }), "BAD_ARGUMENT", /token must be a token id/);
+  assertAttnLensError(() => model.unembed({ data: new Float32Array(d), shape: ["1", d] }), "SHAPE_MISMATCH", /rows.shape must be/);
   assertAttnLensError(() => model.attribute(ids, { ablate: [[0, 99]] }), "BAD_ARGUMENT", /ablate\[0\]/, /head 99/);
   assertAttnLensError(() => model.attribute(ids, { ablation: "mean" }), "BAD_ARGUMENT", /needs options.ablate/);
   assertAttnLensError(
@@ -186,6 +189,7 @@ test("lens, attribution and heads' writes: every bad argument is an error naming
     /headOutputRows\[0\] must be an integer from 0 to 3/,
   );
   assertAttnLensError(() => model.forward(ids, { headOutputRows: 2 }), "BAD_ARGUMENT", /headOutputRows must be an array/);
+  assert.equal(model.forward(ids, { headOutputRows: null }).headOutputs, undefined, "null: no heads' writes");
   model.dispose();
   assertAttnLensError(() => model.attribute(ids), "BAD_ARGUMENT", /disposed/);
 });

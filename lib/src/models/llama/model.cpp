@@ -339,6 +339,13 @@ LogitAttribution LlamaModel::attribute(const TokenIds& ids, std::int64_t row, st
                                        const Ablation& ablation) {
   check_ids(ids);
   check_attribution(row, token, ids.batch * ids.length, config_.spec.vocab_size);
+  // The parts are the heads', biases' and MLPs' writes only where each adds to the stream as it is
+  // (x + f(norm(x))); post and sandwich norms rescale them on the way.
+  if (config_.spec.block.placement != NormPlacement::Pre) {
+    fail(ErrorCode::BAD_ARGUMENT,
+         "direct logit attribution splits a stream that each part adds to as it is; this model's "
+         "norms come after its layers' parts (the logit lens, unembed(), still reads it)");
+  }
   const Readout readout = decoder_readout(config_.spec, weights_);
   if (readout.unembedding == nullptr) {
     fail(ErrorCode::BAD_ARGUMENT, "this model has no prediction head, so no logit to attribute");
