@@ -450,7 +450,9 @@ export declare function sinkRates(attention: Tensor, options?: { causal?: boolea
  * Ã = (1 - residual) · (the mean over heads) + residual · I with rows renormalised, and
  * R_l = Ã_l · R_(l-1). Returns every layer's R, [layers, L, L]: row i of layer l says from which
  * input tokens token i's representation after layer l comes (rows sum to 1; a causal model's
- * keep the triangle). `residual` defaults to 0.5.
+ * keep the triangle). `residual` defaults to 0.5. Given a forward's `valueWeighted` [layers, L, L]
+ * instead, each row over its sum (the share of what token i receives from each token) takes the
+ * heads' mean's place: rollout of what the attention carries rather than of its weights.
  */
 export declare function rollout(
   attention: Tensor,

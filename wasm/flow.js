@@ -71,14 +71,48 @@ export function sinkRates(attention, options = {}) {
 }
 
 /**
+ * A forward's value-weighted attention [layers, L, L] (‖Σ_h α^h_ij f_h(x_j)‖, what token j gives
+ * token i through the whole layer) as rollout's input: each row divided by its sum, the share of
+ * what row i receives that comes from each token, as { data, layers, heads: 1, L }. A row that
+ * receives nothing (every head of the layer switched off) stays 0: the identity alone carries it.
+ */
+function sharesOf(where, mixed) {
+  const shape = mixed.shape;
+  const typed = readTyped(`${where}.data`, mixed?.data, ["Float32Array", "Float64Array"]);
+  if (!typed || !shape.every((n) => Number.isInteger(n) && n > 0) || shape[1] !== shape[2])
+    fail("BAD_ARGUMENT", `${where} must be value-weighted attention { data, shape: [layers, L, L] }; got shape ${JSON.stringify(shape)}`);
+  const [layers, L] = shape;
+  if (typed.length !== layers * L * L)
+    fail("BAD_ARGUMENT", `${where}.data holds ${typed.length} values but shape [${shape.join(", ")}] needs ${layers * L * L}`);
+  const out = new Float64Array(layers * L * L);
+  for (let row = 0; row < layers * L; row++) {
+    let sum = 0;
+    for (let j = 0; j < L; j++) {
+      const x = typed.view[row * L + j];
+      if (!(x >= 0 && x < Infinity))
+        fail(
+          "BAD_ARGUMENT",
+          `${where}.data[${row * L + j}] (layer ${Math.floor(row / L)}, row ${row % L}, key ${j}) is ${x}; value-weighted norms are finite and >= 0`,
+        );
+      sum += x;
+    }
+    if (sum > 0) for (let j = 0; j < L; j++) out[row * L + j] = typed.view[row * L + j] / sum;
+  }
+  return { data: out, layers, heads: 1, L };
+}
+
+/**
  * Attention rollout: per layer l, Ã_l = ½ · mean over heads of A_l + ½ · I with each row
  * renormalised, and R_l = Ã_l · R_(l-1) (R_0 = I): row i of R_l says from which input tokens the
  * representation of token i after layer l comes. Returns { data: Float32Array, shape: [layers, L,
  * L] }, every layer's R. A causal model's product keeps the triangle (both factors are lower
- * triangular). `residual` (default 0.5) is the weight of the identity.
+ * triangular). `residual` (default 0.5) is the weight of the identity. `attention` is weights
+ * [layers, heads, L, L], or a forward's valueWeighted [layers, L, L], whose rows are taken as
+ * shares of what each token receives (each row over its sum) in place of the heads' mean.
  */
 export function rollout(attention, options = {}) {
-  const { data, layers, heads, L } = weightsOf("attention", attention);
+  const { data, layers, heads, L } =
+    Array.isArray(attention?.shape) && attention.shape.length === 3 ? sharesOf("attention", attention) : weightsOf("attention", attention);
   const { residual = 0.5 } = options ?? {};
   if (typeof residual !== "number" || !(residual >= 0 && residual <= 1))
     fail("BAD_ARGUMENT", `options.residual must be a number from 0 to 1 (the identity's weight); got ${describe(residual)}`);
@@ -96,6 +130,8 @@ export function rollout(attention, options = {}) {
     for (let i = 0; i < L; i++) {
       let sum = 0;
       for (let j = 0; j < L; j++) sum += A[i * L + j] = ((1 - residual) * A[i * L + j]) / heads + (i === j ? residual : 0);
+      // (Only a value-weighted row that receives nothing, with residual 0: the token keeps itself.)
+      if (sum === 0) A[i * L + i] = sum = 1;
       for (let j = 0; j < L; j++) A[i * L + j] /= sum;
     }
     const next = new Float64Array(L * L);

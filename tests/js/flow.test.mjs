@@ -154,3 +154,51 @@ test("bad input to sinkRates and rollout is an error that names it", () => {
   );
   assertAttnLensError(() => rollout(good, { residual: 1.5 }), "BAD_ARGUMENT", /options\.residual must be a number from 0 to 1/);
 });
+
+/** valueWeighted [layers, L, L] as one head of shares [layers, 1, L, L]: each row over its sum. */
+function shares({ data, shape: [layers, L] }) {
+  const out = new Float64Array(layers * L * L);
+  for (let r = 0; r < layers * L; r++) {
+    const row = Array.from(data.subarray(r * L, (r + 1) * L));
+    const sum = row.reduce((s, x) => s + x, 0);
+    row.forEach((x, j) => (out[r * L + j] = sum > 0 ? x / sum : 0));
+  }
+  return { data: out, shape: [layers, 1, L, L] };
+}
+
+test("rollout of value-weighted attention: the shares of what each token receives, rolled out; rows proportional to the weights give the weights' rollout", async () => {
+  const model = await load("attnlens");
+  const ids = Int32Array.from([5, 17, 300, 5, 17, 300, 42, 8, 9]);
+  const { attention, valueWeighted } = model.forward(ids, { attention: true, valueWeighted: true });
+  const R = rollout(valueWeighted);
+  assert.deepEqual(R.shape, [attention.shape[0], ids.length, ids.length]);
+  assertClose(R.data, referenceRollout(shares(valueWeighted)), TOL, "value-weighted rollout", R.shape);
+  assertClose(rollout(valueWeighted, { residual: 0 }).data, referenceRollout(shares(valueWeighted), 0), TOL, "residual 0");
+  // It differs from the weights' rollout (value weighting moves attention off the first token).
+  const moved = R.data.reduce((m, x, i) => Math.max(m, Math.abs(x - rollout(attention).data[i])), 0);
+  assert.ok(moved > 1e-3, `value weighting moved the rollout (by ${moved})`);
+  model.dispose();
+
+  // One head whose value-weighted rows are its weights times a positive number per row: the same
+  // shares, so the same rollout as the weights (to float32 rounding of the scaled inputs).
+  const L = 3;
+  const weights = Float32Array.from([1, 0, 0, 0.25, 0.75, 0, 0.5, 0.25, 0.25, 1, 0, 0, 0.5, 0.5, 0, 0.2, 0.3, 0.5]);
+  const scaled = weights.map((w, i) => w * (1 + Math.floor(i / L)));
+  assertClose(
+    rollout({ data: scaled, shape: [2, L, L] }).data,
+    rollout({ data: weights, shape: [2, 1, L, L] }).data,
+    TOL,
+    "proportional rows",
+  );
+  // A row that receives nothing (every head switched off): with residual 0 it keeps itself.
+  const silent = rollout({ data: new Float32Array([1, 0, 0, 0]), shape: [1, 2, 2] }, { residual: 0 });
+  assert.deepEqual(Array.from(silent.data), [1, 0, 0, 1]);
+  assertAttnLensError(
+    () => rollout({ data: new Float32Array([1, -1, 0, 1]), shape: [1, 2, 2] }),
+    "BAD_ARGUMENT",
+    /attention.data\[1\] \(layer 0, row 0, key 1\) is -1; value-weighted norms are finite and >= 0/,
+  );
+  assertAttnLensError(() => rollout({ data: new Float32Array([NaN, 0, 0, 1]), shape: [1, 2, 2] }), "BAD_ARGUMENT", /is NaN/);
+  assertAttnLensError(() => rollout({ data: new Float32Array(4), shape: [1, 2, 3] }), "BAD_ARGUMENT", /\[layers, L, L\]/);
+  assertAttnLensError(() => rollout({ data: new Float32Array(5), shape: [1, 2, 2] }), "BAD_ARGUMENT", /holds 5 values/);
+});
