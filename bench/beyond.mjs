@@ -22,28 +22,14 @@ import { join } from "node:path";
 import { loadAttnLens, rollout, sinkRates } from "../dist/attnlens.node.js";
 import { LLAMA_PRESETS, writeLlamaCheckpoint } from "../scripts/llama-checkpoint.mjs";
 import { cli } from "../scripts/cli.mjs";
+import { medianMs, tokenIds } from "./shared.mjs";
 
 const { values } = cli({ usage: "usage: node bench/beyond.mjs [--quick]", options: { quick: { type: "boolean" } } });
 const runs = values.quick ? 3 : 7;
 const lens = await loadAttnLens();
 
-function ids(n, vocab, seed) {
-  let x = seed;
-  return Array.from({ length: n }, () => {
-    x = (Math.imul(x, 1103515245) + 12345) >>> 0;
-    return x % vocab;
-  });
-}
-function median(fn) {
-  fn();
-  const t = [];
-  for (let i = 0; i < runs; i++) {
-    const start = performance.now();
-    fn();
-    t.push(performance.now() - start);
-  }
-  return t.sort((a, b) => a - b)[runs >> 1];
-}
+const ids = tokenIds;
+const median = (fn) => medianMs(fn, runs);
 
 const rows = [];
 const started = performance.now();

@@ -7,18 +7,13 @@
 // The package as built by scripts/build.sh (bench/ has its own package.json and dependencies).
 import { loadAttnLens } from "../dist/attnlens.node.js";
 import { cli } from "../scripts/cli.mjs";
+import { tokenIds } from "./shared.mjs";
 
 const quick = cli({ usage: "usage: node bench/model.mjs [--quick]", options: { quick: { type: "boolean" } } }).values.quick ?? false;
 const lens = await loadAttnLens();
 const now = () => performance.now();
 
-function ids(n, vocab, seed) {
-  let x = seed;
-  return Int32Array.from({ length: n }, () => {
-    x = (Math.imul(x, 1103515245) + 12345) >>> 0;
-    return x % vocab;
-  });
-}
+const ids = tokenIds;
 
 // Median of `runs` timed calls after one warm-up call, in ms.
 function time(fn, runs) {

@@ -1,5 +1,29 @@
-// What the Node runner (run.mjs, common.mjs) and the Chromium run (browser.mjs) share; no Node
-// APIs here, so the page imports it too.
+// What the Node runner (run.mjs, common.mjs), the Chromium run (browser.mjs) and the model
+// benches (model.mjs, typing.mjs, beyond.mjs, contenders/attnlens-model.mjs) share; no Node APIs
+// here, so the page imports it too.
+
+/** n token ids below `vocab`, the same for a seed on every run (a linear congruential generator). */
+export function tokenIds(n, vocab, seed) {
+  let x = seed;
+  return Int32Array.from({ length: n }, () => {
+    x = (Math.imul(x, 1103515245) + 12345) >>> 0;
+    return x % vocab;
+  });
+}
+
+/** Median ms of `fn` over `runs` runs after one warm-up; `before()` (untimed) runs before each. */
+export function medianMs(fn, runs, before = () => {}) {
+  before();
+  fn();
+  const t = [];
+  for (let i = 0; i < runs; i++) {
+    before();
+    const start = performance.now();
+    fn();
+    t.push(performance.now() - start);
+  }
+  return t.sort((a, b) => a - b)[runs >> 1];
+}
 
 /** q, k, v = [1, H, L, D] each, one Float32Array, uniform in [-1, 1) from a seeded generator. */
 export function randomInputs(L, seed, H = 8, D = 64) {

@@ -26,6 +26,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { BERT_PRESETS, writeBertCheckpoint } from "../scripts/bert-checkpoint.mjs";
 import { cli } from "../scripts/cli.mjs";
+import { medianMs, tokenIds } from "./shared.mjs";
 
 const root = new URL("..", import.meta.url).pathname;
 const { values } = cli({
@@ -39,26 +40,8 @@ const lens = await loadFrom(join(root, "dist"));
 // --before=DIR: the same GPT-2 rows on an older build, each measured right after this build's.
 const builds = [["", lens], ...(values.before ? [[" (before)", await loadFrom(values.before)]] : [])];
 
-function ids(n, vocab, seed) {
-  let x = seed;
-  return Array.from({ length: n }, () => {
-    x = (Math.imul(x, 1103515245) + 12345) >>> 0;
-    return x % vocab;
-  });
-}
-/** Median ms of `fn` over `runs` runs after one warm-up; `before()` (untimed) runs before each. */
-function median(fn, before = () => {}) {
-  before();
-  fn();
-  const t = [];
-  for (let i = 0; i < runs; i++) {
-    before();
-    const start = performance.now();
-    fn();
-    t.push(performance.now() - start);
-  }
-  return t.sort((a, b) => a - b)[runs >> 1];
-}
+const ids = tokenIds;
+const median = (fn, before) => medianMs(fn, runs, before);
 const rows = [];
 // Each row is printed to stderr as it is measured (progress: the table comes at the end).
 const started = performance.now();

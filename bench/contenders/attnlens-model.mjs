@@ -5,6 +5,7 @@
 import { pathToFileURL } from "node:url";
 import { join } from "node:path";
 import { cli } from "../../scripts/cli.mjs";
+import { medianMs, tokenIds } from "../shared.mjs";
 
 const { values } = cli({
   usage: "usage: node bench/contenders/attnlens-model.mjs [--dist=DIR] [--quick]",
@@ -15,23 +16,8 @@ const dist = values.dist ?? join(new URL(".", import.meta.url).pathname, "../../
 const { loadAttnLens } = await import(pathToFileURL(join(dist, "attnlens.node.js")).href);
 const lens = await loadAttnLens();
 
-function ids(n, vocab, seed) {
-  let x = seed;
-  return Int32Array.from({ length: n }, () => {
-    x = (Math.imul(x, 1103515245) + 12345) >>> 0;
-    return x % vocab;
-  });
-}
-function median(fn, runs) {
-  fn();
-  const t = [];
-  for (let i = 0; i < runs; i++) {
-    const start = performance.now();
-    fn();
-    t.push(performance.now() - start);
-  }
-  return t.sort((a, b) => a - b)[runs >> 1];
-}
+const ids = tokenIds;
+const median = medianMs;
 
 const small = { layers: 2, heads: 4, dModel: 128, context: 128, vocabSize: 4096 };
 const model = await lens.createModel({ config: small, seed: 1 });
