@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <initializer_list>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -138,6 +139,19 @@ inline Closeness close(const Values& actual, const Values& expected, double tole
   c.report = worst_text + (c.ok ? " (within " : " (over ") + number(tolerance) + "; " +
              std::to_string(over) + " of " + std::to_string(actual.size()) + " values over)";
   return c;
+}
+
+// The largest |actual - expected|, for checks that two results differ (a change took effect):
+// NaN anywhere or a size mismatch gives NaN, which fails any bound, above or below.
+inline double max_abs_difference(const Values& actual, const Values& expected) {
+  if (actual.size() != expected.size()) return std::numeric_limits<double>::quiet_NaN();
+  double worst = 0;
+  for (std::size_t i = 0; i < actual.size(); ++i) {
+    const double d = std::abs(actual[i] - expected[i]);
+    if (!(d <= worst)) worst = d;  // NaN sticks
+    if (std::isnan(worst)) return worst;
+  }
+  return worst;
 }
 
 }  // namespace testing

@@ -2,7 +2,9 @@
 // differences over the tolerance, and say where.
 #include "compare.hpp"
 
+#include <cmath>
 #include <limits>
+#include <vector>
 
 using Catch::Matchers::Contains;
 using testing::close;
@@ -78,4 +80,15 @@ TEST_CASE("close: Eigen matrices and expressions are read row by row", "[compare
   const auto c = close(m - column_major, {0.0, 0.0, 0.0, 1.0}, 0.5, {2, 2});
   CHECK_FALSE(c.ok);
   CHECK_THAT(c.report, Contains("[1, 1]"));
+}
+
+TEST_CASE("max_abs_difference: the largest difference; NaN for a NaN or a size mismatch",
+          "[compare]") {
+  CHECK(testing::max_abs_difference(std::vector<float>{1, 2, 3}, {1.0, 2.5, 2.0}) == 1.0);
+  CHECK(testing::max_abs_difference(std::vector<float>{}, std::vector<double>{}) == 0.0);
+  // A NaN anywhere (even before a larger difference) and a size mismatch fail any bound.
+  const double nan = std::nan("");
+  CHECK(std::isnan(testing::max_abs_difference(std::vector<double>{nan, 0}, {0.0, 9.0})));
+  CHECK(std::isnan(testing::max_abs_difference(std::vector<double>{0, 1}, {0.0})));
+  CHECK_FALSE(testing::max_abs_difference(std::vector<double>{0, nan}, {0.0, 0.0}) > 0.05);
 }

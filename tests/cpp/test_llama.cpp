@@ -930,10 +930,7 @@ TEST_CASE("Llama-family ablation: zero and mean against the reference, zero as a
   const llamaref::Output plain_ref = llamaref::forward(k.c, f.params, ids, B, T);
   REQUIRE_CLOSE(testing::close(plain.value_norms.data, plain_ref.value_norms, 1.4e-3));
   REQUIRE_CLOSE(testing::close(plain.value_weighted.data, plain_ref.value_weighted, 8.4e-3));
-  double moved = 0;
-  for (std::size_t i = 0; i < plain.logits.data.size(); ++i)
-    moved = std::max(moved, double{std::abs(plain.logits.data[i] - out.logits.data[i])});
-  CHECK(moved > 0.05);
+  CHECK(testing::max_abs_difference(plain.logits.data, out.logits.data) > 0.05);
 
   if (!mean) {
     // o_proj is [d, heads · head_dim] (torch's Linear): head h enters at columns h · hd ..
