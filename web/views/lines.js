@@ -142,8 +142,10 @@ export function draw(p, lay, { sy = 0, w = lay.fullW, h = lay.fullH } = {}) {
   const i1 = Math.min(L, Math.ceil((sy + h - top) / row));
   for (let i = i0 - (i0 % lay.step); i < i1; i += lay.step) {
     const y = top + (i + 0.5) * row - sy;
-    p.text(lay.labels[i], leftX, y, { size: fontSize, fill: palette.foreground, anchor: "end", baseline: "middle" });
-    p.text(lay.labels[i], rightX, y, { size: fontSize, fill: palette.foreground, baseline: "middle" });
+    // Tokens the model wrote (web/write.js, the element's generate) in the accent colour, as the heatmap.
+    const fill = lay.data.tokens[i].written ? palette.accent : palette.foreground;
+    p.text(lay.labels[i], leftX, y, { size: fontSize, fill, anchor: "end", baseline: "middle" });
+    p.text(lay.labels[i], rightX, y, { size: fontSize, fill, baseline: "middle" });
   }
   p.restore();
 }
