@@ -502,20 +502,24 @@ export function createModelApi(core) {
           p: new Float32Array(layers * P * k),
           texts: [],
         };
-        // One layer's rows at a time: P rows of logits, never (layers + 1) · P · V at once.
-        const rows = new Float32Array(P * d);
-        for (let l = 0; l < layers; l++) {
-          positions.forEach((t0, i) => rows.set(r.residuals.data.subarray((l * t.length + t0) * d, (l * t.length + t0 + 1) * d), i * d));
-          const logits = unwrap(core._unembed(handle, rows, P));
-          topTokens(logits, k).forEach((top, i) =>
-            top.forEach((x, j) => {
-              const at = (l * P + i) * k + j;
-              out.ids[at] = x.id;
-              out.p[at] = x.p;
-              out.texts[at] = x.text;
-            }),
-          );
-        }
+        // One layer's rows at a time, in groups of at most the library's element limit of logits
+        // (a group of positions × vocabSize): never (layers + 1) · P · V at once.
+        const group = Math.max(1, Math.floor(limits.maxElements / config.vocabSize));
+        for (let l = 0; l < layers; l++)
+          for (let from = 0; from < P; from += group) {
+            const some = positions.slice(from, from + group);
+            const rows = new Float32Array(some.length * d);
+            some.forEach((t0, i) => rows.set(r.residuals.data.subarray((l * t.length + t0) * d, (l * t.length + t0 + 1) * d), i * d));
+            const logits = unwrap(core._unembed(handle, rows, some.length));
+            topTokens(logits, k).forEach((top, i) =>
+              top.forEach((x, j) => {
+                const at = (l * P + from + i) * k + j;
+                out.ids[at] = x.id;
+                out.p[at] = x.p;
+                out.texts[at] = x.text;
+              }),
+            );
+          }
         return out;
       },
       attribute(ids, options) {
