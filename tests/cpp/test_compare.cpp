@@ -82,7 +82,7 @@ TEST_CASE("close: Eigen matrices and expressions are read row by row", "[compare
   CHECK_THAT(c.report, Contains("[1, 1]"));
 }
 
-TEST_CASE("max_abs_difference: the largest difference; NaN for a NaN or a size mismatch",
+TEST_CASE("max_abs_difference: the largest difference, and NaN for a NaN or a size mismatch",
           "[compare]") {
   CHECK(testing::max_abs_difference(std::vector<float>{1, 2, 3}, {1.0, 2.5, 2.0}) == 1.0);
   CHECK(testing::max_abs_difference(std::vector<float>{}, std::vector<double>{}) == 0.0);
