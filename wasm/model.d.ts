@@ -110,6 +110,11 @@ export interface LoadedModelConfig {
   positions: "learned" | "rotary" | "none";
   /** The block's normalisation. */
   norm: "layernorm" | "rmsnorm" | "rmsnorm(1+w)";
+  /**
+   * Per layer, how far back a query sees: 0 every earlier key, W > 0 itself and the W − 1 keys
+   * before it (a sliding window: Gemma 3's local layers). Empty when no layer has a window.
+   */
+  windows: number[];
   /** GPT-2 only: see ModelConfig. */
   attentionNorm?: boolean;
 }

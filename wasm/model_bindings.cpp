@@ -210,6 +210,11 @@ val info_to_js(attnlens::Model& model) {
   out.set("typeVocabSize", i.type_vocab_size);
   out.set("positions", i.positions);
   out.set("norm", i.norm);
+  // Per layer, the keys a query sees (0: every earlier one); [] when no layer has a window.
+  val windows = val::array();
+  for (std::size_t l = 0; l < i.windows.size(); ++l)
+    windows.set(l, i.windows[l]);
+  out.set("windows", windows);
   if (const attnlens::Gpt2Model* gpt2 = model.gpt2())
     out.set("attentionNorm", gpt2->config().attention_norm);
   return out;

@@ -1,8 +1,8 @@
 // An independent float64 Llama-family decoder for the tests: plain loops over explicit indices,
-// written from transformers' modeling_llama.py, modeling_qwen2.py and modeling_qwen3.py (shared
-// with the library: nothing). Parameters come in by checkpoint name with torch's layouts (Linear
-// weights [out, in]); a bias or a q/k norm is used when its tensor is given, so the reference
-// does not take the library's word on which a family has.
+// written from transformers' modeling_llama.py, modeling_qwen2.py, modeling_qwen3.py and
+// modeling_gemma3.py (shared with the library: nothing). Parameters come in by checkpoint name with
+// torch's layouts (Linear weights [out, in]); a bias or a q/k norm is used when its tensor is
+// given, so the reference does not take the library's word on which a family has.
 //
 //   h = embed_tokens[ids]
 //   per layer:  a = input_layernorm(h)                          (RMSNorm: x / sqrt(mean x² + eps) ·
@@ -15,6 +15,14 @@
 //               m = post_attention_layernorm(h)
 //               h = h + down_proj(silu(gate_proj(m)) · up_proj(m))
 //   logits = lm_head(norm(h))                                   (lm_head = embed_tokens if tied)
+//
+// Gemma 3 (Gemma3DecoderLayer) differs by data: every RMSNorm · (1 + w); h = embed · sqrt(d);
+// QK-norm; scores · query_pre_attn_scalar^-0.5; a sliding layer masks keys j <= i - window
+// (masking_utils' sliding_window_overlay: kv_idx > q_idx - sliding_window) and rotates by
+// rope_local_base_freq (rotary_emb_local); and the block is
+//               h = h + post_attention_layernorm(o_proj(w v))
+//               h = h + post_feedforward_layernorm(mlp(pre_feedforward_layernorm(h)))
+// with mlp(m) = down_proj(gelu_tanh(gate_proj(m)) · up_proj(m)).
 #pragma once
 
 #include "ablation_reference.hpp"
@@ -48,6 +56,11 @@ struct Config {
   bool norm_plus_one = false;
   double embedding_scale = 1.0;
   double attention_scale = 0.0;  // multiplies q·k; 0 means 1 / sqrt(head_dim)
+  // Gemma 3: norms before and after attention and MLP, the tanh-GELU gate, and per layer a
+  // window (0: none) whose layers rotate by local_rope.
+  bool gemma = false;
+  std::vector<int> window;  // per layer, or empty
+  Rope local_rope;
 };
 
 using Vec = std::vector<double>;
@@ -149,8 +162,12 @@ inline Output forward(const Config& c, const Params& p, const std::vector<std::i
   out.hidden = h;
 
   // cos and sin of emb = cat(freqs, freqs), freqs[t, i] = t · inv_freq[i].
-  const Vec inv = impl::inv_freq(c.rope, hd);
+  const Vec global_inv = impl::inv_freq(c.rope, hd);
+  const Vec local_inv = impl::inv_freq(c.local_rope, hd);
+  const auto window_of = [&](int l) { return c.window.empty() ? 0 : c.window[impl::z(l)]; };
+  const Vec* inv_of_layer = &global_inv;
   const auto rotate = [&](Vec& x, int heads) {  // x [N, heads, hd], token n at position n % T
+    const Vec& inv = *inv_of_layer;
     for (int n = 0; n < N; ++n) {
       const int t = n % T;
       for (int head = 0; head < heads; ++head) {
@@ -180,10 +197,14 @@ inline Output forward(const Config& c, const Params& p, const std::vector<std::i
       k = impl::rmsnorm(k, p.at(pre + "self_attn.k_norm.weight"), std::int64_t{N} * Hkv, hd, c.eps,
                         c.norm_plus_one);
     }
+    const int window = window_of(l);
+    inv_of_layer = window > 0 ? &local_inv : &global_inv;
     if (c.rotary) {
       rotate(q, H);
       rotate(k, Hkv);
     }
+    // Key j is visible to query i when j <= i (causal) and, in a window, i - j < window.
+    const auto visible = [&](int i, int j) { return j <= i && (window == 0 || i - j < window); };
     Vec merged(z(std::int64_t{N} * H * hd), 0.0);
     for (int b = 0; b < B; ++b) {
       for (int head = 0; head < H; ++head) {
@@ -193,6 +214,7 @@ inline Output forward(const Config& c, const Params& p, const std::vector<std::i
           Vec logit(z(i + 1));
           double max = -1e300;
           for (int j = 0; j <= i; ++j) {  // the causal mask: keys j <= i
+            if (!visible(i, j)) continue;
             const std::int64_t nj = std::int64_t{b} * T + j;
             double s = 0;
             for (int e = 0; e < hd; ++e)
@@ -203,7 +225,7 @@ inline Output forward(const Config& c, const Params& p, const std::vector<std::i
           }
           double sum = 0;
           for (int j = 0; j <= i; ++j) {
-            logit[z(j)] = std::exp(logit[z(j)] - max);
+            logit[z(j)] = visible(i, j) ? std::exp(logit[z(j)] - max) : 0.0;
             sum += logit[z(j)];
           }
           double* wrow =
@@ -243,17 +265,33 @@ inline Output forward(const Config& c, const Params& p, const std::vector<std::i
         }
       }
     }
-    const Vec o = impl::linear(p, pre + "self_attn.o_proj", merged, N, H * hd, d);
+    Vec o = impl::linear(p, pre + "self_attn.o_proj", merged, N, H * hd, d);
+    if (c.gemma) {
+      o = impl::rmsnorm(o, p.at(pre + "post_attention_layernorm.weight"), N, d, c.eps,
+                        c.norm_plus_one);
+    }
     for (std::size_t i = 0; i < h.size(); ++i)
       h[i] += o[i];
-    const Vec m = impl::rmsnorm(h, p.at(pre + "post_attention_layernorm.weight"), N, d, c.eps,
-                                c.norm_plus_one);
+    const Vec m = impl::rmsnorm(
+        h,
+        p.at(pre + (c.gemma ? "pre_feedforward_layernorm" : "post_attention_layernorm") +
+             ".weight"),
+        N, d, c.eps, c.norm_plus_one);
     const Vec gate = impl::linear(p, pre + "mlp.gate_proj", m, N, d, c.intermediate);
     const Vec up = impl::linear(p, pre + "mlp.up_proj", m, N, d, c.intermediate);
     Vec act(gate.size());
-    for (std::size_t i = 0; i < act.size(); ++i)
-      act[i] = gate[i] / (1.0 + std::exp(-gate[i])) * up[i];
-    const Vec down = impl::linear(p, pre + "mlp.down_proj", act, N, c.intermediate, d);
+    const double pi = 3.14159265358979323846;
+    for (std::size_t i = 0; i < act.size(); ++i) {
+      const double g = gate[i];
+      act[i] = (c.gemma ? 0.5 * g * (1 + std::tanh(std::sqrt(2 / pi) * (g + 0.044715 * g * g * g)))
+                        : g / (1.0 + std::exp(-g))) *
+               up[i];
+    }
+    Vec down = impl::linear(p, pre + "mlp.down_proj", act, N, c.intermediate, d);
+    if (c.gemma) {
+      down = impl::rmsnorm(down, p.at(pre + "post_feedforward_layernorm.weight"), N, d, c.eps,
+                           c.norm_plus_one);
+    }
     for (std::size_t i = 0; i < h.size(); ++i)
       h[i] += down[i];
     out.mlp_writes.insert(out.mlp_writes.end(), down.begin(), down.end());

@@ -38,7 +38,15 @@ struct Case {
   bool attention_bias = false;  // llama, qwen3: biases on q, k, v and o
   std::optional<int> sliding_window;
   bool inv_freq_buffer = false;  // a stale rotary_emb.inv_freq buffer in the file
+  // gemma3_text: query_pre_attn_scalar, and in transformers 4's dialect whether the windowed
+  // layers are listed (layer_types) or derived from sliding_window_pattern.
+  double query_pre_attn_scalar = 0;
+  std::optional<int> sliding_window_pattern;
 };
+
+bool is_gemma(const Case& k) {
+  return k.model_type == "gemma3_text";
+}
 
 llamaref::Config sizes(int layers, int hidden, int heads, int kv_heads, int head_dim,
                        int intermediate, int vocab, bool tied) {
@@ -71,6 +79,7 @@ std::vector<std::pair<std::string, attnlens::Shape>> tensor_list(const Case& k) 
   std::vector<std::pair<std::string, attnlens::Shape>> t = {
       {"model.embed_tokens.weight", {c.vocab, d}}};
   const bool qkv_bias = k.model_type == "qwen2" || k.attention_bias;
+  const bool gemma = is_gemma(k);
   for (int l = 0; l < c.layers; ++l) {
     const std::string p = "model.layers." + std::to_string(l) + ".";
     t.push_back({p + "input_layernorm.weight", {d}});
@@ -84,14 +93,16 @@ std::vector<std::pair<std::string, attnlens::Shape>> tensor_list(const Case& k) 
       t.push_back({p + "self_attn.v_proj.bias", {kv}});
     }
     if (k.attention_bias) t.push_back({p + "self_attn.o_proj.bias", {d}});
-    if (k.model_type == "qwen3") {
+    if (k.model_type == "qwen3" || gemma) {
       t.push_back({p + "self_attn.q_norm.weight", {hd}});
       t.push_back({p + "self_attn.k_norm.weight", {hd}});
     }
     t.push_back({p + "post_attention_layernorm.weight", {d}});
+    if (gemma) t.push_back({p + "pre_feedforward_layernorm.weight", {d}});
     t.push_back({p + "mlp.gate_proj.weight", {c.intermediate, d}});
     t.push_back({p + "mlp.up_proj.weight", {c.intermediate, d}});
     t.push_back({p + "mlp.down_proj.weight", {d, c.intermediate}});
+    if (gemma) t.push_back({p + "post_feedforward_layernorm.weight", {d}});
   }
   t.push_back({"model.norm.weight", {d}});
   if (!c.tied) t.push_back({"lm_head.weight", {c.vocab, d}});
@@ -177,6 +188,57 @@ std::string number(double x) {
   return s.str();
 }
 
+// Gemma3TextConfig's config.json: transformers 4 (rope_theta, rope_scaling, rope_local_base_freq,
+// layer_types or sliding_window_pattern) or 5 (rope_parameters per layer type).
+std::string gemma_config_json(const Case& k, const std::string& rope_fields, const char* dtype) {
+  const auto& c = k.c;
+  const auto& r = c.rope;
+  std::string s =
+      "{\n  \"architectures\": [\"Gemma3ForCausalLM\"],\n  \"model_type\": "
+      "\"gemma3_text\"";
+  s += ",\n  \"hidden_size\": " + std::to_string(c.hidden);
+  s += ",\n  \"intermediate_size\": " + std::to_string(c.intermediate);
+  s += ",\n  \"num_hidden_layers\": " + std::to_string(c.layers);
+  s += ",\n  \"num_attention_heads\": " + std::to_string(c.heads);
+  s += ",\n  \"num_key_value_heads\": " + std::to_string(c.kv_heads);
+  s += ",\n  \"head_dim\": " + std::to_string(c.head_dim);
+  s += ",\n  \"max_position_embeddings\": 64";
+  s += ",\n  \"vocab_size\": " + std::to_string(c.vocab);
+  s += ",\n  \"rms_norm_eps\": " + number(c.eps);
+  s += ",\n  \"hidden_activation\": \"gelu_pytorch_tanh\"";
+  s += ",\n  \"query_pre_attn_scalar\": " + number(k.query_pre_attn_scalar);
+  s += ",\n  \"attn_logit_softcapping\": null,\n  \"final_logit_softcapping\": null";
+  s += ",\n  \"attention_bias\": " + std::string(k.attention_bias ? "true" : "false");
+  if (!c.tied) s += ",\n  \"tie_word_embeddings\": false";  // Gemma's default is true
+  s += ",\n  \"sliding_window\": " + std::to_string(k.sliding_window.value_or(4096));
+  if (k.sliding_window_pattern && !k.tf5) {
+    s += ",\n  \"sliding_window_pattern\": " + std::to_string(*k.sliding_window_pattern);
+  } else {
+    s += ",\n  \"layer_types\": [";
+    for (int l = 0; l < c.layers; ++l)
+      s += std::string(l ? ", " : "") + (c.window[static_cast<std::size_t>(l)] > 0
+                                             ? "\"sliding_attention\""
+                                             : "\"full_attention\"");
+    s += "]";
+  }
+  const std::string full = "{" + rope_fields + "\"rope_theta\": " + number(r.theta) +
+                           ", \"rope_type\": \"" + r.type + "\"}";
+  if (k.tf5) {
+    s += ",\n  \"rope_parameters\": {\"full_attention\": " + full +
+         ", \"sliding_attention\": {\"rope_theta\": " + number(c.local_rope.theta) +
+         ", \"rope_type\": \"default\"}}";
+    s += ",\n  \"dtype\": \"" + std::string(dtype) + "\"";
+  } else {
+    s += ",\n  \"rope_theta\": " + number(r.theta);
+    s += ",\n  \"rope_local_base_freq\": " + number(c.local_rope.theta);
+    s += ",\n  \"rope_scaling\": " +
+         (r.type == "default" ? std::string("null")
+                              : "{" + rope_fields + "\"rope_type\": \"" + r.type + "\"}");
+    s += ",\n  \"torch_dtype\": \"" + std::string(dtype) + "\"";
+  }
+  return s + "\n}\n";
+}
+
 // config.json as transformers 4 (rope_theta, rope_scaling, torch_dtype) or 5 (rope_parameters,
 // dtype, layer_types) writes it for the case.
 std::string config_json(const Case& k) {
@@ -194,6 +256,7 @@ std::string config_json(const Case& k) {
   const char* dtype = k.dtype == Dtype::F32   ? "float32"
                       : k.dtype == Dtype::F16 ? "float16"
                                               : "bfloat16";
+  if (is_gemma(k)) return gemma_config_json(k, rope_fields, dtype);
   std::string s = "{\n  \"architectures\": [\"X\"],\n  \"model_type\": \"" + k.model_type + "\"";
   s += ",\n  \"hidden_size\": " + std::to_string(c.hidden);
   s += ",\n  \"intermediate_size\": " + std::to_string(c.intermediate);
@@ -330,6 +393,47 @@ std::vector<Case> cases() {
     k.dtype = Dtype::BF16;
     out.push_back(k);
   }
+  // Gemma 3 (gemma3_text): windows narrower than the sequences the tests run, so the windows hide
+  // keys, in the forward and past a cached prefix.
+  {
+    Case k{
+        "gemma3_text, sandwich norms, windows of 3 by sliding_window_pattern 3, rope linear 8, "
+        "tied, GQA 2, BF16, transformers 4",
+        "gemma3_text", sizes(3, 32, 4, 2, 16, 48, 37, true)};
+    k.c.gemma = true;
+    k.c.norm_plus_one = true;
+    // hidden_size ** 0.5 as transformers holds it: a float32 buffer.
+    k.c.embedding_scale = static_cast<double>(std::sqrt(32.0f));
+    k.c.eps = 1e-6;
+    k.c.rope = {1000000, "linear", 8.0};
+    k.c.local_rope.theta = 10000;
+    k.c.window = {3, 3, 0};  // layers 0 and 1 slide, every 3rd is full
+    k.sliding_window = 3;
+    k.sliding_window_pattern = 3;
+    k.query_pre_attn_scalar = 16;
+    k.c.attention_scale = 0.25;
+    k.dtype = Dtype::BF16;
+    out.push_back(k);
+  }
+  {
+    Case k{
+        "gemma3_text, windows of 4 by layer_types, query_pre_attn_scalar 24, untied, "
+        "attention_bias, GQA 1, F32, transformers 5",
+        "gemma3_text", sizes(2, 24, 3, 3, 8, 40, 29, false)};
+    k.c.gemma = true;
+    k.c.norm_plus_one = true;
+    k.c.embedding_scale = static_cast<double>(std::sqrt(24.0f));
+    k.c.eps = 1e-6;
+    k.c.rope.theta = 1000000;
+    k.c.local_rope.theta = 10000;
+    k.c.window = {0, 4};
+    k.sliding_window = 4;
+    k.attention_bias = true;
+    k.query_pre_attn_scalar = 24;
+    k.c.attention_scale = 1.0 / std::sqrt(24.0);
+    k.tf5 = true;
+    out.push_back(k);
+  }
   return out;
 }
 
@@ -366,8 +470,10 @@ TEST_CASE("Llama-family forward matches an independent float64 reference", "[lla
   CHECK(info.d_model == k.c.hidden);
   CHECK(info.vocab_size == k.c.vocab);
   CHECK(info.positions == "rotary");
-  CHECK(info.norm == "rmsnorm");
-  CHECK(info.context == (k.sliding_window ? *k.sliding_window : 64));
+  CHECK(info.norm == (is_gemma(k) ? "rmsnorm(1+w)" : "rmsnorm"));
+  // Mistral's window caps the context (within it nothing is hidden); Gemma's layers compute theirs.
+  CHECK(info.context == (k.sliding_window && !is_gemma(k) ? *k.sliding_window : 64));
+  CHECK(info.windows == (is_gemma(k) ? k.c.window : std::vector<int>{}));
 
   const int B = 2, T = 11;
   const auto ids = random_ids(B * T, k.c.vocab, 3);
@@ -553,6 +659,73 @@ TEST_CASE("Llama-family config errors name the file and the field", "[llama]") {
   refused(with("model_type", "\"gemma\""), {"model_type \"gemma\""});
 }
 
+TEST_CASE("Gemma 3 config and tensor errors name the file and the field", "[llama][gemma]") {
+  const std::vector<Case> all = cases();
+  const Case& tf4 = all[7];
+  const Case& tf5 = all[8];
+  REQUIRE(is_gemma(tf4));
+  REQUIRE(is_gemma(tf5));
+  const Folder f4 = folder(tf4), f5 = folder(tf5);
+  const auto with = [](std::string config, const std::string& key, const std::string& value) {
+    const std::string needle = "\n  \"" + key + "\": ";
+    const std::size_t at = config.find(needle);
+    if (at == std::string::npos) {
+      config.insert(config.size() - 3, ",\n  \"" + key + "\": " + value);
+    } else {
+      // The value runs to the end of its line (nested objects here are written on one line).
+      const std::size_t end = config.find('\n', at + needle.size());
+      const std::size_t comma = config[end - 1] == ',' ? end - 1 : end;
+      config.replace(at + needle.size(), comma - at - needle.size(), value);
+    }
+    return config;
+  };
+  const auto refused = [&](const Folder& f, const std::string& config,
+                           std::vector<std::string> needles) {
+    INFO(config);
+    needles.insert(needles.begin(), "config.json");
+    require_error([&] { load(config, f.weights); }, ErrorCode::BAD_FILE, needles);
+  };
+  refused(f4, with(f4.config, "attn_logit_softcapping", "50.0"),
+          {"\"attn_logit_softcapping\" is set", "soft-capped"});
+  refused(f4, with(f4.config, "final_logit_softcapping", "30.0"),
+          {"\"final_logit_softcapping\" is set"});
+  refused(f4, with(f4.config, "use_bidirectional_attention", "true"),
+          {"\"use_bidirectional_attention\" is true"});
+  refused(f4, with(f4.config, "hidden_activation", "\"gelu\""),
+          {"\"hidden_activation\" is \"gelu\"", "\"gelu_pytorch_tanh\""});
+  refused(f4, with(f4.config, "sliding_window", "0"), {"\"sliding_window\" must be an integer"});
+  refused(f4, with(f4.config, "sliding_window_pattern", "0"),
+          {"\"sliding_window_pattern\" must be an integer"});
+  refused(f4, with(f4.config, "query_pre_attn_scalar", "-1"),
+          {"\"query_pre_attn_scalar\" must be a number > 0"});
+  refused(f4, with(f4.config, "rope_local_base_freq", "\"x\""),
+          {"\"rope_local_base_freq\" must be a number > 0"});
+  refused(f5, with(f5.config, "layer_types", "[\"full_attention\", \"chunked_attention\"]"),
+          {"\"layer_types\"[1] is \"chunked_attention\"", "\"sliding_attention\""});
+  refused(f5, with(f5.config, "layer_types", "[\"full_attention\"]"),
+          {"\"layer_types\" has 1 entries but \"num_hidden_layers\" is 2"});
+  refused(f5,
+          with(f5.config, "rope_parameters",
+               "{\"full_attention\": {\"rope_type\": \"default\", \"rope_theta\": 1e6}}"),
+          {"\"rope_parameters.sliding_attention\" must be an object"});
+  refused(f5,
+          with(f5.config, "rope_parameters",
+               "{\"full_attention\": {\"rope_type\": \"yarn\", \"rope_theta\": 1e6}, "
+               "\"sliding_attention\": {\"rope_type\": \"default\", \"rope_theta\": 1e4}}"),
+          {"rope_parameters.full_attention.rope_type", "\"yarn\""});
+
+  // The feed-forward norms a Llama checkpoint does not have are named when missing.
+  llamaref::Params params = f4.params;
+  params.erase("model.layers.1.pre_feedforward_layernorm.weight");
+  std::map<std::string, attnlens::Shape> shapes;
+  for (const auto& [name, shape] : tensor_list(tf4))
+    shapes[name] = shape;
+  const auto weights = safetensors(params, shapes, tf4.dtype);
+  require_error([&] { load(f4.config, weights); }, ErrorCode::BAD_FILE,
+                {"model.layers.1.pre_feedforward_layernorm.weight",
+                 "Gemma 3 normalises before and after each MLP"});
+}
+
 TEST_CASE("Llama-family tensor errors name the tensor and the config field", "[llama]") {
   SECTION("head_dim × heads that do not match q_proj's shape") {
     // The file's heads are 12 wide (Qwen3-style) but the config leaves head_dim out, so it is
@@ -685,8 +858,8 @@ TEST_CASE("Llama-family prefix cache gives forward()'s numbers on edits of one s
           "[llama]") {
   const std::vector<Case> all = cases();
   // llama3 frequencies, and QK-norm with head_dim 12: positions and per-head norms of the
-  // rows computed after a kept prefix.
-  const auto index = GENERATE(std::size_t{1}, std::size_t{5});
+  // rows computed after a kept prefix; Gemma 3's windows of 3 past a kept prefix.
+  const auto index = GENERATE(std::size_t{1}, std::size_t{5}, std::size_t{7});
   const Case& k = all[index];
   INFO(k.label);
   const Folder f = folder(k);
@@ -894,8 +1067,10 @@ TEST_CASE("Llama-family ablation: zero and mean against the reference, zero as a
           "[llama][ablation]") {
   const std::vector<Case> all = cases();
   // Grouped-query attention (query heads 1 and 2 share a key/value head with others), q/k/v
-  // biases (Qwen2: f_h(x) = (x W_V + b_V) W_O takes the value's bias) and QK-norm.
-  const std::size_t index = GENERATE(std::size_t{1}, std::size_t{4}, std::size_t{5});
+  // biases (Qwen2: f_h(x) = (x W_V + b_V) W_O takes the value's bias), QK-norm, and Gemma 3's
+  // sandwich norms and windows.
+  const std::size_t index =
+      GENERATE(std::size_t{1}, std::size_t{4}, std::size_t{5}, std::size_t{7}, std::size_t{8});
   const bool mean = GENERATE(false, true);
   const Case& k = all[index];
   INFO(k.label << (mean ? ", mean" : ", zero"));
@@ -981,8 +1156,10 @@ TEST_CASE("Llama-family ablation: zero and mean against the reference, zero as a
 TEST_CASE("Llama-family heads' writes, logit lens and logit attribution against the reference",
           "[llama][lens]") {
   const std::vector<Case> all = cases();
-  // Grouped-query attention, q/k/v biases (Qwen2) and QK-norm (Qwen3), with and without a head off.
-  const std::size_t index = GENERATE(std::size_t{1}, std::size_t{4}, std::size_t{5});
+  // Grouped-query attention, q/k/v biases (Qwen2), QK-norm (Qwen3) and Gemma 3's sandwich
+  // norms (heads' writes and the lens; attribution refused), with and without a head off.
+  const std::size_t index =
+      GENERATE(std::size_t{1}, std::size_t{4}, std::size_t{5}, std::size_t{7}, std::size_t{8});
   const bool ablate = GENERATE(false, true);
   const Case& k = all[index];
   INFO(k.label << (ablate ? ", head (1, 2) zeroed" : ""));
@@ -1042,6 +1219,16 @@ TEST_CASE("Llama-family heads' writes, logit lens and logit attribution against 
   }
 
   const std::int64_t row = N - 2;
+  if (is_gemma(k)) {
+    // A head's write passes post_attention_layernorm before it joins the stream: no part adds
+    // to it as it is, so there is nothing to split.
+    require_error(
+        [&] {
+          model.attribute({TokenIds{ids.data(), B, T}}, row, 0, ablation);
+        },
+        ErrorCode::BAD_ARGUMENT, {"norms come after its layers' parts"});
+    return;
+  }
   for (const std::int32_t token : {0, V - 1}) {
     INFO("token " << token);
     const attnlens::LogitAttribution a =

@@ -51,6 +51,10 @@ struct ModelInfo {
   int type_vocab_size = 0;            // token types (sentence A/B); 0 when the family has none
   std::string positions = "learned";  // "learned", "rotary" or "none"
   std::string norm = "layernorm";     // "layernorm", "rmsnorm" or "rmsnorm(1+w)"
+  // Per layer, the keys a query sees: 0 every earlier one (or every one, in an encoder), W > 0
+  // itself and the W - 1 before it (a sliding window, as Gemma 3's local layers). Empty when
+  // every layer is 0.
+  std::vector<int> windows;
 };
 
 // One token of an encoded text: its id, the bytes of the text it stands for ([begin, end),

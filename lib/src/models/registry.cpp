@@ -38,7 +38,7 @@ const std::vector<ModelFamily>& families() {
        {{"vocab.txt"}, {"tokenizer.json"}, {"vocab.json", "merges.txt"}},
        {"tokenizer_config.json"},
        &detail::load_bert},
-      // One block described by data serves the four (lib/src/models/llama/config.hpp).
+      // One block described by data serves the five (lib/src/models/llama/config.hpp).
       {"llama",
        {"llama"},
        true,
@@ -62,6 +62,13 @@ const std::vector<ModelFamily>& families() {
        &detail::load_llama},
       {"qwen3",
        {"qwen3"},
+       true,
+       PredictionKind::NextToken,
+       {{"tokenizer.json"}},
+       {"tokenizer_config.json"},
+       &detail::load_llama},
+      {"gemma3_text",
+       {"gemma3_text"},
        true,
        PredictionKind::NextToken,
        {{"tokenizer.json"}},

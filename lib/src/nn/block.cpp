@@ -108,6 +108,34 @@ const char* rope_scaling_name(RopeScaling scaling) noexcept {
   return "";
 }
 
+namespace {
+
+// A rotary spec's numbers; `local` names DecoderSpec::local_rope in the message.
+void check_rope(const RopeSpec& r, std::int64_t head_dim, bool local) {
+  const char* which = local ? "DecoderSpec local_rope" : "DecoderSpec rope";
+  if (head_dim % 2 != 0) {
+    fail(ErrorCode::BAD_ARGUMENT, "DecoderSpec head_dim is ", head_dim,
+         "; rotary positions pair its halves, so it must be even");
+  }
+  if (!(r.theta > 1.0) || !std::isfinite(r.theta)) {
+    fail(ErrorCode::BAD_ARGUMENT, which, " theta is ", r.theta, "; it must be a finite number > 1");
+  }
+  if (r.scaling != RopeScaling::Default && (!(r.factor > 0.0) || !std::isfinite(r.factor))) {
+    fail(ErrorCode::BAD_ARGUMENT, which, " factor is ", r.factor,
+         "; it must be a finite number > 0");
+  }
+  if (r.scaling == RopeScaling::Llama3 &&
+      (!(r.low_freq_factor > 0.0) || !(r.high_freq_factor > r.low_freq_factor) ||
+       !std::isfinite(r.high_freq_factor) || !(r.original_context > 0.0) ||
+       !std::isfinite(r.original_context))) {
+    fail(ErrorCode::BAD_ARGUMENT, which, " llama3 scaling needs 0 < low_freq_factor (",
+         r.low_freq_factor, ") < high_freq_factor (", r.high_freq_factor,
+         ") and original_context > 0 (", r.original_context, "), all finite");
+  }
+}
+
+}  // namespace
+
 void check_spec(const DecoderSpec& spec) {
   const BlockSpec& b = spec.block;
   require_positive(spec.layers, "layers");
@@ -135,32 +163,34 @@ void check_spec(const DecoderSpec& spec) {
          "; it must be finite");
   }
   if (b.norm == NormKind::LayerNorm) refuse("LayerNorm");
-  if (b.placement != NormPlacement::Pre) refuse("post or sandwich norm placement");
+  if (b.placement == NormPlacement::Post) refuse("post norm placement");
   if (b.positions == PositionKind::Learned) refuse("learned positions");
   if (b.fused_qkv) refuse("a fused qkv projection");
-  if (b.mlp != MlpKind::GatedSilu) refuse("a GELU or GeGLU MLP");
+  if (b.mlp != MlpKind::GatedSilu && b.mlp != MlpKind::GatedGelu) refuse("a plain GELU MLP");
   if (!spec.causal) refuse("full (non-causal) attention");
+  bool local_rope = false;
+  if (!spec.layer_attention.empty()) {
+    if (static_cast<std::int64_t>(spec.layer_attention.size()) != spec.layers) {
+      fail(ErrorCode::BAD_ARGUMENT, "DecoderSpec layer_attention has ", spec.layer_attention.size(),
+           " entries for ", spec.layers, " layers");
+    }
+    for (std::size_t l = 0; l < spec.layer_attention.size(); ++l) {
+      const LayerAttention& a = spec.layer_attention[l];
+      if (a.window < 0) {
+        fail(ErrorCode::BAD_ARGUMENT, "DecoderSpec layer_attention[", l, "] window is ", a.window,
+             "; it must be >= 0 (0: every earlier key)");
+      }
+      local_rope = local_rope || a.local_rope;
+    }
+  }
+  if (local_rope && b.positions != PositionKind::Rotary) {
+    fail(ErrorCode::BAD_ARGUMENT,
+         "DecoderSpec layer_attention asks for local rotary positions in a model without rotary "
+         "positions");
+  }
   if (b.positions == PositionKind::Rotary) {
-    const RopeSpec& r = b.rope;
-    if (b.head_dim % 2 != 0) {
-      fail(ErrorCode::BAD_ARGUMENT, "DecoderSpec head_dim is ", b.head_dim,
-           "; rotary positions pair its halves, so it must be even");
-    }
-    if (!(r.theta > 1.0) || !std::isfinite(r.theta)) {
-      fail(ErrorCode::BAD_ARGUMENT, "DecoderSpec rope theta is ", r.theta,
-           "; it must be a finite number > 1");
-    }
-    if (r.scaling != RopeScaling::Default && (!(r.factor > 0.0) || !std::isfinite(r.factor))) {
-      fail(ErrorCode::BAD_ARGUMENT, "DecoderSpec rope factor is ", r.factor,
-           "; it must be a finite number > 0");
-    }
-    if (r.scaling == RopeScaling::Llama3 &&
-        (!(r.low_freq_factor > 0.0) || !(r.high_freq_factor > r.low_freq_factor) ||
-         !std::isfinite(r.high_freq_factor) || !(r.original_context > 0.0) ||
-         !std::isfinite(r.original_context))) {
-      fail(ErrorCode::BAD_ARGUMENT, "DecoderSpec llama3 rope needs 0 < low_freq_factor (",
-           r.low_freq_factor, ") < high_freq_factor (", r.high_freq_factor,
-           ") and original_context > 0 (", r.original_context, "), all finite");
+    for (const RopeSpec* rope : {&b.rope, local_rope ? &spec.local_rope : nullptr}) {
+      if (rope != nullptr) check_rope(*rope, b.head_dim, rope == &spec.local_rope);
     }
   }
 }
@@ -254,15 +284,37 @@ void swiglu_forward(float* out, const float* gate, const float* up, std::int64_t
   }
 }
 
+void geglu_forward(float* out, const float* gate, const float* up, std::int64_t n) {
+  gelu_forward(out, gate, n);  // nn/layers: GPT-2's tanh GELU, the same formula
+  for (std::int64_t i = 0; i < n; ++i)
+    out[i] *= up[i];
+}
+
 AttentionResult grouped_attention(const float* q, const float* k, const float* v, std::int64_t B,
                                   std::int64_t heads, std::int64_t kv_heads, std::int64_t L,
                                   std::int64_t S, std::int64_t hd, float scale, bool causal,
-                                  bool keep_weights) {
+                                  bool keep_weights, std::int64_t window) {
   AttentionOptions options;
   options.causal = causal;
   options.causal_align = CausalAlign::BottomRight;
   options.scale = scale;
   options.return_weights = keep_weights;
+  // Query i stands at position i + S - L; the window hides keys j <= that - W. Only when the
+  // oldest key is out of the newest query's reach is there anything to hide.
+  std::vector<std::uint8_t> visible;
+  if (causal && window > 0 && S > window) {
+    try {
+      visible.assign(static_cast<std::size_t>(L * S), 1);
+    } catch (const std::bad_alloc&) {
+      fail(ErrorCode::OUT_OF_MEMORY, "the sliding window's mask of ", L, " x ", S,
+           " could not be allocated");
+    }
+    for (std::int64_t i = 0; i < L; ++i) {
+      const std::int64_t first = std::clamp<std::int64_t>(i + S - L - window + 1, 0, S);
+      std::fill_n(visible.begin() + i * S, first, std::uint8_t{0});
+    }
+    options.mask = MaskView::boolean(visible.data(), {L, S});
+  }
   return attention(ConstTensorView{q, {B, heads, L, hd}}, ConstTensorView{k, {B, kv_heads, S, hd}},
                    ConstTensorView{v, {B, kv_heads, S, hd}}, options);
 }
@@ -424,15 +476,27 @@ void run_blocks(const DecoderSpec& spec, const DecoderWeights& weights, Buffers&
   grow(buf.gate, N * I);
   grow(buf.up, N * I);
   const bool rotary = bs.positions == PositionKind::Rotary;
-  std::vector<float> cos, sin;
-  if (rotary) rope_tables(cos, sin, rope_inv_freq(bs.rope, hd), S);
-  // The fresh rows' positions start at `start`.
-  const float* cos_rows = rotary ? cos.data() + rows.start * (hd / 2) : nullptr;
-  const float* sin_rows = rotary ? sin.data() + rows.start * (hd / 2) : nullptr;
+  const bool sandwich = bs.placement == NormPlacement::Sandwich;
+  const auto layer_attention = [&spec](std::int64_t l) {
+    return spec.layer_attention.empty() ? LayerAttention{}
+                                        : spec.layer_attention[static_cast<std::size_t>(l)];
+  };
+  bool local_rope = false;
+  for (std::int64_t l = 0; l < spec.layers; ++l)
+    local_rope = local_rope || layer_attention(l).local_rope;
+  // Index 0: the block's rotary positions; 1: the local layers' (when some layer has them).
+  std::vector<float> cos[2], sin[2];
+  if (rotary) rope_tables(cos[0], sin[0], rope_inv_freq(bs.rope, hd), S);
+  if (rotary && local_rope) rope_tables(cos[1], sin[1], rope_inv_freq(spec.local_rope, hd), S);
   const float scale = bs.scale > 0.0f ? bs.scale : 1.0f / std::sqrt(static_cast<float>(hd));
   const bool plus_one = bs.norm == NormKind::RMSNormPlusOne;
   for (std::int64_t l = 0; l < spec.layers; ++l) {
     const BlockWeights& w = weights.blocks[static_cast<std::size_t>(l)];
+    const LayerAttention la = layer_attention(l);
+    // The fresh rows' positions start at `start`.
+    const int table = la.local_rope ? 1 : 0;
+    const float* cos_rows = rotary ? cos[table].data() + rows.start * (hd / 2) : nullptr;
+    const float* sin_rows = rotary ? sin[table].data() + rows.start * (hd / 2) : nullptr;
     float* x = buf.x.data();
     // Attention: x += o(attention(rope(q(norm(x))), rope(k(norm(x))), v(norm(x))))
     rmsnorm_forward(buf.xn.data(), x, w.attn_norm_w, N, d, bs.norm_eps, plus_one);
@@ -462,7 +526,7 @@ void run_blocks(const DecoderSpec& spec, const DecoderWeights& weights, Buffers&
     AttentionResult a;
     try {
       a = grouped_attention(buf.qh.data(), keys, values, B, H, Hkv, Tq, S, hd, scale, spec.causal,
-                            keep_weights);
+                            keep_weights, la.window);
     } catch (const Error& e) {
       fail(e.code(), "layer ", l, " attention: ", e.what());
     }
@@ -472,19 +536,38 @@ void run_blocks(const DecoderSpec& spec, const DecoderWeights& weights, Buffers&
       ablate_heads(buf.merged.data(), *rows.ablation, l, B, Tq, H, hd, spec.causal, nullptr);
     }
     if (rows.on_merged) rows.on_merged(l, buf.merged.data());
-    project(buf.xn.data(), buf.merged.data(), w.o_w, w.o_b, x, N, H * hd, d, panels);
-    std::swap(buf.x, buf.xn);
-    x = buf.x.data();
+    // Pre: x + o(...). Sandwich: x + norm(o(...)), the sum in the same order as transformers'
+    // residual + hidden_states.
+    if (sandwich) {
+      project(buf.xn.data(), buf.merged.data(), w.o_w, w.o_b, nullptr, N, H * hd, d, panels);
+      rmsnorm_forward(buf.xn.data(), buf.xn.data(), w.post_attn_norm_w, N, d, bs.norm_eps,
+                      plus_one);
+      add_into(x, buf.xn.data(), N * d);
+    } else {
+      project(buf.xn.data(), buf.merged.data(), w.o_w, w.o_b, x, N, H * hd, d, panels);
+      std::swap(buf.x, buf.xn);
+      x = buf.x.data();
+    }
     require_finite_stage(x, N * d, "the attention", l);
 
-    // MLP: x += down(silu(gate(norm(x))) · up(norm(x)))
+    // MLP: x += down(act(gate(norm(x))) · up(norm(x))), act SiLU or the tanh GELU
     rmsnorm_forward(buf.xn.data(), x, w.mlp_norm_w, N, d, bs.norm_eps, plus_one);
     project(buf.gate.data(), buf.xn.data(), w.gate_w, w.gate_b, nullptr, N, d, I, panels);
     project(buf.up.data(), buf.xn.data(), w.up_w, w.up_b, nullptr, N, d, I, panels);
-    swiglu_forward(buf.gate.data(), buf.gate.data(), buf.up.data(), N * I);
-    project(buf.xn.data(), buf.gate.data(), w.down_w, w.down_b, x, N, I, d, panels);
-    std::swap(buf.x, buf.xn);
-    x = buf.x.data();
+    if (bs.mlp == MlpKind::GatedGelu) {
+      geglu_forward(buf.gate.data(), buf.gate.data(), buf.up.data(), N * I);
+    } else {
+      swiglu_forward(buf.gate.data(), buf.gate.data(), buf.up.data(), N * I);
+    }
+    if (sandwich) {
+      project(buf.xn.data(), buf.gate.data(), w.down_w, w.down_b, nullptr, N, I, d, panels);
+      rmsnorm_forward(buf.xn.data(), buf.xn.data(), w.post_mlp_norm_w, N, d, bs.norm_eps, plus_one);
+      add_into(x, buf.xn.data(), N * d);
+    } else {
+      project(buf.xn.data(), buf.gate.data(), w.down_w, w.down_b, x, N, I, d, panels);
+      std::swap(buf.x, buf.xn);
+      x = buf.x.data();
+    }
     require_finite_stage(x, N * d, "the MLP", l);
     if (rows.on_layer) rows.on_layer(l, x);
   }

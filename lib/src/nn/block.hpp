@@ -4,14 +4,15 @@
 // heads, feed-forward) by the spec's flags. Attention is attnlens::attention() with the one
 // score rule: this file never computes a softmax of its own.
 //
-// What the block computes today is what Llama, Mistral, Qwen2 and Qwen3 need: RMSNorm before
-// attention and before the MLP, rotary positions (default, linear and llama3 frequencies),
-// grouped-query attention with separate q, k, v projections, optional biases and QK-norm, and a
-// gated SiLU MLP. The enums name what other families add (LayerNorm, post and sandwich
-// placement, learned positions, fused qkv, GELU MLPs); check_spec() refuses those values,
-// naming them, until their code and tests join. The forward runs over a batch, or over one
-// sequence from a kept prefix (DecoderCache); the pieces have backward passes, the stack does
-// not yet (no family trains through it).
+// What the block computes today is what Llama, Mistral, Qwen2, Qwen3 and Gemma 3 need: RMSNorm
+// (or Gemma's (1 + w) form) before attention and before the MLP, or around each (sandwich),
+// rotary positions (default, linear and llama3 frequencies, and a second set for windowed
+// layers), grouped-query attention with separate q, k, v projections, optional biases and
+// QK-norm, a sliding window per layer, and a gated SiLU or gated GELU MLP. The enums name what
+// other families add (LayerNorm, post placement, learned positions, fused qkv, plain GELU MLPs);
+// check_spec() refuses those values, naming them, until their code and tests join. The forward
+// runs over a batch, or over one sequence from a kept prefix (DecoderCache); the pieces have
+// backward passes, the stack does not yet (no family trains through it).
 #pragma once
 
 #include <attnlens/model.hpp>
@@ -89,8 +90,20 @@ struct BlockSpec {
   MlpKind mlp = MlpKind::GatedSilu;
 };
 
+// How one layer's attention differs from the block's: a window over the keys and which rotary
+// frequencies it uses.
+struct LayerAttention {
+  // 0: every earlier key. W > 0: query i sees keys j with i - j < W, itself and the W - 1 before
+  // it (transformers' sliding window, kv_idx > q_idx - sliding_window).
+  std::int64_t window = 0;
+  bool local_rope = false;  // DecoderSpec::local_rope instead of the block's rope (Gemma 3)
+};
+
 struct DecoderSpec {
   BlockSpec block;
+  // One entry per layer, or none: every layer then sees every earlier key with block.rope.
+  std::vector<LayerAttention> layer_attention;
+  RopeSpec local_rope;  // the rotary positions of layers whose local_rope is set
   std::int64_t layers = 0;
   std::int64_t vocab_size = 0;
   std::int64_t context = 0;  // longest sequence
@@ -111,8 +124,10 @@ struct BlockWeights {
   const float* v_b = nullptr;
   const float* o_w = nullptr;  // [heads · head_dim, d]
   const float* o_b = nullptr;
-  const float* q_norm_w = nullptr;    // [head_dim]
-  const float* k_norm_w = nullptr;    // [head_dim]
+  const float* q_norm_w = nullptr;          // [head_dim]
+  const float* k_norm_w = nullptr;          // [head_dim]
+  const float* post_attn_norm_w = nullptr;  // [d]: sandwich placement, after the attention
+  const float* post_attn_norm_b = nullptr;
   const float* mlp_norm_w = nullptr;  // [d]
   const float* mlp_norm_b = nullptr;
   const float* gate_w = nullptr;  // [d, intermediate]
@@ -121,6 +136,8 @@ struct BlockWeights {
   const float* up_b = nullptr;
   const float* down_w = nullptr;  // [intermediate, d]
   const float* down_b = nullptr;
+  const float* post_mlp_norm_w = nullptr;  // [d]: sandwich placement, after the MLP
+  const float* post_mlp_norm_b = nullptr;
 };
 
 struct DecoderWeights {
@@ -164,14 +181,20 @@ void rope_apply(float* x, const float* cos, const float* sin, std::int64_t B, st
 // out = silu(gate) · up elementwise (n elements), silu(g) = g / (1 + exp(-g)). out may be gate.
 void swiglu_forward(float* out, const float* gate, const float* up, std::int64_t n);
 
+// out = gelu_tanh(gate) · up elementwise (GeGLU as Gemma computes it, with the tanh GELU
+// 0.5 g (1 + tanh(sqrt(2/π) (g + 0.044715 g³)))). out may be gate.
+void geglu_forward(float* out, const float* gate, const float* up, std::int64_t n);
+
 // Grouped-query attention of q [B, heads, L, hd] over k, v [B, kv_heads, S, hd] (S >= L: the
 // last L of S positions ask, as with a cache) through attnlens::attention(): query head h reads
 // key/value head h / (heads / kv_heads); causal with the diagonal bottom-right, so query i sees
-// keys j <= i + S - L. The weights [B, heads, L, S] are kept when asked.
+// keys j <= i + S - L; with a window W > 0 (causal only), also only keys j > i + S - L - W
+// (LayerAttention::window), through a boolean mask that is built only when the window hides a
+// key. The weights [B, heads, L, S] are kept when asked.
 AttentionResult grouped_attention(const float* q, const float* k, const float* v, std::int64_t B,
                                   std::int64_t heads, std::int64_t kv_heads, std::int64_t L,
                                   std::int64_t S, std::int64_t hd, float scale, bool causal,
-                                  bool keep_weights);
+                                  bool keep_weights, std::int64_t window = 0);
 
 // Backward passes of the pieces, for training and for gradients through a model: each takes
 // dL/d(output) and the forward's inputs. `dx` and parameter gradients accumulate (+=) as nn/layers'

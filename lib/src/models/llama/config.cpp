@@ -3,6 +3,7 @@
 #include "core/check.hpp"
 #include "io/json.hpp"
 
+#include <algorithm>
 #include <climits>
 #include <cmath>
 #include <cstdio>
@@ -77,6 +78,9 @@ const std::string* string_key(const JsonValue& obj, std::string_view key, std::s
   return &value->as_string();
 }
 
+void read_rope_type(RopeSpec& rope, const JsonValue& set, std::string_view file,
+                    const std::string& where);
+
 // Rotary embeddings from transformers 5's rope_parameters {rope_type, rope_theta, ...} or
 // transformers 4's rope_theta and rope_scaling {rope_type (or the older "type"), ...}.
 RopeSpec parse_rope(const JsonValue& root, std::string_view file) {
@@ -114,7 +118,14 @@ RopeSpec parse_rope(const JsonValue& root, std::string_view file) {
       scaling = s;
     }
   }
-  if (scaling == nullptr) return rope;
+  if (scaling != nullptr) read_rope_type(rope, *scaling, file, where);
+  return rope;
+}
+
+// The rope_type of a set (rope_scaling or rope_parameters) and the numbers that type reads.
+void read_rope_type(RopeSpec& rope, const JsonValue& set, std::string_view file,
+                    const std::string& where) {
+  const JsonValue* scaling = &set;
   const char* type_key = "rope_type";
   const std::string* type = string_key(*scaling, type_key, file, where);
   if (type == nullptr) {
@@ -148,7 +159,6 @@ RopeSpec parse_rope(const JsonValue& root, std::string_view file) {
     fail(ErrorCode::BAD_FILE, file, ": \"", where,
          "partial_rotary_factor\" is not 1; attnlens rotates the whole head");
   }
-  return rope;
 }
 
 std::string number_text(double x) {
@@ -163,9 +173,125 @@ const char* architecture(const std::string& model_type) {
   if (model_type == "mistral") return "MistralForCausalLM";
   if (model_type == "qwen2") return "Qwen2ForCausalLM";
   if (model_type == "qwen3") return "Qwen3ForCausalLM";
+  if (model_type == "gemma3_text") return "Gemma3ForCausalLM";
   return "LlamaForCausalLM";
 }
 
+// Gemma 3's text model (Gemma3TextConfig), after the sizes every family shares: the (1 + w)
+// RMSNorm around each of attention and MLP, QK-norm, embeddings times sqrt(hidden_size), the
+// score scale query_pre_attn_scalar^-0.5, GeGLU with the tanh GELU, and per layer either a
+// sliding window with the local rotary base or full attention with rope_theta and its scaling.
+void parse_gemma3(const JsonValue& root, std::string_view file, LlamaConfig& c) {
+  DecoderSpec& s = c.spec;
+  BlockSpec& b = s.block;
+  for (const char* key : {"hidden_activation", "hidden_act"}) {
+    const std::string* act = string_key(root, key, file);
+    if (act != nullptr && *act != "gelu_pytorch_tanh") {
+      fail(ErrorCode::BAD_FILE, file, ": \"", key, "\" is \"", *act,
+           "\"; the Gemma 3 MLP attnlens computes is GeGLU with the tanh GELU "
+           "(\"gelu_pytorch_tanh\")");
+    }
+  }
+  // Soft-capping (Gemma 2) squashes scores and logits through tanh; Gemma 3 sets both null.
+  for (const char* key : {"attn_logit_softcapping", "final_logit_softcapping"}) {
+    const JsonValue* cap = root.find(key);
+    if (cap != nullptr && !cap->is_null()) {
+      fail(ErrorCode::BAD_FILE, file, ": \"", key,
+           "\" is set; attnlens does not compute soft-capped scores or logits (Gemma 3 leaves "
+           "both null)");
+    }
+  }
+  if (bool_key(root, "use_bidirectional_attention", file, false)) {
+    fail(ErrorCode::BAD_FILE, file,
+         ": \"use_bidirectional_attention\" is true; attnlens computes Gemma 3 as a causal "
+         "decoder");
+  }
+  b.norm = NormKind::RMSNormPlusOne;
+  b.placement = NormPlacement::Sandwich;
+  b.positions = PositionKind::Rotary;
+  b.mlp = MlpKind::GatedGelu;
+  b.qk_norm = true;
+  b.q_bias = b.k_bias = b.v_bias = b.o_bias = bool_key(root, "attention_bias", file, false);
+  // float32, as transformers computes hidden_size ** 0.5 and a float32 model multiplies by it.
+  s.embedding_scale = std::sqrt(static_cast<float>(b.d_model));
+  c.query_pre_attn_scalar = number_key(root, "query_pre_attn_scalar", file, "", 256.0);
+  b.scale = static_cast<float>(1.0 / std::sqrt(c.query_pre_attn_scalar));
+  c.tied = bool_key(root, "tie_word_embeddings", file, true);
+
+  // Rotary positions: transformers 5 nests one set per layer type in rope_parameters;
+  // transformers 4 gives rope_theta (+ rope_scaling) for full layers and rope_local_base_freq.
+  const JsonValue* params = root.find("rope_parameters");
+  if (params != nullptr && !params->is_null()) {
+    if (!params->is_object()) {
+      fail(ErrorCode::BAD_FILE, file, ": \"rope_parameters\" must be an object, not ",
+           params->kind_name());
+    }
+    for (const char* kind : {"full_attention", "sliding_attention"}) {
+      const JsonValue* set = params->find(kind);
+      if (set == nullptr || !set->is_object()) {
+        fail(ErrorCode::BAD_FILE, file, ": \"rope_parameters.", kind,
+             "\" must be an object {rope_type, rope_theta, ...}: Gemma 3 gives one set per "
+             "layer type");
+      }
+      const std::string where = std::string("rope_parameters.") + kind + ".";
+      RopeSpec& rope = std::string_view(kind) == "full_attention" ? b.rope : s.local_rope;
+      rope.theta = number_key(*set, "rope_theta", file, where, 0.0, true);
+      read_rope_type(rope, *set, file, where);
+    }
+  } else {
+    b.rope.theta = number_key(root, "rope_theta", file, "", 1000000.0);
+    const JsonValue* scaling = root.find("rope_scaling");
+    if (scaling != nullptr && !scaling->is_null()) {
+      if (!scaling->is_object()) {
+        fail(ErrorCode::BAD_FILE, file, ": \"rope_scaling\" must be an object or null, not ",
+             scaling->kind_name());
+      }
+      read_rope_type(b.rope, *scaling, file, "rope_scaling.");
+    }
+    s.local_rope.theta = number_key(root, "rope_local_base_freq", file, "", 10000.0);
+  }
+
+  // Which layers are windowed: layer_types, or (older configs) every sliding_window_pattern-th
+  // layer full and the others sliding, as Gemma3TextConfig derives layer_types (default 6).
+  std::vector<bool> sliding(static_cast<std::size_t>(s.layers));
+  if (const JsonValue* types = root.find("layer_types"); types != nullptr && !types->is_null()) {
+    if (!types->is_array()) {
+      fail(ErrorCode::BAD_FILE, file, ": \"layer_types\" must be an array, not ",
+           types->kind_name());
+    }
+    if (static_cast<std::int64_t>(types->items().size()) != s.layers) {
+      fail(ErrorCode::BAD_FILE, file, ": \"layer_types\" has ", types->items().size(),
+           " entries but \"num_hidden_layers\" is ", s.layers);
+    }
+    for (std::size_t i = 0; i < types->items().size(); ++i) {
+      const JsonValue& t = types->items()[i];
+      const bool full = t.is_string() && t.as_string() == "full_attention";
+      const bool window = t.is_string() && t.as_string() == "sliding_attention";
+      if (!full && !window) {
+        fail(ErrorCode::BAD_FILE, file, ": \"layer_types\"[", i, "] is ",
+             t.is_string() ? "\"" + t.as_string() + "\"" : std::string(t.kind_name()),
+             "; Gemma 3's layers are \"sliding_attention\" or \"full_attention\"");
+      }
+      sliding[i] = window;
+    }
+  } else {
+    const std::int64_t pattern = size_key_or(root, "sliding_window_pattern", file, kMaxLayers, 6);
+    for (std::int64_t i = 0; i < s.layers; ++i)
+      sliding[static_cast<std::size_t>(i)] = (i + 1) % pattern != 0;
+  }
+  const bool any_sliding = std::find(sliding.begin(), sliding.end(), true) != sliding.end();
+  const std::int64_t window = size_key_or(root, "sliding_window", file, INT_MAX, 4096);
+  if (any_sliding) c.sliding_window = window;
+  for (std::int64_t i = 0; i < s.layers; ++i) {
+    LayerAttention a;
+    if (sliding[static_cast<std::size_t>(i)]) {
+      a.window = window;
+      a.local_rope = true;
+    }
+    s.layer_attention.push_back(a);
+  }
+  s.context = c.max_position_embeddings;
+}
 }  // namespace
 
 LlamaConfig parse_llama_config(std::string_view config_json, std::string_view file) {
@@ -173,13 +299,15 @@ LlamaConfig parse_llama_config(std::string_view config_json, std::string_view fi
   if (!root.is_object()) fail(ErrorCode::BAD_FILE, file, ": not a JSON object");
   LlamaConfig c;
   const std::string* type = string_key(root, "model_type", file);
-  if (type == nullptr ||
-      (*type != "llama" && *type != "mistral" && *type != "qwen2" && *type != "qwen3")) {
+  if (type == nullptr || (*type != "llama" && *type != "mistral" && *type != "qwen2" &&
+                          *type != "qwen3" && *type != "gemma3_text")) {
     fail(ErrorCode::BAD_FILE, file, ": model_type is ",
          type == nullptr ? std::string("missing") : "\"" + *type + "\"",
-         "; a Llama-family config says \"llama\", \"mistral\", \"qwen2\" or \"qwen3\"");
+         "; a config of the block's families says \"llama\", \"mistral\", \"qwen2\", \"qwen3\" ",
+         "or \"gemma3_text\"");
   }
   c.model_type = *type;
+  const bool gemma = c.model_type == "gemma3_text";
   DecoderSpec& s = c.spec;
   BlockSpec& b = s.block;
   s.layers = size_key(root, "num_hidden_layers", file, kMaxLayers);
@@ -195,9 +323,11 @@ LlamaConfig parse_llama_config(std::string_view config_json, std::string_view fi
          "); grouped-query attention shares each key/value head among a whole number of query "
          "heads");
   }
-  b.head_dim = size_key_or(root, "head_dim", file, kMaxWidth, b.d_model / b.heads);
+  // Gemma3TextConfig's head_dim defaults to 256 whatever the width; the others' to
+  // hidden_size / num_attention_heads.
+  b.head_dim = size_key_or(root, "head_dim", file, kMaxWidth, gemma ? 256 : b.d_model / b.heads);
   const JsonValue* head_dim = root.find("head_dim");
-  if ((head_dim == nullptr || head_dim->is_null()) && b.d_model % b.heads != 0) {
+  if (!gemma && (head_dim == nullptr || head_dim->is_null()) && b.d_model % b.heads != 0) {
     fail(ErrorCode::BAD_FILE, file, ": \"hidden_size\" (", b.d_model,
          ") is not a multiple of \"num_attention_heads\" (", b.heads,
          ") and no \"head_dim\" says how wide a head is");
@@ -213,14 +343,24 @@ LlamaConfig parse_llama_config(std::string_view config_json, std::string_view fi
     }
     b.norm_eps = static_cast<float>(eps->as_number());
   }
+  for (const char* key : {"torch_dtype", "dtype"})
+    string_key(root, key, file);
+  if (gemma) {
+    parse_gemma3(root, file, c);
+    s.causal = true;
+    try {
+      check_spec(s);
+    } catch (const Error& e) {
+      fail(ErrorCode::BAD_FILE, file, ": ", e.what());
+    }
+    return c;
+  }
   if (const std::string* act = string_key(root, "hidden_act", file)) {
     if (*act != "silu") {
       fail(ErrorCode::BAD_FILE, file, ": \"hidden_act\" is \"", *act,
            "\"; the Llama-family MLP attnlens computes is gated SiLU (\"silu\")");
     }
   }
-  for (const char* key : {"torch_dtype", "dtype"})
-    string_key(root, key, file);
   b.norm = NormKind::RMSNorm;
   b.placement = NormPlacement::Pre;
   b.positions = PositionKind::Rotary;
@@ -277,7 +417,80 @@ LlamaConfig parse_llama_config(std::string_view config_json, std::string_view fi
   return c;
 }
 
+namespace {
+
+std::string rope_scaling_json(const RopeSpec& r) {
+  if (r.scaling == RopeScaling::Linear) {
+    return "{\n    \"factor\": " + number_text(r.factor) + ",\n    \"rope_type\": \"linear\"\n  }";
+  }
+  if (r.scaling == RopeScaling::Llama3) {
+    return "{\n    \"factor\": " + number_text(r.factor) +
+           ",\n    \"high_freq_factor\": " + number_text(r.high_freq_factor) +
+           ",\n    \"low_freq_factor\": " + number_text(r.low_freq_factor) +
+           ",\n    \"original_max_position_embeddings\": " +
+           std::to_string(static_cast<std::int64_t>(r.original_context)) +
+           ",\n    \"rope_type\": \"llama3\"\n  }";
+  }
+  return "null";
+}
+
+std::string json_object(const std::vector<std::pair<std::string, std::string>>& entries) {
+  std::string out = "{\n";
+  for (std::size_t i = 0; i < entries.size(); ++i)
+    out += "  \"" + entries[i].first + "\": " + entries[i].second +
+           (i + 1 < entries.size() ? ",\n" : "\n");
+  return out + "}\n";
+}
+
+const char* torch_dtype(Dtype dtype) {
+  return dtype == Dtype::F16 ? "float16" : dtype == Dtype::BF16 ? "bfloat16" : "float32";
+}
+
+// Gemma 3's config.json as transformers 4 writes it (layer_types, rope_local_base_freq).
+std::string gemma3_config_json(const LlamaConfig& c, Dtype dtype) {
+  const DecoderSpec& s = c.spec;
+  const BlockSpec& b = s.block;
+  const auto q = [](std::string_view text) { return "\"" + std::string(text) + "\""; };
+  const auto flag = [](bool v) { return std::string(v ? "true" : "false"); };
+  std::string types = "[";
+  for (std::size_t i = 0; i < s.layer_attention.size(); ++i) {
+    types += std::string(i == 0 ? "\n    " : ",\n    ") +
+             (s.layer_attention[i].window > 0 ? "\"sliding_attention\"" : "\"full_attention\"");
+  }
+  types += "\n  ]";
+  return json_object(std::vector<std::pair<std::string, std::string>>{
+      {"architectures", "[\n    \"" + std::string(architecture(c.model_type)) + "\"\n  ]"},
+      {"attention_bias", flag(b.o_bias)},
+      {"attention_dropout", "0.0"},
+      {"attn_logit_softcapping", "null"},
+      {"final_logit_softcapping", "null"},
+      {"head_dim", std::to_string(b.head_dim)},
+      {"hidden_activation", q("gelu_pytorch_tanh")},
+      {"hidden_size", std::to_string(b.d_model)},
+      {"initializer_range", "0.02"},
+      {"intermediate_size", std::to_string(b.intermediate)},
+      {"layer_types", types},
+      {"max_position_embeddings", std::to_string(c.max_position_embeddings)},
+      {"model_type", q(c.model_type)},
+      {"num_attention_heads", std::to_string(b.heads)},
+      {"num_hidden_layers", std::to_string(s.layers)},
+      {"num_key_value_heads", std::to_string(b.kv_heads)},
+      {"query_pre_attn_scalar", number_text(c.query_pre_attn_scalar)},
+      {"rms_norm_eps", number_text(b.norm_eps)},
+      {"rope_local_base_freq", number_text(s.local_rope.theta)},
+      {"rope_scaling", rope_scaling_json(b.rope)},
+      {"rope_theta", number_text(b.rope.theta)},
+      {"sliding_window", std::to_string(c.sliding_window.value_or(4096))},
+      {"tie_word_embeddings", flag(c.tied)},
+      {"torch_dtype", q(torch_dtype(dtype))},
+      {"vocab_size", std::to_string(s.vocab_size)},
+  });
+}
+
+}  // namespace
+
 std::string llama_config_json(const LlamaConfig& c, Dtype dtype) {
+  if (c.model_type == "gemma3_text") return gemma3_config_json(c, dtype);
   const DecoderSpec& s = c.spec;
   const BlockSpec& b = s.block;
   const auto q = [](std::string_view text) { return "\"" + std::string(text) + "\""; };
@@ -302,37 +515,19 @@ std::string llama_config_json(const LlamaConfig& c, Dtype dtype) {
   entries.emplace_back("num_key_value_heads", std::to_string(b.kv_heads));
   entries.emplace_back("rms_norm_eps", number_text(b.norm_eps));
   const RopeSpec& r = b.rope;
-  std::string scaling = "null";
-  if (r.scaling == RopeScaling::Linear) {
-    scaling =
-        "{\n    \"factor\": " + number_text(r.factor) + ",\n    \"rope_type\": \"linear\"\n  }";
-  } else if (r.scaling == RopeScaling::Llama3) {
-    scaling = "{\n    \"factor\": " + number_text(r.factor) +
-              ",\n    \"high_freq_factor\": " + number_text(r.high_freq_factor) +
-              ",\n    \"low_freq_factor\": " + number_text(r.low_freq_factor) +
-              ",\n    \"original_max_position_embeddings\": " +
-              std::to_string(static_cast<std::int64_t>(r.original_context)) +
-              ",\n    \"rope_type\": \"llama3\"\n  }";
-  }
-  entries.emplace_back("rope_scaling", scaling);
+  entries.emplace_back("rope_scaling", rope_scaling_json(r));
   entries.emplace_back("rope_theta", number_text(r.theta));
   if (c.model_type == "mistral") {
     entries.emplace_back("sliding_window",
                          c.sliding_window ? std::to_string(*c.sliding_window) : "null");
   }
   entries.emplace_back("tie_word_embeddings", flag(c.tied));
-  entries.emplace_back("torch_dtype", q(dtype == Dtype::F16    ? "float16"
-                                        : dtype == Dtype::BF16 ? "bfloat16"
-                                                               : "float32"));
+  entries.emplace_back("torch_dtype", q(torch_dtype(dtype)));
   if (c.model_type == "qwen2" || c.model_type == "qwen3") {
     entries.emplace_back("use_sliding_window", "false");
   }
   entries.emplace_back("vocab_size", std::to_string(s.vocab_size));
-  std::string out = "{\n";
-  for (std::size_t i = 0; i < entries.size(); ++i)
-    out += "  \"" + entries[i].first + "\": " + entries[i].second +
-           (i + 1 < entries.size() ? ",\n" : "\n");
-  return out + "}\n";
+  return json_object(entries);
 }
 
 }  // namespace attnlens::detail

@@ -52,6 +52,12 @@ class LlamaAdapter final : public Model {
     i.vocab_size = static_cast<int>(c.spec.vocab_size);
     i.positions = detail::position_kind_name(b.positions);
     i.norm = detail::norm_kind_name(b.norm);
+    bool windowed = false;
+    for (const detail::LayerAttention& a : c.spec.layer_attention) {
+      i.windows.push_back(static_cast<int>(std::min<std::int64_t>(a.window, INT_MAX)));
+      windowed = windowed || a.window > 0;
+    }
+    if (!windowed) i.windows.clear();
     return i;
   }
   std::int64_t num_parameters() const override { return model_.num_parameters(); }
@@ -132,7 +138,7 @@ LoadedModel load_llama(const ModelFiles& files) {
     if (name == "config.json" || name == "tokenizer.json" || name == "tokenizer_config.json")
       continue;
     fail(ErrorCode::BAD_FILE, name,
-         ": not a file of a Llama-family checkpoint (model.safetensors, config.json, "
+         ": not a file of a Llama-family or Gemma 3 checkpoint (model.safetensors, config.json, "
          "tokenizer.json, tokenizer_config.json)");
   }
   if (files.texts.count("tokenizer_config.json") != 0 && files.texts.count("tokenizer.json") == 0) {

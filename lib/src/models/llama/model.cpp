@@ -19,7 +19,8 @@ bool ends_with(std::string_view s, std::string_view suffix) {
 // Where each tensor of one block sits: offsets into the parameters, -1 for none.
 struct BlockOffsets {
   std::int64_t attn_norm = -1, q_w = -1, q_b = -1, k_w = -1, k_b = -1, v_w = -1, v_b = -1;
-  std::int64_t o_w = -1, o_b = -1, q_norm = -1, k_norm = -1, mlp_norm = -1;
+  std::int64_t o_w = -1, o_b = -1, q_norm = -1, k_norm = -1, post_attn_norm = -1, mlp_norm = -1;
+  std::int64_t post_mlp_norm = -1;
   std::int64_t gate_w = -1, gate_b = -1, up_w = -1, up_b = -1, down_w = -1, down_b = -1;
 };
 
@@ -66,10 +67,19 @@ Layout layout_of(const LlamaConfig& c) {
       o.q_norm = add(p + "self_attn.q_norm.weight", {hd}, false);
       o.k_norm = add(p + "self_attn.k_norm.weight", {hd}, false);
     }
-    o.mlp_norm = add(p + "post_attention_layernorm.weight", {d}, false);
+    // Sandwich (Gemma): post_attention_layernorm follows the attention and the MLP has a norm
+    // on each side; pre (Llama): post_attention_layernorm is the MLP's norm.
+    const bool sandwich = b.placement == NormPlacement::Sandwich;
+    if (sandwich) {
+      o.post_attn_norm = add(p + "post_attention_layernorm.weight", {d}, false);
+      o.mlp_norm = add(p + "pre_feedforward_layernorm.weight", {d}, false);
+    } else {
+      o.mlp_norm = add(p + "post_attention_layernorm.weight", {d}, false);
+    }
     linear(p + "mlp.gate_proj", d, I, b.mlp_bias, o.gate_w, o.gate_b);
     linear(p + "mlp.up_proj", d, I, b.mlp_bias, o.up_w, o.up_b);
     linear(p + "mlp.down_proj", I, d, b.mlp_bias, o.down_w, o.down_b);
+    if (sandwich) o.post_mlp_norm = add(p + "post_feedforward_layernorm.weight", {d}, false);
     layout.blocks.push_back(o);
   }
   layout.final_norm = add("model.norm.weight", {d}, false);
@@ -94,7 +104,9 @@ DecoderWeights weights_of(const Layout& layout, const float* base) {
     b.o_b = at(o.o_b);
     b.q_norm_w = at(o.q_norm);
     b.k_norm_w = at(o.k_norm);
+    b.post_attn_norm_w = at(o.post_attn_norm);
     b.mlp_norm_w = at(o.mlp_norm);
+    b.post_mlp_norm_w = at(o.post_mlp_norm);
     b.gate_w = at(o.gate_w);
     b.gate_b = at(o.gate_b);
     b.up_w = at(o.up_w);
@@ -154,14 +166,17 @@ std::string unexpected_why(const LlamaConfig& c, std::string_view name) {
   }
   if (ends_with(name, "_norm.weight") && name.find("self_attn.") != std::string_view::npos &&
       !b.qk_norm) {
-    return ": only qwen3 normalises q and k (QK-norm); model_type is \"" + c.model_type + "\"";
+    return ": only qwen3 and gemma3_text normalise q and k (QK-norm); model_type is \"" +
+           c.model_type + "\"";
   }
   if (name == "lm_head.weight") return "";
   if (name.substr(0, 13) == "model.layers.") {
+    const bool sandwich = b.placement == NormPlacement::Sandwich;
     return ": the config has " + std::to_string(c.spec.layers) + " layers (model.layers.0 .. " +
-           std::to_string(c.spec.layers - 1) +
-           ") of input_layernorm, self_attn.{q,k,v,o}_proj, post_attention_layernorm and "
-           "mlp.{gate,up,down}_proj tensors";
+           std::to_string(c.spec.layers - 1) + ") of input_layernorm, self_attn.{q,k,v,o}_proj, " +
+           (sandwich ? "self_attn.{q,k}_norm, post_attention_layernorm, pre_feedforward_layernorm, "
+                       "mlp.{gate,up,down}_proj and post_feedforward_layernorm tensors"
+                     : "post_attention_layernorm and mlp.{gate,up,down}_proj tensors");
   }
   return "; a Llama-family checkpoint holds model.embed_tokens, model.layers.{i}.*, model.norm "
          "and lm_head tensors";
@@ -234,8 +249,12 @@ LlamaModel LlamaModel::from_safetensors(const LlamaConfig& config, const Safeten
     } else if (ends_with(first_missing->name, "_proj.bias")) {
       why = config.model_type == "qwen2" ? " (Qwen2's q, k and v projections have biases)"
                                          : " (config.json asks for biases)";
-    } else if (b.qk_norm && ends_with(first_missing->name, "_norm.weight")) {
-      why = " (Qwen3 normalises q and k)";
+    } else if (b.qk_norm && ends_with(first_missing->name, "_norm.weight") &&
+               first_missing->name.find("self_attn.") != std::string::npos) {
+      why = config.model_type == "qwen3" ? " (Qwen3 normalises q and k)"
+                                         : " (Gemma 3 normalises q and k)";
+    } else if (ends_with(first_missing->name, "feedforward_layernorm.weight")) {
+      why = " (Gemma 3 normalises before and after each MLP)";
     }
     fail(ErrorCode::BAD_FILE, "tensor '", first_missing->name, "' ",
          shape_to_string(first_missing->shape), " is missing", why,
