@@ -1,18 +1,37 @@
-// Writes a Llama-family checkpoint folder (model_type llama, mistral, qwen2 or qwen3) with random
-// weights, as Hugging Face lays one out: config.json in transformers 4's dialect (rope_theta,
-// rope_scaling, torch_dtype) or 5's (rope_parameters, dtype, layer_types) and model.safetensors
-// in F32, F16 or BF16 with the *ForCausalLM tensor names (torch Linear weights [out, in]), tied
-// or untied. For tests and measurements where real weights cannot be downloaded. Presets have
-// the real models' shapes; the weights are random. Tensor by tensor: a 1 B model's file never
-// sits in memory.
+// Writes a checkpoint folder of one of the block's decoder families (model_type llama, mistral,
+// qwen2, qwen3 or gemma3_text) with random weights, as Hugging Face lays one out: config.json in
+// transformers 4's dialect (rope_theta, rope_scaling, torch_dtype) or 5's (rope_parameters, dtype,
+// layer_types) and model.safetensors in F32, F16 or BF16 with the *ForCausalLM tensor names
+// (torch Linear weights [out, in]), tied or untied. For tests and measurements where real
+// weights cannot be downloaded. Presets have the real models' shapes; the weights are random.
+// Tensor by tensor: a 1 B model's file never sits in memory.
 //   node scripts/llama-checkpoint.mjs DIR [--preset NAME] [--dialect 4|5] [--dtype F32|F16|BF16] [--seed S]
-// Presets: tiny (the default), smollm2-135m, qwen2.5-0.5b, qwen3-0.6b, tinyllama-1.1b, llama-3.2-1b.
+// Presets: tiny (the default), smollm2-135m, qwen2.5-0.5b, qwen3-0.6b, tinyllama-1.1b, llama-3.2-1b,
+// gemma-tiny, gemma-3-270m, gemma-3-1b.
 import { closeSync, mkdirSync, openSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { cli, cliError, cliNumber } from "./cli.mjs";
 
 const preset = (p) => Object.freeze({ ropeScaling: null, qkvBias: false, qkNorm: false, headDim: null, ...p });
+// Gemma 3 (Gemma3TextConfig): QK-norm, head_dim 256, every 6th layer full and the others a window
+// of 512 keys rotated by a base of 10 000, query_pre_attn_scalar 256, tied.
+const gemma = (p) =>
+  preset({
+    modelType: "gemma3_text",
+    qkNorm: true,
+    headDim: 256,
+    tied: true,
+    ropeTheta: 1000000,
+    ropeLocalTheta: 10000,
+    eps: 1e-6,
+    slidingWindow: 512,
+    slidingPattern: 6,
+    queryPreAttnScalar: 256,
+    vocab: 262144,
+    context: 32768,
+    ...p,
+  });
 
 /** The real models' shapes (weights random). */
 export const LLAMA_PRESETS = Object.freeze({
@@ -98,9 +117,30 @@ export const LLAMA_PRESETS = Object.freeze({
     eps: 1e-5,
     ropeScaling: { rope_type: "llama3", factor: 32.0, low_freq_factor: 1.0, high_freq_factor: 4.0, original_max_position_embeddings: 8192 },
   }),
+  // Gemma 3's shapes, and a small one whose windows (8 keys) are narrower than a sentence.
+  "gemma-tiny": gemma({
+    layers: 3,
+    hidden: 64,
+    heads: 4,
+    kvHeads: 1,
+    headDim: 16,
+    intermediate: 128,
+    slidingWindow: 8,
+    slidingPattern: 3,
+    queryPreAttnScalar: 16,
+  }),
+  "gemma-3-270m": gemma({ layers: 18, hidden: 640, heads: 4, kvHeads: 1, intermediate: 2048 }),
+  "gemma-3-1b": gemma({ layers: 26, hidden: 1152, heads: 4, kvHeads: 1, intermediate: 6912 }),
 });
 
-const ARCHITECTURES = { llama: "LlamaForCausalLM", mistral: "MistralForCausalLM", qwen2: "Qwen2ForCausalLM", qwen3: "Qwen3ForCausalLM" };
+const ARCHITECTURES = {
+  llama: "LlamaForCausalLM",
+  mistral: "MistralForCausalLM",
+  qwen2: "Qwen2ForCausalLM",
+  qwen3: "Qwen3ForCausalLM",
+  gemma3_text: "Gemma3ForCausalLM",
+};
+const isGemma = (m) => m.modelType === "gemma3_text";
 
 const headDimOf = (m) => m.headDim ?? m.hidden / m.heads;
 
@@ -128,6 +168,8 @@ export function llamaTensors(m) {
       [`${p}mlp.up_proj.weight`, [m.intermediate, d]],
       [`${p}mlp.down_proj.weight`, [d, m.intermediate]],
     );
+    // Gemma: a norm on each side of the MLP (post_attention_layernorm follows the attention).
+    if (isGemma(m)) tensors.push([`${p}pre_feedforward_layernorm.weight`, [d]], [`${p}post_feedforward_layernorm.weight`, [d]]);
     if (m.qkvBias)
       tensors.push([`${p}self_attn.q_proj.bias`, [q]], [`${p}self_attn.k_proj.bias`, [kv]], [`${p}self_attn.v_proj.bias`, [kv]]);
     if (m.qkNorm) tensors.push([`${p}self_attn.q_norm.weight`, [hd]], [`${p}self_attn.k_norm.weight`, [hd]]);
@@ -138,6 +180,7 @@ export function llamaTensors(m) {
 /** config.json of model `m` in transformers' dialect 4 or 5, for weights of `dtype`. */
 export function llamaConfig(m, { dialect = 4, dtype = "BF16" } = {}) {
   const torchDtype = { F32: "float32", F16: "float16", BF16: "bfloat16" }[dtype];
+  if (isGemma(m)) return gemmaConfig(m, { dialect, torchDtype });
   const config = {
     architectures: [ARCHITECTURES[m.modelType]],
     attention_dropout: 0.0,
@@ -172,16 +215,61 @@ export function llamaConfig(m, { dialect = 4, dtype = "BF16" } = {}) {
     config.rope_scaling = m.ropeScaling;
     config.torch_dtype = torchDtype;
   }
-  return JSON.stringify(Object.fromEntries(Object.entries(config).sort(([a], [b]) => (a < b ? -1 : 1))), null, 2);
+  return sortedJson(config);
+}
+
+const sortedJson = (config) => JSON.stringify(Object.fromEntries(Object.entries(config).sort(([a], [b]) => (a < b ? -1 : 1))), null, 2);
+
+/** Gemma3TextConfig's config.json: dialect 4 with rope_local_base_freq, 5 with rope_parameters per layer type. */
+function gemmaConfig(m, { dialect, torchDtype }) {
+  const layerTypes = Array.from({ length: m.layers }, (_, i) => ((i + 1) % m.slidingPattern ? "sliding_attention" : "full_attention"));
+  const config = {
+    architectures: [ARCHITECTURES[m.modelType]],
+    attention_bias: false,
+    attention_dropout: 0.0,
+    attn_logit_softcapping: null,
+    final_logit_softcapping: null,
+    head_dim: m.headDim,
+    hidden_activation: "gelu_pytorch_tanh",
+    hidden_size: m.hidden,
+    initializer_range: 0.02,
+    intermediate_size: m.intermediate,
+    layer_types: layerTypes,
+    max_position_embeddings: m.context,
+    model_type: m.modelType,
+    num_attention_heads: m.heads,
+    num_hidden_layers: m.layers,
+    num_key_value_heads: m.kvHeads,
+    query_pre_attn_scalar: m.queryPreAttnScalar,
+    rms_norm_eps: m.eps,
+    sliding_window: m.slidingWindow,
+    tie_word_embeddings: m.tied,
+    use_bidirectional_attention: false,
+    vocab_size: m.vocab,
+  };
+  if (dialect === 5) {
+    config.rope_parameters = {
+      full_attention: { rope_type: "default", ...(m.ropeScaling ?? {}), rope_theta: m.ropeTheta },
+      sliding_attention: { rope_type: "default", rope_theta: m.ropeLocalTheta },
+    };
+    config.dtype = torchDtype;
+  } else {
+    config.rope_theta = m.ropeTheta;
+    config.rope_local_base_freq = m.ropeLocalTheta;
+    config.rope_scaling = m.ropeScaling;
+    config.torch_dtype = torchDtype;
+  }
+  return sortedJson(config);
 }
 
 /**
  * Writes a safetensors file of the tensors [name, shape] (in that order) in `dtype` (F32, F16 or
  * BF16, rounded to nearest even) with random values from a 32-bit xorshift seeded by `seed` (the
- * same seed gives the same bytes): norm gains 1 ± 0.1, biases ± 0.02, other tensors uniform with
- * N(0, 0.02²)'s scale (± 0.04). Returns the file's size.
+ * same seed gives the same bytes): norm gains `gain` ± 0.1 (1; Gemma's norms, which scale by
+ * 1 + w, store w: 0), biases ± 0.02, other tensors uniform with N(0, 0.02²)'s scale (± 0.04).
+ * Returns the file's size.
  */
-export function writeLlamaSafetensors(path, tensors, { seed = 1, dtype = "BF16", writer }) {
+export function writeLlamaSafetensors(path, tensors, { seed = 1, dtype = "BF16", writer, gain: normGain = 1 }) {
   const width = dtype === "F32" ? 4 : 2;
   const header = { __metadata__: { format: "pt", writer } };
   let offset = 0;
@@ -241,7 +329,7 @@ export function writeLlamaSafetensors(path, tensors, { seed = 1, dtype = "BF16",
       while (left > 0) {
         const n = Math.min(left, chunk.length / width);
         for (let i = 0; i < n; i++) {
-          const value = gain ? 1 + 0.2 * random() : bias ? 0.04 * random() : 0.08 * random();
+          const value = gain ? normGain + 0.2 * random() : bias ? 0.04 * random() : 0.08 * random();
           if (width === 4) view.setFloat32(4 * i, value, true);
           else view.setUint16(2 * i, dtype === "F16" ? toHalf(value) : toBf16(value), true);
         }
@@ -267,6 +355,7 @@ export function writeLlamaCheckpoint(dir, m, { dialect = 4, dtype = "BF16", seed
     seed,
     dtype,
     writer: "attnlens scripts/llama-checkpoint.mjs",
+    gain: isGemma(m) ? 0 : 1,
   });
   writeFileSync(join(dir, "config.json"), llamaConfig(m, { dialect, dtype }));
   return bytes;

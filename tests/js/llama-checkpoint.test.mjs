@@ -16,6 +16,34 @@ test("presets have the published parameter counts", () => {
   assert.equal(count(LLAMA_PRESETS["qwen3-0.6b"]), 596049920);
   assert.equal(count(LLAMA_PRESETS["tinyllama-1.1b"]), 1100048384);
   assert.equal(count(LLAMA_PRESETS["llama-3.2-1b"]), 1235814400);
+  assert.equal(count(LLAMA_PRESETS["gemma-3-270m"]), 268098176);
+  assert.equal(count(LLAMA_PRESETS["gemma-3-1b"]), 999885952);
+});
+
+test("Gemma 3's config.json in both dialects: windows per layer type, the local rotary base", () => {
+  const m = LLAMA_PRESETS["gemma-3-270m"];
+  const four = JSON.parse(llamaConfig(m, { dialect: 4 }));
+  assert.equal(four.model_type, "gemma3_text");
+  assert.equal(four.hidden_activation, "gelu_pytorch_tanh");
+  assert.deepEqual(
+    [four.rope_theta, four.rope_local_base_freq, four.sliding_window, four.query_pre_attn_scalar],
+    [1000000, 10000, 512, 256],
+  );
+  // Every 6th layer full, as Gemma3TextConfig derives layer_types from its pattern of 6.
+  assert.deepEqual(
+    four.layer_types.map((t, i) => (t === "full_attention" ? i : -1)).filter((i) => i >= 0),
+    [5, 11, 17],
+  );
+  const five = JSON.parse(llamaConfig(m, { dialect: 5 }));
+  assert.deepEqual(five.rope_parameters, {
+    full_attention: { rope_type: "default", rope_theta: 1000000 },
+    sliding_attention: { rope_type: "default", rope_theta: 10000 },
+  });
+  assert.equal(five.rope_theta, undefined);
+  const names = llamaTensors(m).map(([name]) => name);
+  for (const norm of ["input_layernorm", "post_attention_layernorm", "pre_feedforward_layernorm", "post_feedforward_layernorm"])
+    assert.ok(names.includes(`model.layers.17.${norm}.weight`), norm);
+  assert.ok(names.includes("model.layers.0.self_attn.q_norm.weight"));
 });
 
 test("config.json in both dialects", () => {
