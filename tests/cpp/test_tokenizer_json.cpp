@@ -374,6 +374,15 @@ TEST_CASE("tokenizer.json added tokens that reuse a vocabulary id, and their len
   CHECK(ids(t, "ab") == Ids{2});
   CHECK(ids(t, "<|reused, and longer than the old text|>") == Ids{2});
   CHECK(t.decode({3}) == "<|also reused|>");
+  // Reused ids add no token: the size is the largest id + 1 (Gemma 3's file names 6 415 added
+  // tokens, all but one in its vocabulary of 262 144: its size is 262 145, the embedding rows a
+  // model needs), and a new id past the vocabulary counts once.
+  CHECK(t.vocab_size() == 4);
+  const auto grown = TokenizerJson::from_json(
+      file({"a", "b"}, "[]",
+           R"(, "added_tokens": [{"id": 1, "content": "<b>"}, {"id": 2, "content": "<new>"}])"));
+  CHECK(grown.vocab_size() == 3);
+  CHECK(grown.decode({2}) == "<new>");
   const auto merges = TokenizerJson::from_json(
       file({"a", "b", longer}, "[]",
            R"(, "added_tokens": [{"id": 2, "content": "<x>", "special": true}])",

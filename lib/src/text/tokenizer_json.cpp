@@ -966,6 +966,15 @@ TokenizerJson TokenizerJson::from_json(std::string_view json, std::string_view f
     impl->is_special[id] = t.special;
     impl->added.push_back(std::move(t));
   }
+  // Ids were sized for every added token being new; most files (Gemma's 6 415 of them, all but
+  // one in the vocabulary already) reuse the model's ids. The tokenizer's size is its largest id
+  // + 1, as Hugging Face counts it: the embedding rows a model needs.
+  std::size_t size = impl->assigned.size();
+  while (size > 0 && !impl->assigned[size - 1])
+    --size;
+  impl->tokens.resize(size);
+  impl->assigned.resize(size);
+  impl->is_special.resize(size);
   for (std::size_t i = 0; i < impl->added.size(); ++i) {
     const Added& t = impl->added[i];
     const auto index = static_cast<std::int32_t>(i);
