@@ -666,6 +666,21 @@ figure.addEventListener(
 const checkpointStatus = $("#checkpoint-status");
 
 /** The checkpoint line: progress and success as a status, a refused folder as an alert. */
+/**
+ * Which layers attend within a sliding window (Gemma 3: five of every six), as "sliding windows of
+ * 512 tokens in layers 1–5, 7–11, …; ", or "" when every layer sees every earlier token.
+ */
+function windowsText(windows = []) {
+  const by = new Map();
+  windows.forEach((w, l) => w && by.set(w, [...(by.get(w) ?? []), l + 1]));
+  const runs = (layers) =>
+    layers
+      .reduce((out, l) => (out.length && out.at(-1)[1] === l - 1 ? (out.at(-1)[1] = l) : out.push([l, l]), out), [])
+      .map(([a, b]) => (a === b ? `${a}` : `${a}–${b}`))
+      .join(", ");
+  return [...by].map(([w, layers]) => `a sliding window of ${w} tokens in layer${layers.length > 1 ? "s" : ""} ${runs(layers)}, `).join("");
+}
+
 function checkpointSays(text, { error = false } = {}) {
   checkpointStatus.classList.toggle("error", error);
   checkpointStatus.setAttribute("role", error ? "alert" : "status");
@@ -727,6 +742,7 @@ async function openCheckpoint(picked) {
       `Showing your checkpoint (${c.family}, ${kind}): ${c.layers} layers × ${c.heads} heads, d_model ${c.dModel}, a context of ${c.context} tokens, ` +
         // Grouped-query attention: a reader sees which heads share their keys and values.
         (c.kvHeads < c.heads ? `${c.kvHeads} key/value heads (each shared by ${c.heads / c.kvHeads} query heads), ` : "") +
+        windowsText(c.windows) +
         `${c.vocabSize} tokens in its vocabulary${ownTokenizer ? "" : " (GPT-2's tokenizer)"}; loaded in ${((performance.now() - started) / 1000).toFixed(1)} s.` +
         (ignored.length ? ` Not used: ${ignored.join(", ")}.` : ""),
     );

@@ -9,6 +9,8 @@
 //             is read, and matrix(layer, head) and cells(...) for the views
 //   mean?:    { data: Float32Array, shape: [layers, L, L] }          mean over heads, if known
 //   causal:   boolean                                   keys after the query are masked
+//   windows?: number[]                                  per layer, 0 or W: a causal query sees
+//             itself and the W - 1 keys before it (a sliding window: Gemma 3's local layers)
 //   title:    string                                    "Causal attention", a layer's name…
 //   layerNames?, headNames?: string[]                   default "layer n" / "head n" (1-based)
 //   explanation?: the explain() result it came from (the steps and PCA views need its trace)
@@ -58,5 +60,5 @@ export function matrixOf(data, layer, head) {
   return data._means[layer];
 }
 
-/** Whether key j is masked for query i. */
-export const isMasked = (data, i, j) => data.causal && j > i;
+/** Whether key j is masked for query i (in `layer`, whose window may hide it). */
+export const isMasked = (data, i, j, layer) => data.causal && (j > i || i - j >= (data.windows?.[layer] || Infinity));

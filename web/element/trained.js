@@ -474,6 +474,8 @@ function* figureSteps(opened, sentence, { hideSpecial = false } = {}) {
     labels,
     headNotes: Array.from({ length: layers }, (_, l) => Array.from({ length: heads }, (_, h) => labels[l][h].text)),
     source: { format: "model", config: model.config },
+    // Per layer, how far back a query sees (Gemma 3's sliding layers; [] when every layer sees all).
+    windows: model.config.windows,
   };
   if (causal) {
     rankedBy.set(data, opened.ranked);

@@ -2,7 +2,7 @@
 // to most, and for short sentences the whole matrix as a table. Rendered only when opened; each
 // view's entry in index.js says which of these describes it.
 import { html, nothing } from "lit";
-import { headName, matrixOf } from "../figure-data.js";
+import { headName, isMasked, matrixOf } from "../figure-data.js";
 import { formatValue } from "../text.js";
 
 /** Sentences up to this many tokens also get the full matrix as a table. */
@@ -22,8 +22,13 @@ export function attentionText(data, head, layer) {
   const which = head === "mean" ? `the mean of ${data.weights.shape[1]} heads` : headName(data, head);
   return html`<p>
       ${data.title}, ${which}, ${L} tokens.
-      ${data.causal ? "Each token may attend only to itself and earlier tokens." : "Each token may attend to every token."} Each row of
-      weights sums to 1.
+      ${data.causal ? "Each token may attend only to itself and earlier tokens." : "Each token may attend to every token."}
+      ${
+        data.windows?.[layer]
+          ? `This layer attends within a sliding window: each token sees itself and at most the ${data.windows[layer] - 1} tokens before it.`
+          : ""
+      }
+      Each row of weights sums to 1.
     </p>
     <ol>
       ${data.tokens.map((t, i) => {
@@ -53,7 +58,7 @@ export function attentionText(data, head, layer) {
                 (t, i) =>
                   html`<tr>
                     <th scope="row">${i + 1} ${t.text}</th>
-                    ${data.tokens.map((_, j) => html`<td>${data.causal && j > i ? "masked" : formatValue(m[i * L + j])}</td>`)}
+                    ${data.tokens.map((_, j) => html`<td>${isMasked(data, i, j, layer) ? (j > i ? "masked" : "outside the window") : formatValue(m[i * L + j])}</td>`)}
                   </tr>`,
               )}
             </tbody>

@@ -79,7 +79,18 @@ export function gridTemplate({ data, selected, width, big, onPick, label = "Laye
       { length: layers },
       (_, l) =>
         html`<div class="grid-row">
-          <span class="grid-label">${layerName(data, l)}</span>
+          <span class="grid-label"
+            >${layerName(data, l)}${
+              data.windows?.[l]
+                ? html`<small
+                    style="display: block; font-size: 9px; opacity: 0.75"
+                    title=${`a sliding window: each query sees itself and the ${data.windows[l] - 1} tokens before it`}
+                  >
+                    (window ${data.windows[l]})</small
+                  >`
+                : ""
+            }</span
+          >
           ${choices.map((h) => {
             const name = h === "mean" ? "mean" : headName(data, h);
             const pressed = selected.layer === l && selected.head === h;

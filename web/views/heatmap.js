@@ -44,11 +44,15 @@ export function weightBitmap(data, layer, head, scale, palette, size = data.toke
     if (n === L) {
       const m = matrixOf(data, layer, head);
       // One pixel per weight (the common case, and at 512 tokens 262 144 a head): a causal row
-      // is coloured up to its diagonal and filled with the masked colour after it.
+      // is coloured up to its diagonal and filled with the masked colour after it, and before
+      // its layer's window when it has one (flat there; draw() hatches the later keys only).
+      const win = data.windows?.[layer] || n;
       for (let r = 0; r < n; r++) {
         const row = r * n;
         const end = data.causal ? r + 1 : n;
-        for (let c = 0; c < end; c++) {
+        const start = data.causal ? Math.max(0, r - win + 1) : 0;
+        px.fill(masked, row, row + start);
+        for (let c = start; c < end; c++) {
           const w = m[row + c];
           px[row + c] = table[w > 0 ? (w < 1 ? (w * 255 + 0.5) | 0 : 255) : 0];
         }
@@ -64,7 +68,7 @@ export function weightBitmap(data, layer, head, scale, palette, size = data.toke
         for (let c = 0; c < n; c++) {
           const j = cells[c];
           const w = at ? at[r * n + c] : m[i * L + j];
-          px[r * n + c] = data.causal && j > i ? masked : table[Math.round((w < 0 ? 0 : w > 1 ? 1 : w) * 255)];
+          px[r * n + c] = isMasked(data, i, j, layer) ? masked : table[Math.round((w < 0 ? 0 : w > 1 ? 1 : w) * 255)];
         }
       }
     }
@@ -114,7 +118,8 @@ export function layout({ data, layer, head, title, palette, scale, width, zoom =
   // Tokens the model wrote (web/write.js, the element's generate) are labelled in the accent colour.
   const legend =
     (data.rowsSumToOne === false ? LEGEND_UNNORMALISED : LEGEND_TEXT) +
-    (data.tokens.some((t) => t.written) ? " · accent labels: written by the model" : "");
+    (data.tokens.some((t) => t.written) ? " · accent labels: written by the model" : "") +
+    (data.causal && data.windows?.[layer] ? ` · flat grey: outside this layer's window of ${data.windows[layer]} keys (−∞)` : "");
   const legendLines = wrapText(legend, viewW - 2 * PAD, font(10));
   const legendH = 54 + 13 * (legendLines.length - 1);
   const viewH = top + grid + legendH;
@@ -192,7 +197,7 @@ export function draw(p, lay, { sx = 0, sy = 0, w = lay.fullW, h = lay.fullH } = 
   if (cell >= 34) {
     for (let i = i0; i < i1; i++) {
       for (let j = j0; j < j1; j++) {
-        if (isMasked(lay.data, i, j)) continue;
+        if (isMasked(lay.data, i, j, lay.layer)) continue;
         const w8 = weightsOf(lay)[i * L + j];
         p.text(cellText(w8), left + (j + 0.5) * cell - sx, top + (i + 0.5) * cell - sy, {
           size: 10,
@@ -312,8 +317,8 @@ export function readout(lay, focus) {
   if (!focus) return "";
   if (focus.i !== null && focus.j !== null) {
     const where = `row ${focus.i + 1} “${t[focus.i].text}” → column ${focus.j + 1} “${t[focus.j].text}”`;
-    return isMasked(lay.data, focus.i, focus.j)
-      ? `${where}: masked, weight 0`
+    return isMasked(lay.data, focus.i, focus.j, lay.layer)
+      ? `${where}: ${focus.j > focus.i ? "masked" : "outside the window"}, weight 0`
       : `${where}: weight ${formatValue(weightsOf(lay)[focus.i * lay.L + focus.j])}`;
   }
   if (focus.i !== null) return `row ${focus.i + 1} “${t[focus.i].text}”: what this query attends to`;
