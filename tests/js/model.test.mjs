@@ -21,6 +21,7 @@ const GPT2_INFO = {
   headDim: config.dModel / config.heads,
   positions: "learned",
   norm: "layernorm",
+  windows: [],
 };
 
 /** The JSON header of a model.safetensors file (the page's own reader finds its length). */
