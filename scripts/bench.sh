@@ -80,6 +80,9 @@ step "the lines view's pair finder at 512 tokens, before and after (Node 22)"
 step "beyond the weights: value-weighted attention, sink rates, rollout and ablation beside the forward (Node 22)"
 "$(node22_path)" bench/beyond.mjs "$@"
 
+step "the block's families at real shapes: SmolLM2-135M beside Gemma-3-270M's windows (Node 22)"
+"$(node22_path)" bench/families.mjs "$@"
+
 step "the demo page in Chromium: an edit to the painted frame, lines and heatmap at 64 and 512 tokens"
 node bench/painted.mjs "$@" "${before_site[@]+"${before_site[@]}"}"
 step "what a line costs the canvas in Chromium (web/paint.js's thick lines)"

@@ -1,0 +1,56 @@
+// npm run bench: the block's families at real shapes (random weights, BF16 files written by
+// scripts/llama-checkpoint.mjs): SmolLM2-135M (30 layers, every one full) beside Gemma-3-270M
+// (18 layers, 15 of them a sliding window of 512 keys with their own rotary base, sandwich norms,
+// GeGLU, a 262 144-token vocabulary). Per model: loadModel() from the folder's bytes, and
+// forward(ids, { attention: true }) at 64 tokens (no window hides anything) and 640 (every
+// query past the 512th has keys outside its local layers' windows: the masks are built and used).
+// Medians of 5 runs after one warm-up (2 with --quick), one thread, in this process.
+//   node bench/families.mjs [--quick]
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { loadAttnLens } from "../dist/attnlens.node.js";
+import { LLAMA_PRESETS, writeLlamaCheckpoint } from "../scripts/llama-checkpoint.mjs";
+import { cli } from "../scripts/cli.mjs";
+import { medianMs, tokenIds } from "./shared.mjs";
+
+const { values } = cli({ usage: "usage: node bench/families.mjs [--quick]", options: { quick: { type: "boolean" } } });
+const runs = values.quick ? 2 : 5;
+const lens = await loadAttnLens();
+const started = performance.now();
+const log = (text) => console.error(`  [${((performance.now() - started) / 1000).toFixed(0)} s] ${text}`);
+
+const rows = [];
+for (const name of ["smollm2-135m", "gemma-3-270m"]) {
+  const preset = LLAMA_PRESETS[name];
+  const dir = mkdtempSync(join(tmpdir(), "attnlens-families-"));
+  try {
+    log(`writing ${name}'s shapes (BF16, random weights)...`);
+    writeLlamaCheckpoint(dir, preset, { dtype: "BF16", seed: 1 });
+    const files = {
+      "model.safetensors": readFileSync(join(dir, "model.safetensors")),
+      "config.json": readFileSync(join(dir, "config.json"), "utf8"),
+    };
+    let t = performance.now();
+    const model = await lens.loadModel({ files });
+    const load = performance.now() - t;
+    log(`${name}: loadModel ${load.toFixed(0)} ms`);
+    const windows = model.config.windows.filter((w) => w > 0).length;
+    const cells = [name, `${model.config.layers} (${windows ? `${windows} windowed` : "all full"})`, load.toFixed(0)];
+    for (const L of [64, 640]) {
+      const ids = tokenIds(L, preset.vocab, 3);
+      const ms = medianMs(() => model.forward(ids, { attention: true }), runs);
+      log(`${name}: forward ${L} tokens with attention ${ms.toFixed(0)} ms`);
+      cells.push(ms.toFixed(0));
+    }
+    rows.push(cells);
+    model.dispose();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+console.log(`\nThe block's families: Node ${process.versions.node}, ${lens.simd} module, one thread, median of ${runs} (ms)\n`);
+console.log("| shapes | layers | loadModel | forward 64 tokens | forward 640 tokens |");
+console.log("|---|---|---:|---:|---:|");
+for (const r of rows) console.log(`| ${r.join(" | ")} |`);
