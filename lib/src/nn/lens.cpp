@@ -58,11 +58,7 @@ void head_writes(float* out, const float* merged, const float* o_w,
   }
 }
 
-Tensor unembed_prenorm(const Readout& readout, const Tensor& rows) {
-  const std::int64_t d = readout.d, V = readout.vocab;
-  if (readout.unembedding == nullptr) {
-    fail(ErrorCode::BAD_ARGUMENT, "this model has no prediction head, so nothing to unembed");
-  }
+void check_stream_rows(const Tensor& rows, std::int64_t d, std::int64_t V) {
   if (rows.shape.size() != 2 || rows.shape[1] != d || rows.shape[0] < 1) {
     fail(ErrorCode::BAD_ARGUMENT, "rows have shape ", shape_to_string(rows.shape),
          "; unembed takes [R, ", d, "] with R >= 1 (rows of the residual stream)");
@@ -74,6 +70,15 @@ Tensor unembed_prenorm(const Readout& readout, const Tensor& rows) {
       fail(ErrorCode::NON_FINITE, "row ", r, " of the residual stream is not finite");
     }
   }
+}
+
+Tensor unembed_prenorm(const Readout& readout, const Tensor& rows) {
+  const std::int64_t d = readout.d, V = readout.vocab;
+  if (readout.unembedding == nullptr) {
+    fail(ErrorCode::BAD_ARGUMENT, "this model has no prediction head, so nothing to unembed");
+  }
+  check_stream_rows(rows, d, V);
+  const std::int64_t R = rows.shape[0];
   Tensor out;
   std::vector<float> normed, mean, rstd;
   try {

@@ -35,6 +35,11 @@ struct Readout {
   std::int64_t layers = 0, heads = 0, d = 0, vocab = 0;
 };
 
+// What unembed() of every family checks first: rows [R, d] with R >= 1 (BAD_ARGUMENT), R · V
+// logits within the library's element limit (TOO_LARGE), every row finite (NON_FINITE naming
+// the first that is not).
+void check_stream_rows(const Tensor& rows, std::int64_t d, std::int64_t V);
+
 // logits [R, V] of rows [R, d] through the readout's norm and unembedding (the logit lens of a
 // pre-norm model). BAD_ARGUMENT for rows that are not [R, d] with R >= 1, or no head;
 // NON_FINITE naming the first row that is not finite, or logits that overflow.

@@ -548,17 +548,8 @@ Tensor BertModel::unembed(const Tensor& rows) {
                  "this checkpoint has no masked-LM head (cls.predictions / vocab_projector), so "
                  "nothing to unembed; load a *ForMaskedLM checkpoint");
   }
-  if (rows.shape.size() != 2 || rows.shape[1] != d || rows.shape[0] < 1) {
-    detail::fail(ErrorCode::BAD_ARGUMENT, "rows have shape ", shape_to_string(rows.shape),
-                 "; unembed takes [R, ", d, "] with R >= 1 (rows of the residual stream)");
-  }
+  detail::check_stream_rows(rows, d, V);
   const std::int64_t R = rows.shape[0];
-  detail::require_at_most(R * V, kDefaultMaxElements, "the logits [rows, vocab_size]");
-  for (std::int64_t r = 0; r < R; ++r) {
-    if (!std::isfinite(detail::finite_max_abs(rows.data.data() + r * d, d))) {
-      detail::fail(ErrorCode::NON_FINITE, "row ", r, " of the residual stream is not finite");
-    }
-  }
   BertActivations& ws = work_->parts[0];
   ws.rows.resize(static_cast<std::size_t>(R));
   for (std::int64_t r = 0; r < R; ++r)
