@@ -383,6 +383,21 @@ TEST_CASE("tokenizer.json added tokens that reuse a vocabulary id, and their len
            R"(, "added_tokens": [{"id": 1, "content": "<b>"}, {"id": 2, "content": "<new>"}])"));
   CHECK(grown.vocab_size() == 3);
   CHECK(grown.decode({2}) == "<new>");
+  CHECK(grown.embedded_size() == 3);  // a token a text may become: its model needs its row
+  // A special token past the vocabulary that only a text naming it produces needs no row (Gemma
+  // 3's <image_soft_token>); one the template adds to every text does.
+  const auto image = TokenizerJson::from_json(file(
+      {"a", "b"}, "[]", R"(, "added_tokens": [{"id": 2, "content": "<img>", "special": true}])"));
+  CHECK(image.vocab_size() == 3);
+  CHECK(image.embedded_size() == 2);
+  CHECK(ids(image, "a<img>") == Ids{0, 2});
+  const auto bos = TokenizerJson::from_json(
+      file({"a", "b"}, "[]",
+           R"(, "added_tokens": [{"id": 2, "content": "<s>", "special": true}],
+          "post_processor": {"type": "TemplateProcessing",
+            "single": [{"SpecialToken": {"id": "<s>", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}}],
+            "special_tokens": {"<s>": {"id": "<s>", "ids": [2], "tokens": ["<s>"]}}})"));
+  CHECK(bos.embedded_size() == 3);
   const auto merges = TokenizerJson::from_json(
       file({"a", "b", longer}, "[]",
            R"(, "added_tokens": [{"id": 2, "content": "<x>", "special": true}])",

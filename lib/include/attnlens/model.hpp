@@ -75,6 +75,11 @@ class Tokenizer {
   // "byte-level BPE" or "WordPiece".
   virtual const char* kind() const noexcept = 0;
   virtual std::int32_t vocab_size() const noexcept = 0;
+  // One more than the largest id a model paired with it needs an embedding row for: vocab_size()
+  // but for special tokens past the vocabulary that only a text naming them produces (Gemma 3's
+  // text models ship a tokenizer whose <image_soft_token> is past their 262 144 rows). Such an id
+  // is refused by the model's forward, naming it, as any id past its vocabulary.
+  virtual std::int32_t embedded_size() const noexcept { return vocab_size(); }
   // The tokens of `text` (UTF-8) with the family's special tokens ([CLS] ... [SEP] for BERT;
   // none for GPT-2). Throws INVALID_UTF8 naming the byte offset, TOO_LARGE.
   virtual std::vector<EncodedToken> encode(std::string_view text) const = 0;
@@ -133,7 +138,10 @@ struct ModelForwardOptions {
   Ablation ablation;
   // Value-weighted attention (attnlens/ablation.hpp, value_weighted): what each weight carries,
   // ‖α_ij f_h(x_j)‖, from this forward's own values. Computed over every row; with a cache, every
-  // row is computed without it (the cache is left as it was).
+  // row is computed without it (the cache is left as it was). In a model whose attention output
+  // is normalised before it joins the stream (Gemma's sandwich norms), f_h and the heads' writes
+  // below are what enters that norm: the norm mixes the heads, so no per-head part of the
+  // stream's increment exists (and attribute() is refused for such a model).
   bool value_weighted = false;
   // Rows (b · T + t) at which to return each head's write into the residual stream (its slice
   // of the merged heads through its rows of the attention's output projection, without the

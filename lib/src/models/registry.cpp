@@ -180,8 +180,8 @@ std::vector<std::pair<std::string, std::vector<std::uint8_t>>> save_model(
     metadata.emplace_back(key, value);
   }
   const ModelInfo info = model.info();
-  if (tokenizer != nullptr && tokenizer->vocab_size() > info.vocab_size) {
-    detail::fail(ErrorCode::BAD_ARGUMENT, "tokenizer: it has ", tokenizer->vocab_size(),
+  if (tokenizer != nullptr && tokenizer->embedded_size() > info.vocab_size) {
+    detail::fail(ErrorCode::BAD_ARGUMENT, "tokenizer: it has ", tokenizer->embedded_size(),
                  " tokens but the model's vocab_size is ", info.vocab_size);
   }
   const auto bytes = [](const std::string& text) {

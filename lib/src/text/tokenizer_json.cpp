@@ -266,6 +266,7 @@ struct TokenizerJson::Impl {
   std::unordered_map<std::uint64_t, std::uint64_t> merges;   // pair -> rank << 32 | merged id
   std::array<std::int32_t, 256> byte_tokens{};               // byte -> id of "<0xAB>", or -1
   std::int32_t unk = -1;
+  std::int32_t embedded = 0;  // embedded_size()
   bool fuse_unk = false;
   bool byte_fallback = false;
   bool ignore_merges = false;
@@ -975,6 +976,11 @@ TokenizerJson TokenizerJson::from_json(std::string_view json, std::string_view f
   impl->tokens.resize(size);
   impl->assigned.resize(size);
   impl->is_special.resize(size);
+  for (const auto& [token, id] : impl->vocab)
+    impl->embedded = std::max(impl->embedded, id + 1);
+  for (const Added& a : impl->added) {
+    if (!a.special) impl->embedded = std::max(impl->embedded, a.id + 1);
+  }
   for (std::size_t i = 0; i < impl->added.size(); ++i) {
     const Added& t = impl->added[i];
     const auto index = static_cast<std::int32_t>(i);
@@ -1054,6 +1060,14 @@ std::int32_t TokenizerJson::token_to_id(std::string_view token) const {
 
 std::int32_t TokenizerJson::vocab_size() const noexcept {
   return static_cast<std::int32_t>(impl_->tokens.size());
+}
+
+std::int32_t TokenizerJson::embedded_size() const noexcept {
+  // The tokens the template adds to every text need rows too.
+  std::int32_t size = impl_->embedded;
+  for (const std::int32_t id : template_ids_)
+    size = std::max(size, id + 1);
+  return size;
 }
 
 std::int32_t TokenizerJson::unk_id() const noexcept {

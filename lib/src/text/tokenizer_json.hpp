@@ -90,6 +90,13 @@ class TokenizerJson {
   std::int32_t token_to_id(std::string_view token) const;
   // One more than the largest id.
   std::int32_t vocab_size() const noexcept;
+  // One more than the largest id a model needs an embedding row for: the model vocabulary's, the
+  // added tokens' and the template's, but not special added tokens past them that only a text
+  // naming them produces. Gemma 3's text models ship the
+  // multimodal models' file, whose <image_soft_token> is id 262 144 beside an embedding of
+  // 262 144 rows; such a token appears only where a text names it, and its id is then refused
+  // by the model's forward like any id past its vocabulary.
+  std::int32_t embedded_size() const noexcept;
   // The model's unk_token id, or -1 when it names none.
   std::int32_t unk_id() const noexcept;
   // The special added tokens' ids, ascending.

@@ -20,6 +20,7 @@ class TokenizerJsonAdapter final : public Tokenizer {
 
   const char* kind() const noexcept override { return "tokenizer.json BPE"; }
   std::int32_t vocab_size() const noexcept override { return tokenizer_.vocab_size(); }
+  std::int32_t embedded_size() const noexcept override { return tokenizer_.embedded_size(); }
   std::vector<EncodedToken> encode(std::string_view text) const override {
     std::vector<EncodedToken> out;
     for (const TokenizerJsonToken& t : tokenizer_.encode(text))
@@ -67,10 +68,10 @@ std::unique_ptr<Tokenizer> load_tokenizer_json(const ModelFiles& files, std::int
                            "tokenizer_config.json");
     kept.emplace_back("tokenizer_config.json", std::string(config->second));
   }
-  if (tokenizer.vocab_size() > vocab_size) {
-    fail(ErrorCode::BAD_FILE, "tokenizer.json: the tokenizer has ", tokenizer.vocab_size(),
-         " tokens but config.json's vocab_size is ", vocab_size, " (ids from ", vocab_size,
-         " on have no embedding)");
+  if (tokenizer.embedded_size() > vocab_size) {
+    fail(ErrorCode::BAD_FILE, "tokenizer.json: the tokenizer's vocabulary has ",
+         tokenizer.embedded_size(), " tokens but config.json's vocab_size is ", vocab_size,
+         " (ids from ", vocab_size, " on have no embedding)");
   }
   return std::make_unique<TokenizerJsonAdapter>(std::move(tokenizer), std::move(kept));
 }
