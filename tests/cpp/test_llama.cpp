@@ -706,8 +706,36 @@ TEST_CASE("Gemma 3 config and tensor errors name the file and the field", "[llam
           {"\"layer_types\" has 1 entries but \"num_hidden_layers\" is 2"});
   refused(f5,
           with(f5.config, "rope_parameters",
-               "{\"full_attention\": {\"rope_type\": \"default\", \"rope_theta\": 1e6}}"),
+               "{\"full_attention\": {\"rope_type\": \"default\", \"rope_theta\": 1e6}, "
+               "\"sliding_attention\": [10000]}"),
           {"\"rope_parameters.sliding_attention\" must be an object"});
+  refused(f5,
+          with(f5.config, "rope_parameters",
+               "{\"full_attention\": {\"rope_type\": \"default\"}, "
+               "\"sliding_attention\": {\"rope_type\": \"linear\", \"factor\": 2.0}}"),
+          {"\"rope_parameters.sliding_attention.rope_type\" is \"linear\"", "\"default\""});
+  // Sets and thetas left out take what Gemma3TextConfig fills in: the top-level rope_theta and
+  // rope_local_base_freq, then 1e6 and 1e4. The case's thetas are those defaults, so the folder
+  // computes the same numbers as with its sets written out.
+  const std::vector<std::int32_t> probe = {1, 5, 2, 8, 3, 9, 4, 7, 6};
+  attnlens::ModelForwardOptions attention;
+  attention.attention = true;
+  const auto written =
+      load(f5.config, f5.weights).model->forward({TokenIds{probe.data(), 1, 9}}, attention);
+  for (const std::string& params :
+       {std::string("{\"full_attention\": {\"rope_type\": \"default\"}}"),
+        std::string("{\"sliding_attention\": {\"rope_type\": \"default\"}}"), std::string("{}")}) {
+    INFO(params);
+    const auto filled = load(with(f5.config, "rope_parameters", params), f5.weights)
+                            .model->forward({TokenIds{probe.data(), 1, 9}}, attention);
+    CHECK(filled.logits.data == written.logits.data);
+  }
+  const std::string wrong =
+      with(with(f5.config, "rope_parameters", "{\"full_attention\": {\"rope_type\": \"default\"}}"),
+           "rope_local_base_freq", "500.0");
+  CHECK(load(wrong, f5.weights)
+            .model->forward({TokenIds{probe.data(), 1, 9}}, attention)
+            .logits.data != written.logits.data);
   refused(f5,
           with(f5.config, "rope_parameters",
                "{\"full_attention\": {\"rope_type\": \"yarn\", \"rope_theta\": 1e6}, "

@@ -226,17 +226,33 @@ void parse_gemma3(const JsonValue& root, std::string_view file, LlamaConfig& c) 
       fail(ErrorCode::BAD_FILE, file, ": \"rope_parameters\" must be an object, not ",
            params->kind_name());
     }
+    // As Gemma3TextConfig fills them in: a set or its rope_theta left out takes the top-level
+    // rope_theta (full layers) or rope_local_base_freq (sliding ones), then 1e6 or 1e4.
     for (const char* kind : {"full_attention", "sliding_attention"}) {
+      const bool full = std::string_view(kind) == "full_attention";
+      const double theta = full ? number_key(root, "rope_theta", file, "", 1000000.0)
+                                : number_key(root, "rope_local_base_freq", file, "", 10000.0);
+      RopeSpec& rope = full ? b.rope : s.local_rope;
       const JsonValue* set = params->find(kind);
-      if (set == nullptr || !set->is_object()) {
+      if (set == nullptr || set->is_null()) {
+        rope.theta = theta;
+        continue;
+      }
+      if (!set->is_object()) {
         fail(ErrorCode::BAD_FILE, file, ": \"rope_parameters.", kind,
              "\" must be an object {rope_type, rope_theta, ...}: Gemma 3 gives one set per "
              "layer type");
       }
       const std::string where = std::string("rope_parameters.") + kind + ".";
-      RopeSpec& rope = std::string_view(kind) == "full_attention" ? b.rope : s.local_rope;
-      rope.theta = number_key(*set, "rope_theta", file, where, 0.0, true);
+      rope.theta = number_key(*set, "rope_theta", file, where, theta);
       read_rope_type(rope, *set, file, where);
+    }
+    // Gemma 3's sliding layers rotate at their base frequency only (transformers 4 builds their
+    // rotary embedding with rope_type "default"); a scaled one would not survive a save.
+    if (s.local_rope.scaling != RopeScaling::Default) {
+      fail(ErrorCode::BAD_FILE, file, ": \"rope_parameters.sliding_attention.rope_type\" is \"",
+           rope_scaling_name(s.local_rope.scaling),
+           "\"; Gemma 3's sliding layers rotate with rope_type \"default\"");
     }
   } else {
     b.rope.theta = number_key(root, "rope_theta", file, "", 1000000.0);
