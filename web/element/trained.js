@@ -449,8 +449,11 @@ function* figureSteps(opened, sentence, { hideSpecial = false } = {}) {
   let tokens = r.tokens;
   let attention = r.attention;
   let predictions = r.predictions;
+  // A window counts positions: drawn over the tokens shown only while they are consecutive ones.
+  let windows = model.config.windows;
   if (hideSpecial && tokens.some((t) => t.special)) {
     const hidden = withoutSpecials(tokens, attention);
+    if (!hidden.kept.every((k, i) => k === hidden.kept[0] + i)) windows = undefined;
     tokens = hidden.kept.map((i) => tokens[i]);
     attention = hidden.attention;
     predictions = hidden.kept.map((i) => predictions[i]);
@@ -475,7 +478,7 @@ function* figureSteps(opened, sentence, { hideSpecial = false } = {}) {
     headNotes: Array.from({ length: layers }, (_, l) => Array.from({ length: heads }, (_, h) => labels[l][h].text)),
     source: { format: "model", config: model.config },
     // Per layer, how far back a query sees (Gemma 3's sliding layers; [] when every layer sees all).
-    windows: model.config.windows,
+    windows,
   };
   if (causal) {
     rankedBy.set(data, opened.ranked);
