@@ -665,10 +665,9 @@ figure.addEventListener(
 
 const checkpointStatus = $("#checkpoint-status");
 
-/** The checkpoint line: progress and success as a status, a refused folder as an alert. */
 /**
- * Which layers attend within a sliding window (Gemma 3: five of every six), as "sliding windows of
- * 512 tokens in layers 1–5, 7–11, …; ", or "" when every layer sees every earlier token.
+ * Which layers attend within a sliding window (Gemma 3: five of every six), as "a sliding window
+ * of 512 tokens in layers 1–5, 7–11, 13–17, ", or "" when every layer sees every earlier token.
  */
 function windowsText(windows = []) {
   const by = new Map();
@@ -681,6 +680,7 @@ function windowsText(windows = []) {
   return [...by].map(([w, layers]) => `a sliding window of ${w} tokens in layer${layers.length > 1 ? "s" : ""} ${runs(layers)}, `).join("");
 }
 
+/** The checkpoint line: progress and success as a status, a refused folder as an alert. */
 function checkpointSays(text, { error = false } = {}) {
   checkpointStatus.classList.toggle("error", error);
   checkpointStatus.setAttribute("role", error ? "alert" : "status");
