@@ -177,6 +177,22 @@ const char* architecture(const std::string& model_type) {
   return "LlamaForCausalLM";
 }
 
+// config.json's "layer_types" when given: one entry per layer (num_hidden_layers of them), each
+// read by the caller; null when absent.
+const std::vector<JsonValue>* layer_types(const JsonValue& root, std::string_view file,
+                                          std::int64_t layers) {
+  const JsonValue* types = root.find("layer_types");
+  if (types == nullptr || types->is_null()) return nullptr;
+  if (!types->is_array()) {
+    fail(ErrorCode::BAD_FILE, file, ": \"layer_types\" must be an array, not ", types->kind_name());
+  }
+  if (static_cast<std::int64_t>(types->items().size()) != layers) {
+    fail(ErrorCode::BAD_FILE, file, ": \"layer_types\" has ", types->items().size(),
+         " entries but \"num_hidden_layers\" is ", layers);
+  }
+  return &types->items();
+}
+
 // Gemma 3's text model (Gemma3TextConfig), after the sizes every family shares: the (1 + w)
 // RMSNorm around each of attention and MLP, QK-norm, embeddings times sqrt(hidden_size), the
 // score scale query_pre_attn_scalar^-0.5, GeGLU with the tanh GELU, and per layer either a
@@ -270,17 +286,9 @@ void parse_gemma3(const JsonValue& root, std::string_view file, LlamaConfig& c) 
   // Which layers are windowed: layer_types, or (older configs) every sliding_window_pattern-th
   // layer full and the others sliding, as Gemma3TextConfig derives layer_types (default 6).
   std::vector<bool> sliding(static_cast<std::size_t>(s.layers));
-  if (const JsonValue* types = root.find("layer_types"); types != nullptr && !types->is_null()) {
-    if (!types->is_array()) {
-      fail(ErrorCode::BAD_FILE, file, ": \"layer_types\" must be an array, not ",
-           types->kind_name());
-    }
-    if (static_cast<std::int64_t>(types->items().size()) != s.layers) {
-      fail(ErrorCode::BAD_FILE, file, ": \"layer_types\" has ", types->items().size(),
-           " entries but \"num_hidden_layers\" is ", s.layers);
-    }
-    for (std::size_t i = 0; i < types->items().size(); ++i) {
-      const JsonValue& t = types->items()[i];
+  if (const std::vector<JsonValue>* types = layer_types(root, file, s.layers)) {
+    for (std::size_t i = 0; i < types->size(); ++i) {
+      const JsonValue& t = (*types)[i];
       const bool full = t.is_string() && t.as_string() == "full_attention";
       const bool window = t.is_string() && t.as_string() == "sliding_attention";
       if (!full && !window) {
@@ -398,17 +406,9 @@ LlamaConfig parse_llama_config(std::string_view config_json, std::string_view fi
          ": \"use_sliding_window\" is true; attnlens computes full causal attention in every "
          "layer and does not compute sliding-window attention yet");
   }
-  if (const JsonValue* types = root.find("layer_types"); types != nullptr && !types->is_null()) {
-    if (!types->is_array()) {
-      fail(ErrorCode::BAD_FILE, file, ": \"layer_types\" must be an array, not ",
-           types->kind_name());
-    }
-    if (static_cast<std::int64_t>(types->items().size()) != s.layers) {
-      fail(ErrorCode::BAD_FILE, file, ": \"layer_types\" has ", types->items().size(),
-           " entries but \"num_hidden_layers\" is ", s.layers);
-    }
-    for (std::size_t i = 0; i < types->items().size(); ++i) {
-      const JsonValue& t = types->items()[i];
+  if (const std::vector<JsonValue>* types = layer_types(root, file, s.layers)) {
+    for (std::size_t i = 0; i < types->size(); ++i) {
+      const JsonValue& t = (*types)[i];
       if (t.is_string() && t.as_string() == "full_attention") continue;
       fail(ErrorCode::BAD_FILE, file, ": \"layer_types\"[", i, "] is ",
            t.is_string() ? "\"" + t.as_string() + "\"" : std::string(t.kind_name()),
