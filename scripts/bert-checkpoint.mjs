@@ -5,8 +5,13 @@
 // 12 layers, d 768, 12 heads, 30 522 tokens). The vocabulary is made up, in vocab.txt's layout:
 // [PAD], [unused...], [UNK], [CLS], [SEP], [MASK], characters, the words of a small list and
 // "##" pieces, filled with [unusedN] to the preset's size.
-//   node scripts/bert-checkpoint.mjs DIR [--preset tiny | base] [--seed S]
-import { mkdirSync, writeFileSync } from "node:fs";
+// RoBERTa presets write RobertaForMaskedLM's folder instead (roberta.* and lm_head.* tensors, a
+// position table two rows longer than the tokens it holds, pad_token_id 1, vocab.json and
+// merges.txt): `roberta-tiny` (BERT-Tiny's shapes) and `roberta-base` (roberta-base: 12 layers,
+// d 768, 50 265 tokens). Their byte-level BPE is the shipped model's (models/attnlens/) with
+// RoBERTa's <s>, <pad>, </s>, <unk> first and <mask> last, as roberta-base orders them.
+//   node scripts/bert-checkpoint.mjs DIR [--preset tiny | base | roberta-tiny | roberta-base] [--seed S]
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { cli, cliError, cliNumber } from "./cli.mjs";
@@ -15,7 +20,52 @@ import { writeRandomSafetensors } from "./gpt2-checkpoint.mjs";
 export const BERT_PRESETS = Object.freeze({
   tiny: Object.freeze({ layers: 2, heads: 2, dModel: 128, intermediate: 512, context: 512, vocabSize: 30522 }),
   base: Object.freeze({ layers: 12, heads: 12, dModel: 768, intermediate: 3072, context: 512, vocabSize: 30522 }),
+  // context: tokens; RoBERTa's table has two rows more (max_position_embeddings 514).
+  "roberta-tiny": Object.freeze({ family: "roberta", layers: 2, heads: 2, dModel: 128, intermediate: 512, context: 512, vocabSize: 8197 }),
+  "roberta-base": Object.freeze({
+    family: "roberta",
+    layers: 12,
+    heads: 12,
+    dModel: 768,
+    intermediate: 3072,
+    context: 512,
+    vocabSize: 50265,
+  }),
 });
+
+const SHIPPED_BPE = new URL("../models/attnlens/", import.meta.url);
+
+/** vocab.json (as an object) and merges.txt's text of a RoBERTa-style byte-level BPE of `size`
+ * tokens: <s> 0, <pad> 1, </s> 2, <unk> 3, the shipped model's tokens, <madeupN> fillers (never
+ * produced: no merge makes them), and <mask> last. */
+export function robertaVocabulary(size) {
+  const shipped = JSON.parse(readFileSync(new URL("vocab.json", SHIPPED_BPE), "utf8"));
+  const vocab = { "<s>": 0, "<pad>": 1, "</s>": 2, "<unk>": 3 };
+  let next = 4;
+  for (const [token] of Object.entries(shipped).sort((a, b) => a[1] - b[1])) vocab[token] = next++;
+  if (next + 1 > size) throw new Error(`a RoBERTa vocabulary needs at least ${next + 1} tokens; the preset has ${size}`);
+  for (let i = 0; next < size - 1; i++) vocab[`<madeup${i}>`] = next++;
+  vocab["<mask>"] = next;
+  return { vocab, merges: readFileSync(new URL("merges.txt", SHIPPED_BPE), "utf8") };
+}
+
+/** The tensors of RobertaForMaskedLM for `config` (context: tokens, the table holds 2 more). */
+export function robertaTensors(config) {
+  const rename = ([name, shape]) => {
+    if (name === "bert.embeddings.position_embeddings.weight") return [`roberta.${name.slice(5)}`, [config.context + 2, shape[1]]];
+    if (name === "bert.embeddings.token_type_embeddings.weight") return [`roberta.${name.slice(5)}`, [1, shape[1]]];
+    if (name.startsWith("bert.")) return [`roberta.${name.slice(5)}`, shape];
+    const head = {
+      "cls.predictions.transform.dense.weight": "lm_head.dense.weight",
+      "cls.predictions.transform.dense.bias": "lm_head.dense.bias",
+      "cls.predictions.transform.LayerNorm.weight": "lm_head.layer_norm.weight",
+      "cls.predictions.transform.LayerNorm.bias": "lm_head.layer_norm.bias",
+      "cls.predictions.bias": "lm_head.bias",
+    }[name];
+    return [head, shape];
+  };
+  return bertTensors(config).map(rename);
+}
 
 const WORDS = (
   "the of and to a in is it you that he was for on are with as i his they be at one have this from or had by hot word but what some " +
@@ -101,6 +151,7 @@ export function bertTensors({ layers, dModel: d, intermediate: I, context, vocab
 /** Writes the folder; returns model.safetensors' size in bytes. */
 export function writeBertCheckpoint(dir, config, seed = 1) {
   mkdirSync(dir, { recursive: true });
+  if (config.family === "roberta") return writeRobertaCheckpoint(dir, config, seed);
   const bytes = writeRandomSafetensors(join(dir, "model.safetensors"), bertTensors(config), {
     seed,
     writer: "attnlens scripts/bert-checkpoint.mjs",
@@ -127,19 +178,48 @@ export function writeBertCheckpoint(dir, config, seed = 1) {
   return bytes;
 }
 
+function writeRobertaCheckpoint(dir, config, seed) {
+  const bytes = writeRandomSafetensors(join(dir, "model.safetensors"), robertaTensors(config), {
+    seed,
+    writer: "attnlens scripts/bert-checkpoint.mjs",
+    isGain: (name) => name.endsWith("LayerNorm.weight") || name.endsWith("layer_norm.weight"),
+  });
+  // roberta-base's config.json, with the preset's sizes.
+  const config_ = {
+    architectures: ["RobertaForMaskedLM"],
+    bos_token_id: 0,
+    eos_token_id: 2,
+    hidden_act: "gelu",
+    hidden_size: config.dModel,
+    intermediate_size: config.intermediate,
+    layer_norm_eps: 1e-5,
+    max_position_embeddings: config.context + 2,
+    model_type: "roberta",
+    num_attention_heads: config.heads,
+    num_hidden_layers: config.layers,
+    pad_token_id: 1,
+    type_vocab_size: 1,
+    vocab_size: config.vocabSize,
+  };
+  const { vocab, merges } = robertaVocabulary(config.vocabSize);
+  writeFileSync(join(dir, "config.json"), JSON.stringify(config_, null, 2));
+  writeFileSync(join(dir, "vocab.json"), JSON.stringify(vocab));
+  writeFileSync(join(dir, "merges.txt"), merges);
+  return bytes;
+}
+
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const usage = "usage: node scripts/bert-checkpoint.mjs DIR [--preset tiny | base] [--seed S]";
+  const usage = "usage: node scripts/bert-checkpoint.mjs DIR [--preset tiny | base | roberta-tiny | roberta-base] [--seed S]";
   const { values, positionals } = cli({
     usage,
     positionals: true,
     options: { preset: { type: "string", default: "tiny" }, seed: { type: "string" } },
   });
   const config = BERT_PRESETS[values.preset];
-  if (!config) cliError(`--preset must be "tiny" or "base"; got "${values.preset}"`, usage);
+  if (!config) cliError(`--preset must be one of ${Object.keys(BERT_PRESETS).join(", ")}; got "${values.preset}"`, usage);
   if (positionals.length !== 1) cliError(`give one output folder; got ${positionals.length ? positionals.join(", ") : "none"}`, usage);
   const seed = cliNumber(values, "seed", { fallback: 1, integer: true, usage });
   const bytes = writeBertCheckpoint(positionals[0], config, seed);
-  console.log(
-    `wrote ${positionals[0]}/ (model.safetensors ${(bytes / 1e6).toFixed(1)} MB, config.json, vocab.txt, tokenizer_config.json): ${JSON.stringify(config)}`,
-  );
+  const files = config.family === "roberta" ? "config.json, vocab.json, merges.txt" : "config.json, vocab.txt, tokenizer_config.json";
+  console.log(`wrote ${positionals[0]}/ (model.safetensors ${(bytes / 1e6).toFixed(1)} MB, ${files}): ${JSON.stringify(config)}`);
 }

@@ -1,5 +1,5 @@
 // Types of the model module (attnlens-model.wasm): checkpoints of every family the library loads
-// (GPT-2, BERT, DistilBERT), their tokenizers, forward passes, predictions, caches and training. loadModel, createModel and loadTokenizer on an
+// (GPT-2, BERT, DistilBERT, RoBERTa, the Llama families, Gemma 3), their tokenizers, forward passes, predictions, caches and training. loadModel, createModel and loadTokenizer on an
 // AttnLens (attnlens.d.ts) return them; attnlens.d.ts re-exports every one.
 import type { Tensor } from "./attnlens.js";
 
@@ -11,7 +11,7 @@ export type FileText = string | Uint8Array | ArrayBuffer;
  * "model_type" names the family, and the family says which tokenizer files it reads (lens
  * families): GPT-2 vocab.json + merges.txt; BERT and DistilBERT vocab.txt (with
  * tokenizer_config.json when present), or tokenizer.json, or a byte-level BPE's vocab.json +
- * merges.txt, the first of these sets that is given.
+ * merges.txt, the first of these sets that is given; RoBERTa vocab.json + merges.txt.
  * A tokenizer's files are given whole or not at all. Other files are ignored (Model.ignored
  * lists them), except those without which the model would be misread: a sharded checkpoint's
  * index and shards, weights in another format without model.safetensors, and a non-empty
@@ -36,7 +36,7 @@ export interface CheckpointFiles {
 
 /** A family the library loads (its registry entry). */
 export interface ModelFamily {
-  /** "gpt2", "bert", "distilbert", "llama", "mistral", "qwen2", "qwen3". */
+  /** "gpt2", "bert", "distilbert", "roberta", "llama", "mistral", "qwen2", "qwen3", "gemma3_text". */
   name: string;
   /** The config.json "model_type" values the family reads. */
   modelTypes: string[];
@@ -475,7 +475,7 @@ export interface Model extends Omit<Tokenizer, "dispose"> {
   ): LogitLens;
   /** Direct logit attribution of one sequence's `token` (default: the model's first choice) at
    * `position` (default: the last), with `ablate`'s heads off. Pre-norm models only: BERT and
-   * DistilBERT normalise after every layer, and are refused (BAD_ARGUMENT). */
+   * DistilBERT (and RoBERTa) normalise after every layer, and are refused (BAD_ARGUMENT). */
   attribute(
     ids: Int32Array | readonly number[],
     options?: { position?: number; token?: number; ablate?: readonly (readonly [number, number])[]; ablation?: Ablation },

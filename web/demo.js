@@ -393,13 +393,16 @@ function showChips(tokens, maskable = false, total = tokens.length) {
 }
 
 // The tokens the chips show, and whether a token can be masked: a word piece of the sentence
-// (not [CLS], [SEP] or a [MASK] already).
+// (not [CLS], [SEP] or a mask already: BERT's [MASK], RoBERTa's <mask>).
 let chipTokens = [];
-const canMask = (t) => !t.special && t.end > t.start && !/^\s*\[MASK\]\s*$/.test(t.text) && /\S/.test(t.text);
+const canMask = (t) => !t.special && t.end > t.start && !/^\s*(\[MASK\]|<mask>)\s*$/.test(t.text) && /\S/.test(t.text);
+/** The mask as the figure's tokenizer reads it: RoBERTa's names (<s> ... </s>, <mask>) where its
+ * tokens open with <s>, as the library picks them, else BERT's [MASK]. */
+const maskTextOf = (tokens) => (tokens[0]?.special && tokens[0].text === "<s>" ? "<mask>" : "[MASK]");
 
 /**
  * Masks token `i` of the chips in the sentence: its text (less the space a byte-level token
- * carries before its word) becomes [MASK], and the figure shows what the encoder would put there.
+ * carries before its word) becomes the mask token, and the figure shows what the encoder would put there.
  */
 function maskChip(i) {
   const t = chipTokens[i];
@@ -408,7 +411,7 @@ function maskChip(i) {
   const text = sentence.slice(t.start, t.end);
   const start = t.start + (text.length - text.trimStart().length);
   const end = t.end - (text.length - text.trimEnd().length);
-  sentenceInput.value = `${sentence.slice(0, start)}[MASK]${sentence.slice(end)}`;
+  sentenceInput.value = `${sentence.slice(0, start)}${maskTextOf(chipTokens)}${sentence.slice(end)}`;
   sentenceInput.dispatchEvent(new Event("input", { bubbles: true }));
 }
 const chipIndex = (e) => {

@@ -1,6 +1,7 @@
-// A float64 BERT / DistilBERT written from the architecture's definition (Devlin et al. 2019;
-// Hugging Face's BertModel), plain loops over Hugging Face's named tensors, for the tests: no
-// attnlens code except the tensor container. Slow and obviously correct.
+// A float64 BERT / DistilBERT / RoBERTa written from the architecture's definition (Devlin et al.
+// 2019; Hugging Face's BertModel, and modeling_roberta.py's position ids and lm_head), plain loops
+// over Hugging Face's named tensors, for the tests: no attnlens code except the tensor container.
+// Slow and obviously correct.
 #pragma once
 
 #include "ablation_reference.hpp"
@@ -29,7 +30,9 @@ struct Result {
 
 // Tensors of a model (attnlens' to_tensors()) by canonical name, in float64.
 inline Params params_of(const attnlens::TensorList& tensors, attnlens::BertFlavor flavor) {
-  const std::string prefix = flavor == attnlens::BertFlavor::Bert ? "bert." : "distilbert.";
+  const std::string prefix = flavor == attnlens::BertFlavor::Bert      ? "bert."
+                             : flavor == attnlens::BertFlavor::Roberta ? "roberta."
+                                                                       : "distilbert.";
   Params p;
   for (const auto& [name, t] : tensors) {
     const std::string key = name.rfind(prefix, 0) == 0 ? name.substr(prefix.size()) : name;
@@ -89,11 +92,19 @@ inline std::vector<double> mlm_head(const attnlens::BertConfig& c, const Params&
                                     const std::vector<double>& x, std::int64_t N) {
   using namespace detail;
   const bool bert = c.flavor == attnlens::BertFlavor::Bert;
+  const bool roberta = c.flavor == attnlens::BertFlavor::Roberta;
   const std::int64_t d = c.d_model;
   const auto at = [&](const std::string& name) -> const std::vector<double>& { return p.at(name); };
-  const std::string t = bert ? "cls.predictions.transform.dense" : "vocab_transform";
-  const std::string tn = bert ? "cls.predictions.transform.LayerNorm" : "vocab_layer_norm";
-  const std::string bias = bert ? "cls.predictions.bias" : "vocab_projector.bias";
+  // RobertaLMHead: dense, gelu, layer_norm, decoder (tied) + bias.
+  const std::string t = bert      ? "cls.predictions.transform.dense"
+                        : roberta ? "lm_head.dense"
+                                  : "vocab_transform";
+  const std::string tn = bert      ? "cls.predictions.transform.LayerNorm"
+                         : roberta ? "lm_head.layer_norm"
+                                   : "vocab_layer_norm";
+  const std::string bias = bert      ? "cls.predictions.bias"
+                           : roberta ? "lm_head.bias"
+                                     : "vocab_projector.bias";
   auto h = linear(x, at(t + ".weight"), at(t + ".bias"), N, d, d);
   for (double& e : h)
     e = gelu(e);
@@ -106,16 +117,35 @@ inline Result forward(const attnlens::BertConfig& c, const Params& p,
                       const std::int32_t* mask, std::int64_t B, std::int64_t T,
                       const ablationref::Spec* ablate = nullptr) {
   using namespace detail;
-  const bool bert = c.flavor == attnlens::BertFlavor::Bert;
+  // RoBERTa's encoder is BERT's (RobertaLayer copies BertLayer).
+  const bool bert = c.flavor != attnlens::BertFlavor::DistilBert;
   const std::int64_t d = c.d_model, H = c.heads, hd = d / H, I = c.intermediate, N = B * T;
   const auto at = [&](const std::string& name) -> const std::vector<double>& { return p.at(name); };
   Result r;
+  // Position ids: t, or RoBERTa's create_position_ids_from_input_ids: with padding_idx = the
+  // config's pad_token_id (position_offset - 1), mask = (ids != padding_idx),
+  // cumsum(mask) * mask + padding_idx.
+  std::vector<std::int64_t> position(static_cast<std::size_t>(N));
+  for (std::int64_t b = 0; b < B; ++b) {
+    std::int64_t cumsum = 0;
+    for (std::int64_t t = 0; t < T; ++t) {
+      const std::int64_t n = b * T + t;
+      if (c.flavor != attnlens::BertFlavor::Roberta) {
+        position[static_cast<std::size_t>(n)] = t;
+        continue;
+      }
+      const std::int64_t padding_idx = c.position_offset - 1;
+      const std::int64_t m = ids[n] != padding_idx ? 1 : 0;
+      cumsum += m;
+      position[static_cast<std::size_t>(n)] = cumsum * m + padding_idx;
+    }
+  }
   std::vector<double> x(static_cast<std::size_t>(N * d));
   for (std::int64_t n = 0; n < N; ++n) {
     for (std::int64_t i = 0; i < d; ++i) {
-      double v =
-          at("embeddings.word_embeddings.weight")[static_cast<std::size_t>(ids[n] * d + i)] +
-          at("embeddings.position_embeddings.weight")[static_cast<std::size_t>((n % T) * d + i)];
+      double v = at("embeddings.word_embeddings.weight")[static_cast<std::size_t>(ids[n] * d + i)] +
+                 at("embeddings.position_embeddings.weight")[static_cast<std::size_t>(
+                     position[static_cast<std::size_t>(n)] * d + i)];
       if (bert) {
         const std::int64_t type = types != nullptr ? types[n] : 0;
         v += at("embeddings.token_type_embeddings.weight")[static_cast<std::size_t>(type * d + i)];

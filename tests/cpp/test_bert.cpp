@@ -7,6 +7,7 @@
 #include "compare.hpp"
 #include "helpers.hpp"
 #include "models/bert/family.hpp"
+#include "models/bert/layout.hpp"
 
 #include <attnlens/bert.hpp>
 #include <attnlens/model.hpp>
@@ -36,7 +37,10 @@ BertConfig small(BertFlavor flavor) {
   c.intermediate = 12;
   c.context = 9;
   c.vocab_size = 13;
-  c.type_vocab_size = flavor == BertFlavor::Bert ? 2 : 0;
+  c.type_vocab_size = flavor == BertFlavor::Bert ? 2 : flavor == BertFlavor::Roberta ? 1 : 0;
+  // RoBERTa's pad_token_id 1: positions from 2, and Batch's first id (1) is the padding token,
+  // which takes position 1 and is not counted (modeling_roberta.py's position ids).
+  if (flavor == BertFlavor::Roberta) c.position_offset = 2;
   return c;
 }
 
@@ -69,11 +73,17 @@ struct Batch {
 
 }  // namespace
 
-TEST_CASE("BERT forward matches a float64 reference (padding, token types, both flavors)",
+static const char* flavor_name(BertFlavor flavor) {
+  return flavor == BertFlavor::Bert      ? "BERT"
+         : flavor == BertFlavor::Roberta ? "RoBERTa"
+                                         : "DistilBERT";
+}
+
+TEST_CASE("BERT forward matches a float64 reference (padding, token types, every flavor)",
           "[bert]") {
-  const BertFlavor flavor = GENERATE(BertFlavor::Bert, BertFlavor::DistilBert);
+  const BertFlavor flavor = GENERATE(BertFlavor::Bert, BertFlavor::DistilBert, BertFlavor::Roberta);
   const bool bert = flavor == BertFlavor::Bert;
-  INFO((bert ? "BERT" : "DistilBERT"));
+  INFO(flavor_name(flavor));
   const BertConfig c = small(flavor);
   BertModel model = random_model(c, 3);
   const Batch batch;
@@ -120,9 +130,9 @@ TEST_CASE("BERT forward matches a float64 reference (padding, token types, both 
 }
 
 TEST_CASE("BERT gradients of every parameter match finite differences", "[bert]") {
-  const BertFlavor flavor = GENERATE(BertFlavor::Bert, BertFlavor::DistilBert);
+  const BertFlavor flavor = GENERATE(BertFlavor::Bert, BertFlavor::DistilBert, BertFlavor::Roberta);
   const bool bert = flavor == BertFlavor::Bert;
-  INFO((bert ? "BERT" : "DistilBERT"));
+  INFO(flavor_name(flavor));
   const BertConfig c = small(flavor);
   BertModel model = random_model(c, 5);
   const Batch batch;
@@ -134,7 +144,7 @@ TEST_CASE("BERT gradients of every parameter match finite differences", "[bert]"
                          batch.mask.data(), batch.labels, 2, 6);
   };
   REQUIRE(std::abs(loss - ref_loss()) < 1e-5);
-  const std::string prefix = bert ? "bert." : "distilbert.";
+  const std::string prefix = attnlens::detail::bert_prefix(flavor);
   std::mt19937 gen(6);
   for (const auto& [full, grad] : model.gradients()) {
     const std::string name = full.rfind(prefix, 0) == 0 ? full.substr(prefix.size()) : full;
@@ -377,10 +387,9 @@ TEST_CASE("BERT configs: the registry picks the family, relative positions and o
         "bert");
   CHECK(std::string(attnlens::family_of(R"({"model_type": "distilbert"})").name) == "distilbert");
   CHECK(std::string(attnlens::family_of(R"({"n_embd": 8, "n_layer": 1})").name) == "gpt2");
-  require_error([] { attnlens::family_of(R"({"model_type": "roberta"})"); }, ErrorCode::BAD_FILE,
-                {"config.json: model_type \"roberta\" is not a family attnlens loads", "\"bert\""});
+  CHECK(std::string(attnlens::family_of(R"({"model_type": "roberta"})").name) == "roberta");
   require_error([] { attnlens::family_of(R"({"model_type": "albert"})"); }, ErrorCode::BAD_FILE,
-                {"\"albert\""});
+                {"config.json: model_type \"albert\" is not a family attnlens loads", "\"bert\""});
   const std::string base =
       R"({"model_type": "bert", "num_hidden_layers": 2, "num_attention_heads": 2, "hidden_size": 8,
           "intermediate_size": 12, "max_position_embeddings": 9, "vocab_size": 13, "type_vocab_size": 2)";
@@ -602,4 +611,132 @@ TEST_CASE("BERT heads' writes and logit lens against the reference, and its attr
       },
       ErrorCode::BAD_ARGUMENT,
       {bert ? "BERT normalises after every layer" : "DistilBERT normalises"});
+}
+
+TEST_CASE("a RoBERTa folder as the hub writes it: names, position ids, <s> and <mask>, save",
+          "[bert]") {
+  // The vocabulary: 256 byte tokens, "ab", then RoBERTa's specials (bpe_files.hpp).
+  attnlens::BpeTokenizer bpe =
+      attnlens::BpeTokenizer::from_files(testing::small_vocab({"ab"}), "a b\n");
+  bpe.add_special_tokens({"<s>", "<pad>", "</s>", "<unk>", "<mask>"});
+  const std::string vocab = bpe.to_vocab_json(), merges = "a b\n";
+  BertConfig c = small(BertFlavor::Roberta);
+  c.vocab_size = 262;
+  c.layer_norm_eps = 1e-5f;
+  const BertModel model = random_model(c, 21);
+  attnlens::TensorList tensors = model.to_tensors();
+  // The hub's files hold the tied decoder once more, and position_ids as an integer buffer.
+  for (const auto& [name, t] : model.to_tensors())
+    if (name == "roberta.embeddings.word_embeddings.weight")
+      tensors.emplace_back("lm_head.decoder.weight", t);
+  const std::vector<std::uint8_t> weights =
+      attnlens::write_safetensors(tensors, {}, attnlens::Dtype::F32);
+  // pad_token_id 1: position ids count from 2, so 9 position rows hold 7 tokens.
+  const std::string config =
+      R"({"architectures": ["RobertaForMaskedLM"], "bos_token_id": 0, "eos_token_id": 2,)"
+      R"( "hidden_act": "gelu", "hidden_size": 8, "intermediate_size": 12, "layer_norm_eps": 1e-05,)"
+      R"( "max_position_embeddings": 9, "model_type": "roberta", "num_attention_heads": 2,)"
+      R"( "num_hidden_layers": 2, "pad_token_id": 1, "type_vocab_size": 1, "vocab_size": 262})";
+  const auto load = [&](const std::string& config_text, const std::vector<std::uint8_t>& w,
+                        std::map<std::string, std::string> texts) {
+    attnlens::ModelFiles files;
+    files.weights = w.data();
+    files.weights_size = w.size();
+    texts["config.json"] = config_text;
+    for (const auto& [name, text] : texts)
+      files.texts.emplace(name, text);
+    return attnlens::load_model(files);
+  };
+  const std::map<std::string, std::string> tokenizer_files = {{"vocab.json", vocab},
+                                                              {"merges.txt", merges}};
+  // (The map's views stay valid: the texts live in tokenizer_files and config until the end.)
+  attnlens::LoadedModel loaded = load(config, weights, tokenizer_files);
+  const attnlens::ModelInfo info = loaded.model->info();
+  CHECK(info.family == "roberta");
+  CHECK(info.context == 7);
+  CHECK(info.type_vocab_size == 1);
+  REQUIRE(loaded.tokenizer != nullptr);
+  const attnlens::Tokenizer& t = *loaded.tokenizer;
+  const std::int32_t s = t.token_to_id("<s>"), e = t.token_to_id("</s>");
+  const std::int32_t mask = t.token_to_id("<mask>");
+  CHECK(t.mask_id() == mask);
+  const auto ids = [&](const std::vector<attnlens::EncodedToken>& tokens) {
+    std::vector<std::int32_t> out;
+    for (const attnlens::EncodedToken& token : tokens)
+      out.push_back(token.id);
+    return out;
+  };
+  using Ids = std::vector<std::int32_t>;
+  // <mask> takes the space before it (its added token has lstrip in RoBERTa's tokenizer.json).
+  CHECK(ids(t.encode("ab <mask>")) == Ids{s, 256, mask, e});
+  // Pairs as RobertaProcessing writes them: <s> a </s></s> b </s>, one token type.
+  const std::vector<attnlens::EncodedToken> pair = t.encode_pair("a", "b");
+  CHECK(ids(pair) == Ids{s, 'a', e, e, 'b', e});
+  for (const attnlens::EncodedToken& token : pair)
+    CHECK(token.type == 0);
+
+  // The forward against the float64 reference, on ids that hold the padding id (1) inside the
+  // text: it takes position 1 and is not counted (modeling_roberta.py).
+  const std::vector<std::int32_t> text = {s, 'a', 1, 256, mask, e};
+  attnlens::ModelForwardOptions o;
+  o.attention = o.hidden_states = o.logits = true;
+  const attnlens::ModelOutput out =
+      loaded.model->forward(attnlens::ModelInputs{TokenIds{text.data(), 1, 6}}, o);
+  const bertref::Result ref = bertref::forward(
+      c, bertref::params_of(model.to_tensors(), BertFlavor::Roberta), text, nullptr, nullptr, 1, 6);
+  // As the forward test above: float32 through two layers of d = 8.
+  CHECK(testing::close(out.hidden_states.data, ref.hidden, 2e-5, out.hidden_states.shape));
+  CHECK(testing::close(out.attention.data, ref.attention, 2e-6, out.attention.shape));
+  CHECK(testing::close(out.logits.data, ref.logits, 5e-5, out.logits.shape));
+  // Eight tokens need position 9: one past the table.
+  const std::vector<std::int32_t> eight(8, 'a');
+  require_error(
+      [&] {
+        loaded.model->forward(attnlens::ModelInputs{TokenIds{eight.data(), 1, 8}}, o);
+      },
+      ErrorCode::TOO_LARGE, {"context of 7"});
+
+  // save() writes a folder that transformers' RobertaForMaskedLM reads and attnlens reads back.
+  const auto saved = attnlens::save_model(*loaded.model, loaded.tokenizer.get());
+  std::map<std::string, std::string> texts;
+  std::vector<std::uint8_t> saved_weights;
+  for (const auto& [name, bytes] : saved) {
+    if (name == "model.safetensors")
+      saved_weights = bytes;
+    else
+      texts[name] = std::string(bytes.begin(), bytes.end());
+  }
+  REQUIRE(texts.count("config.json") == 1);
+  CHECK(texts["config.json"].find("\"model_type\": \"roberta\"") != std::string::npos);
+  CHECK(texts["config.json"].find("\"pad_token_id\": 1,") != std::string::npos);
+  CHECK(texts["config.json"].find("RobertaForMaskedLM") != std::string::npos);
+  const std::string saved_config = texts["config.json"];
+  texts.erase("config.json");
+  attnlens::LoadedModel back = load(saved_config, saved_weights, texts);
+  const attnlens::ModelOutput again =
+      back.model->forward(attnlens::ModelInputs{TokenIds{text.data(), 1, 6}}, o);
+  CHECK(again.logits.data == out.logits.data);
+  CHECK(ids(back.tokenizer->encode("ab <mask>")) == Ids{s, 256, mask, e});
+
+  // What it refuses, by name.
+  require_error(
+      [&] {
+        load(config, weights, {{"tokenizer.json", "{}"}});
+      },
+      ErrorCode::BAD_FILE, {"tokenizer.json", "vocab.json and merges.txt"});
+  const BertModel bert = random_model(small(BertFlavor::Bert), 22);
+  const std::vector<std::uint8_t> bert_weights =
+      attnlens::write_safetensors(bert.to_tensors(), {}, attnlens::Dtype::F32);
+  require_error([&] { load(config, bert_weights, tokenizer_files); }, ErrorCode::BAD_FILE,
+                {"looks like a BERT checkpoint", "the config says roberta"});
+  std::string far_pad = config;
+  far_pad.replace(far_pad.find("\"pad_token_id\": 1"), 17, "\"pad_token_id\": 8");
+  require_error([&] { load(far_pad, weights, tokenizer_files); }, ErrorCode::BAD_FILE,
+                {"\"pad_token_id\" is 8", "below max_position_embeddings - 1 = 8"});
+  for (const char* type : {"xlm-roberta", "gemma2"}) {
+    std::string other = config;
+    other.replace(other.find("\"roberta\""), 9, std::string("\"") + type + "\"");
+    require_error([&] { load(other, weights, tokenizer_files); }, ErrorCode::BAD_FILE,
+                  {std::string("model_type \"") + type + "\" is ", "does not", "attnlens loads"});
+  }
 }

@@ -66,12 +66,12 @@ test("the page's picker: a GPT-2-shaped checkpoint without a tokenizer is shown 
     // A family attnlens does not load: the message names what was found and what it loads.
     writeFileSync(
       join(dir, "config.json"),
-      JSON.stringify({ model_type: "roberta", architectures: ["RobertaForMaskedLM"], hidden_size: 48 }),
+      JSON.stringify({ model_type: "albert", architectures: ["AlbertForMaskedLM"], hidden_size: 48 }),
     );
     await page.setInputFiles("#open-checkpoint", [join(dir, "model.safetensors"), join(dir, "config.json")]);
-    await page.waitForFunction(() => /roberta/.test(document.querySelector("#checkpoint-status").textContent));
+    await page.waitForFunction(() => /albert/.test(document.querySelector("#checkpoint-status").textContent));
     const message = await page.textContent("#checkpoint-status");
-    assert.match(message, /model_type "roberta"; attnlens loads gpt2, bert, distilbert, llama, mistral, qwen2, qwen3/);
+    assert.match(message, /model_type "albert"; attnlens loads gpt2, bert, distilbert, roberta, llama, mistral, qwen2, qwen3/);
 
     // Back to the built-in models: the random figure again.
     await page.click("#close-checkpoint");

@@ -382,3 +382,72 @@ test("the shipped encoder on the page: [MASK] typed after a space fills as glued
   assert.deepEqual(problems, []);
   await page.close();
 });
+
+test("the page opens a RoBERTa folder: <s> … </s>, full attention, and a click on a word's chip writes <mask>, which the figure fills", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "attnlens-roberta-"));
+  try {
+    writeBertCheckpoint(dir, BERT_PRESETS["roberta-tiny"], 4);
+    const { page, problems } = await openRandomPage();
+    await page.setInputFiles(
+      "#open-checkpoint",
+      ["model.safetensors", "config.json", "vocab.json", "merges.txt"].map((f) => join(dir, f)),
+    );
+    const status = await shown(page);
+    assert.ok(status.ok, status.text);
+    assert.match(
+      status.text,
+      /\(roberta, full attention, \[MASK\] predictions\): 2 layers × 2 heads, d_model 128, a context of 512 tokens, 8197 tokens/,
+    );
+    await page.fill("#sentence", "She opened the door and walked out.");
+    // Read in the call that waits: the figure of this sentence, its tokens and whether any row
+    // weighs a later token (full attention).
+    const figure = await page
+      .waitForFunction(
+        () => {
+          const a = document.querySelector("#figure").attention;
+          if (!a || a.causal !== false || document.querySelector("#sentence").value !== "She opened the door and walked out.") return null;
+          if (!a.tokens.some((t) => t.text === " door")) return null;
+          const L = a.tokens.length;
+          let above = 0;
+          for (let i = 0; i < L; i++) for (let j = i + 1; j < L; j++) above += a.weights.data[i * L + j];
+          return { tokens: a.tokens.map((t) => t.text), above };
+        },
+        null,
+        { timeout: 60000 },
+      )
+      .then((h) => h.jsonValue());
+    assert.equal(figure.tokens[0], "<s>");
+    assert.equal(figure.tokens.at(-1), "</s>");
+    assert.ok(figure.above > 0.1, `weight above the diagonal: ${figure.above}`);
+    await page.waitForFunction(() => [...document.querySelectorAll("#tokens li.maskable")].some((li) => li.textContent === " door"));
+    await page.locator("#tokens li.maskable", { hasText: /^ door$/ }).click();
+    const filled = await page
+      .waitForFunction(
+        () => {
+          const a = document.querySelector("#figure").attention;
+          const sentence = document.querySelector("#sentence").value;
+          if (sentence !== "She opened the <mask> and walked out." || !a?.predictions) return null;
+          const at = a.predictions.findIndex(Boolean);
+          return at < 0 ? null : { sentence, token: a.tokens[at].text, count: a.predictions[at].length };
+        },
+        null,
+        { timeout: 60000 },
+      )
+      .then((h) => h.jsonValue());
+    // The mask took the space before it: one token " <mask>", with its fillers.
+    assert.equal(filled.token, " <mask>");
+    assert.ok(filled.count >= 1);
+    // <s>, </s> and the mask are not offered for masking.
+    const offered = await page.evaluate(() =>
+      [...document.querySelectorAll("#tokens li")].map((li) => [li.textContent, li.classList.contains("maskable")]),
+    );
+    assert.ok(
+      offered.every(([text, maskable]) => !maskable || !/<\/?s>|<mask>/.test(text)),
+      JSON.stringify(offered),
+    );
+    assert.deepEqual(problems, []);
+    await page.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -223,11 +223,10 @@ test("bad encoder folders are named errors: the file, the key, the length", asyn
   const config = JSON.parse(good["config.json"]);
   const withConfig = (change) => ({ ...good, "config.json": JSON.stringify({ ...config, ...change }) });
   await rejects(
-    lens.loadModel({ files: withConfig({ model_type: "roberta" }) }),
+    lens.loadModel({ files: withConfig({ model_type: "albert" }) }),
     "BAD_FILE",
-    /config\.json: model_type "roberta" is not a family attnlens loads/,
+    /config\.json: model_type "albert" is not a family attnlens loads/,
   );
-  await rejects(lens.loadModel({ files: withConfig({ model_type: "albert" }) }), "BAD_FILE", /model_type "albert"/);
   await rejects(
     lens.loadModel({ files: withConfig({ position_embedding_type: "relative_key_query" }) }),
     "BAD_FILE",

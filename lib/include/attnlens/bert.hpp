@@ -41,18 +41,25 @@ namespace detail {
 struct BertWorkspace;  // activations and the parameter layout (lib/src/models/bert/workspace.hpp)
 }  // namespace detail
 
-// Which Hugging Face class family the names and config keys follow.
-enum class BertFlavor { Bert, DistilBert };
+// Which Hugging Face class family the names and config keys follow. RoBERTa is BERT's
+// architecture under "roberta." / "lm_head." names, with position ids that start past the
+// padding token (position_offset).
+enum class BertFlavor { Bert, DistilBert, Roberta };
 
 struct BertConfig {
   BertFlavor flavor = BertFlavor::Bert;
-  int layers = 2;                 // 1 .. kGpt2MaxLayers
-  int heads = 2;                  // divides d_model; 1 .. kGpt2MaxHeads
-  int d_model = 128;              // hidden_size / dim; 1 .. kGpt2MaxModelDim
-  int intermediate = 512;         // intermediate_size / hidden_dim; 1 .. 4 · kGpt2MaxModelDim
-  int context = 512;              // max_position_embeddings; 1 .. kGpt2MaxContext
-  int vocab_size = 30522;         // 1 .. kGpt2MaxVocab
-  int type_vocab_size = 2;        // BERT's token types; 0 for DistilBERT (no token types)
+  int layers = 2;           // 1 .. kGpt2MaxLayers
+  int heads = 2;            // divides d_model; 1 .. kGpt2MaxHeads
+  int d_model = 128;        // hidden_size / dim; 1 .. kGpt2MaxModelDim
+  int intermediate = 512;   // intermediate_size / hidden_dim; 1 .. 4 · kGpt2MaxModelDim
+  int context = 512;        // max_position_embeddings; 1 .. kGpt2MaxContext
+  int vocab_size = 30522;   // 1 .. kGpt2MaxVocab
+  int type_vocab_size = 2;  // BERT's token types; 0 for DistilBERT (no token types)
+  // The position table's row of a sequence's first token: 0 for BERT and DistilBERT, RoBERTa's
+  // pad_token_id + 1 (its position ids count from there, modeling_roberta.py's
+  // create_position_ids_from_input_ids). A sequence holds at most context - position_offset
+  // tokens; 0 .. context - 1.
+  int position_offset = 0;
   float layer_norm_eps = 1e-12f;  // > 0 and finite
   bool mlm_head = true;           // has the masked-LM head (a BertModel checkpoint has none)
 };

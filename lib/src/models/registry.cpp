@@ -38,6 +38,13 @@ const std::vector<ModelFamily>& families() {
        {{"vocab.txt"}, {"tokenizer.json"}, {"vocab.json", "merges.txt"}},
        {"tokenizer_config.json"},
        &detail::load_bert},
+      {"roberta",
+       {"roberta"},
+       false,
+       PredictionKind::MaskedToken,
+       {{"vocab.json", "merges.txt"}},
+       {},
+       &detail::load_bert},
       // One block described by data serves the five (lib/src/models/llama/config.hpp).
       {"llama",
        {"llama"},
@@ -148,6 +155,21 @@ const ModelFamily& family_of(std::string_view config_json, std::string_view file
     if (std::find(f.model_types.begin(), f.model_types.end(), type->as_string()) !=
         f.model_types.end()) {
       return f;
+    }
+  }
+  // Families readers bring whose one missing piece attnlens can name.
+  static const std::pair<const char*, const char*> not_yet[] = {
+      {"xlm-roberta",
+       "RoBERTa's encoder with a SentencePiece unigram tokenizer (tokenizer.json's model "
+       "\"Unigram\"), which attnlens does not read yet"},
+      {"gemma2",
+       "Gemma 3's block with soft-capped attention scores and logits (attn_logit_softcapping, "
+       "final_logit_softcapping), which attnlens does not compute yet"},
+  };
+  for (const auto& [name, why] : not_yet) {
+    if (type->as_string() == name) {
+      detail::fail(ErrorCode::BAD_FILE, file_name, ": model_type \"", name, "\" is ", why,
+                   " (attnlens loads ", known_types(), ")");
     }
   }
   detail::fail(ErrorCode::BAD_FILE, file_name, ": model_type \"", type->as_string(),

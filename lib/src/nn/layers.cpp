@@ -27,12 +27,13 @@ constexpr std::int64_t kChunk = 256;
 
 void embed_forward(float* out, const std::int32_t* ids, const float* wte, const float* wpe,
                    std::int64_t B, std::int64_t T, std::int64_t d, const std::int32_t* types,
-                   const float* wtt) {
+                   const float* wtt, const std::int32_t* positions) {
   for (std::int64_t b = 0; b < B; ++b) {
     for (std::int64_t t = 0; t < T; ++t) {
       const std::int64_t n = b * T + t;
+      const std::int64_t p = positions != nullptr ? std::int64_t{positions[n]} : t;
       Arr row(out + n * d, d);
-      row = ConstArr(wte + std::int64_t{ids[n]} * d, d) + ConstArr(wpe + t * d, d);
+      row = ConstArr(wte + std::int64_t{ids[n]} * d, d) + ConstArr(wpe + p * d, d);
       if (wtt != nullptr) row += ConstArr(wtt + std::int64_t{types[n]} * d, d);
     }
   }
@@ -40,13 +41,14 @@ void embed_forward(float* out, const std::int32_t* ids, const float* wte, const 
 
 void embed_backward(float* dwte, float* dwpe, const float* dout, const std::int32_t* ids,
                     std::int64_t B, std::int64_t T, std::int64_t d, const std::int32_t* types,
-                    float* dwtt) {
+                    float* dwtt, const std::int32_t* positions) {
   for (std::int64_t b = 0; b < B; ++b) {
     for (std::int64_t t = 0; t < T; ++t) {
       const std::int64_t n = b * T + t;
+      const std::int64_t p = positions != nullptr ? std::int64_t{positions[n]} : t;
       const ConstArr g(dout + n * d, d);
       Arr(dwte + std::int64_t{ids[n]} * d, d) += g;
-      Arr(dwpe + t * d, d) += g;
+      Arr(dwpe + p * d, d) += g;
       if (dwtt != nullptr) Arr(dwtt + std::int64_t{types[n]} * d, d) += g;
     }
   }

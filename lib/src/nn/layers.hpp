@@ -14,18 +14,21 @@ class WeightPanels;  // core/matmul.hpp
 
 inline constexpr float kLayerNormEps = 1e-5f;
 
-// out[b, t, :] = wte[ids[b, t], :] + wpe[t, :] (+ wtt[types[b, t], :] when wtt is not null)
-// out is (B, T, d), ids and types are (B, T), wte is (V, d), wpe is (context, d), wtt is
-// (type_vocab, d); ids and types already checked.
+// out[b, t, :] = wte[ids[b, t], :] + wpe[p, :] (+ wtt[types[b, t], :] when wtt is not null),
+// where p is positions[b, t] when positions is not null, else t.
+// out is (B, T, d), ids, types and positions are (B, T), wte is (V, d), wpe is (context, d), wtt
+// is (type_vocab, d); ids, types and positions already checked.
 void embed_forward(float* out, const std::int32_t* ids, const float* wte, const float* wpe,
                    std::int64_t B, std::int64_t T, std::int64_t d,
-                   const std::int32_t* types = nullptr, const float* wtt = nullptr);
+                   const std::int32_t* types = nullptr, const float* wtt = nullptr,
+                   const std::int32_t* positions = nullptr);
 
-// dwte[ids[b, t], :] += dout[b, t, :],  dwpe[t, :] += dout[b, t, :]   (in index order), and
-// dwtt[types[b, t], :] += dout[b, t, :] when dwtt is not null.
+// dwte[ids[b, t], :] += dout[b, t, :],  dwpe[p, :] += dout[b, t, :]   (in index order; p as in
+// embed_forward), and dwtt[types[b, t], :] += dout[b, t, :] when dwtt is not null.
 void embed_backward(float* dwte, float* dwpe, const float* dout, const std::int32_t* ids,
                     std::int64_t B, std::int64_t T, std::int64_t d,
-                    const std::int32_t* types = nullptr, float* dwtt = nullptr);
+                    const std::int32_t* types = nullptr, float* dwtt = nullptr,
+                    const std::int32_t* positions = nullptr);
 
 // out = (x − mean) · rstd · w + b per row, rstd = 1 / sqrt(var + eps) (biased variance; GPT-2's
 // eps is 1e-5, BERT's 1e-12). x, out are (N, d); mean, rstd are (N), kept for the backward pass.

@@ -649,6 +649,10 @@ std::string byte_token(unsigned char b) {
 void Impl::read_model(const Reader& r, const JsonValue& model, std::size_t added_count) {
   const std::string where = "model";
   const std::string& type = r.type(model, where);
+  if (type == "Unigram") {
+    r.fail(where, "\"Unigram\" (SentencePiece's unigram model, as XLM-RoBERTa, T5 and ALBERT use) ",
+           "is not implemented; attnlens reads BPE tokenizers (and WordPiece for BERT)");
+  }
   if (type != "BPE") r.fail(where, "unsupported model type \"", type, "\" (only BPE)");
   if (const JsonValue* dropout = r.member(model, "dropout");
       dropout != nullptr && !dropout->is_null() &&

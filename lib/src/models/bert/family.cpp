@@ -1,5 +1,5 @@
-// BERT and DistilBERT behind the model interface: config.json, model.safetensors and the
-// WordPiece tokenizer's files.
+// BERT, DistilBERT and RoBERTa behind the model interface: config.json, model.safetensors and
+// the tokenizer's files (WordPiece, or RoBERTa's byte-level BPE).
 #include "models/bert/family.hpp"
 
 #include "core/check.hpp"
@@ -62,6 +62,19 @@ std::string number(double x) {
   return s;
 }
 
+// "BERT", "DistilBERT" or "RoBERTa", for messages.
+const char* flavor_name(BertFlavor flavor) {
+  switch (flavor) {
+    case BertFlavor::DistilBert:
+      return "DistilBERT";
+    case BertFlavor::Roberta:
+      return "RoBERTa";
+    case BertFlavor::Bert:
+      break;
+  }
+  return "BERT";
+}
+
 class BertAdapter final : public Model {
  public:
   explicit BertAdapter(BertModel model) : model_(std::move(model)) {}
@@ -70,14 +83,16 @@ class BertAdapter final : public Model {
   ModelInfo info() const override {
     const BertConfig& c = model_.config();
     ModelInfo i;
-    i.family = c.flavor == BertFlavor::Bert ? "bert" : "distilbert";
+    i.family = c.flavor == BertFlavor::Bert      ? "bert"
+               : c.flavor == BertFlavor::Roberta ? "roberta"
+                                                 : "distilbert";
     i.causal = false;
     i.prediction = PredictionKind::MaskedToken;
     i.has_head = c.mlm_head;
     i.layers = c.layers;
     i.heads = c.heads;
     i.d_model = c.d_model;
-    i.context = c.context;
+    i.context = c.context - c.position_offset;  // tokens, not position rows
     i.vocab_size = c.vocab_size;
     i.type_vocab_size = c.type_vocab_size;
     return i;
@@ -110,7 +125,7 @@ class BertAdapter final : public Model {
                              const Ablation&) override {
     detail::fail(ErrorCode::BAD_ARGUMENT,
                  "direct logit attribution splits the residual stream before a final norm; ",
-                 model_.config().flavor == BertFlavor::Bert ? "BERT" : "DistilBERT",
+                 flavor_name(model_.config().flavor),
                  " normalises after every layer, so its layers' writes do not add up to a logit "
                  "(the logit lens, unembed(), reads it layer by layer)");
   }
@@ -124,8 +139,13 @@ class BertAdapter final : public Model {
   TensorList gradients() const override { return model_.gradients(); }
   TensorList to_tensors() const override { return model_.to_tensors(); }
   std::string config_json(Dtype dtype, const Tokenizer* tokenizer) const override {
+    const BertConfig& c = model_.config();
+    if (c.flavor == BertFlavor::Roberta) {
+      // The padding id is what the position ids count from: the model's, not the tokenizer's.
+      return detail::bert_config_json(c, dtype, c.position_offset - 1);
+    }
     const std::int32_t pad = tokenizer != nullptr ? tokenizer->token_to_id("[PAD]") : -1;
-    return detail::bert_config_json(model_.config(), dtype, pad < 0 ? 0 : pad);
+    return detail::bert_config_json(c, dtype, pad < 0 ? 0 : pad);
   }
   void set_optimizer(const AdamWConfig& config) override { model_.set_optimizer(config); }
   const AdamWConfig& optimizer_config() const override { return model_.optimizer_config(); }
@@ -153,23 +173,40 @@ BertConfig parse_bert_config(std::string_view config_json, std::string_view file
   const JsonValue root = parse_json(config_json, file_name);
   if (!root.is_object()) fail(ErrorCode::BAD_FILE, file_name, ": not a JSON object");
   const std::string* type = string_key(root, "model_type", file_name);
-  if (type == nullptr || (*type != "bert" && *type != "distilbert")) {
+  if (type == nullptr || (*type != "bert" && *type != "distilbert" && *type != "roberta")) {
     fail(ErrorCode::BAD_FILE, file_name, ": model_type is ",
          type == nullptr ? std::string("missing") : "\"" + *type + "\"",
-         "; a BERT-family config says \"bert\" or \"distilbert\"");
+         "; a BERT-family config says \"bert\", \"distilbert\" or \"roberta\"");
   }
   BertConfig c;
-  if (*type == "bert") {
-    c.flavor = BertFlavor::Bert;
-    c.layers = size_key(root, "num_hidden_layers", file_name, "BERT");
-    c.heads = size_key(root, "num_attention_heads", file_name, "BERT");
-    c.d_model = size_key(root, "hidden_size", file_name, "BERT");
-    c.intermediate = size_key(root, "intermediate_size", file_name, "BERT");
-    c.context = size_key(root, "max_position_embeddings", file_name, "BERT");
-    c.vocab_size = size_key(root, "vocab_size", file_name, "BERT");
+  if (*type == "bert" || *type == "roberta") {
+    // RobertaConfig is BertConfig with other defaults (modeling_roberta.py's embeddings differ
+    // only in their position ids).
+    const bool roberta = *type == "roberta";
+    const char* family = roberta ? "RoBERTa" : "BERT";
+    c.flavor = roberta ? BertFlavor::Roberta : BertFlavor::Bert;
+    c.layers = size_key(root, "num_hidden_layers", file_name, family);
+    c.heads = size_key(root, "num_attention_heads", file_name, family);
+    c.d_model = size_key(root, "hidden_size", file_name, family);
+    c.intermediate = size_key(root, "intermediate_size", file_name, family);
+    c.context = size_key(root, "max_position_embeddings", file_name, family);
+    c.vocab_size = size_key(root, "vocab_size", file_name, family);
     c.type_vocab_size = root.find("type_vocab_size") != nullptr
-                            ? size_key(root, "type_vocab_size", file_name, "BERT", 0)
+                            ? size_key(root, "type_vocab_size", file_name, family, 0)
                             : 2;
+    if (roberta) {
+      // Position ids count from pad_token_id + 1 (RobertaConfig's default pad_token_id is 1).
+      const int pad = root.find("pad_token_id") != nullptr
+                          ? size_key(root, "pad_token_id", file_name, family, 0)
+                          : 1;
+      if (pad > c.context - 2) {
+        fail(ErrorCode::BAD_FILE, file_name, ": \"pad_token_id\" is ", pad,
+             "; RoBERTa's position ids start at pad_token_id + 1, so it must be below "
+             "max_position_embeddings - 1 = ",
+             c.context - 1, " for one token to have a position");
+      }
+      c.position_offset = pad + 1;
+    }
     if (const JsonValue* eps = root.find("layer_norm_eps")) {
       if (!eps->is_number() || !(eps->as_number() > 0.0)) {
         fail(ErrorCode::BAD_FILE, file_name, ": \"layer_norm_eps\" must be a positive number");
@@ -179,17 +216,18 @@ BertConfig parse_bert_config(std::string_view config_json, std::string_view file
     if (const std::string* position = string_key(root, "position_embedding_type", file_name)) {
       if (*position != "absolute") {
         fail(ErrorCode::BAD_FILE, file_name, ": position_embedding_type is \"", *position,
-             "\"; attnlens computes BERT with absolute (learned) position embeddings only");
+             "\"; attnlens computes ", family, " with absolute (learned) position embeddings only");
       }
     }
     if (const std::string* act = string_key(root, "hidden_act", file_name)) {
       if (*act != "gelu") {
-        fail(ErrorCode::BAD_FILE, file_name, ": hidden_act is \"", *act,
-             "\"; attnlens computes BERT with the exact GELU (\"gelu\")");
+        fail(ErrorCode::BAD_FILE, file_name, ": hidden_act is \"", *act, "\"; attnlens computes ",
+             family, " with the exact GELU (\"gelu\")");
       }
     }
-    require_false(root, "is_decoder", file_name, "attnlens loads BERT as an encoder");
-    require_false(root, "add_cross_attention", file_name, "attnlens loads BERT as an encoder");
+    const std::string why = std::string("attnlens loads ") + family + " as an encoder";
+    require_false(root, "is_decoder", file_name, why);
+    require_false(root, "add_cross_attention", file_name, why);
   } else {
     c.flavor = BertFlavor::DistilBert;
     c.layers = size_key(root, "n_layers", file_name, "DistilBERT");
@@ -219,10 +257,12 @@ std::string bert_config_json(const BertConfig& c, Dtype dtype, std::int32_t pad_
   const char* torch_dtype = dtype == Dtype::F16 ? "float16" : "float32";
   std::vector<std::pair<std::string, std::string>> entries;
   const auto q = [](std::string_view s) { return "\"" + std::string(s) + "\""; };
-  if (c.flavor == BertFlavor::Bert) {
+  if (c.flavor != BertFlavor::DistilBert) {
+    const bool roberta = c.flavor == BertFlavor::Roberta;
+    const std::string prefix = roberta ? "Roberta" : "Bert";
     entries = {
         {"architectures",
-         c.mlm_head ? "[\n    \"BertForMaskedLM\"\n  ]" : "[\n    \"BertModel\"\n  ]"},
+         "[\n    \"" + prefix + (c.mlm_head ? "ForMaskedLM" : "Model") + "\"\n  ]"},
         {"attention_probs_dropout_prob", "0.0"},
         {"classifier_dropout", "null"},
         {"hidden_act", q("gelu")},
@@ -232,7 +272,7 @@ std::string bert_config_json(const BertConfig& c, Dtype dtype, std::int32_t pad_
         {"intermediate_size", std::to_string(c.intermediate)},
         {"layer_norm_eps", number(c.layer_norm_eps)},
         {"max_position_embeddings", std::to_string(c.context)},
-        {"model_type", q("bert")},
+        {"model_type", q(roberta ? "roberta" : "bert")},
         {"num_attention_heads", std::to_string(c.heads)},
         {"num_hidden_layers", std::to_string(c.layers)},
         {"pad_token_id", std::to_string(pad_token_id)},
@@ -291,7 +331,7 @@ LoadedModel load_bert(const ModelFiles& files) {
       std::any_of(view.tensors().begin(), view.tensors().end(), [&](const SafetensorsEntry& e) {
         std::string_view n = e.name;
         return starts_with(n, "cls.predictions.") || starts_with(n, "vocab_transform.") ||
-               starts_with(n, "vocab_projector.");
+               starts_with(n, "vocab_projector.") || starts_with(n, "lm_head.");
       });
   try {
     validate(config);
@@ -307,7 +347,24 @@ LoadedModel load_bert(const ModelFiles& files) {
     fail_in_file(e, "model.safetensors");
   }
   out.metadata = view.metadata();
-  out.tokenizer = load_wordpiece(files, config.vocab_size);
+  if (config.flavor == BertFlavor::Roberta) {
+    // RoBERTa's tokenizer is GPT-2's byte-level BPE with <s> ... </s>: read from vocab.json and
+    // merges.txt, which its folders ship beside tokenizer.json (the tokenizer.json pipeline
+    // reads decoder tokenizers, not an encoder's template and mask).
+    const bool bpe = files.texts.count("vocab.json") != 0 || files.texts.count("merges.txt") != 0;
+    if (!bpe && files.texts.count("tokenizer.json") != 0) {
+      fail(ErrorCode::BAD_FILE, "tokenizer.json: attnlens reads a RoBERTa tokenizer from ",
+           "vocab.json and merges.txt (a RoBERTa folder has them beside tokenizer.json)");
+    }
+    ModelFiles bpe_files;
+    for (const char* name : {"vocab.json", "merges.txt"}) {
+      const auto it = files.texts.find(name);
+      if (it != files.texts.end()) bpe_files.texts.emplace(it->first, it->second);
+    }
+    out.tokenizer = load_wordpiece(bpe_files, config.vocab_size);
+  } else {
+    out.tokenizer = load_wordpiece(files, config.vocab_size);
+  }
   return out;
 }
 

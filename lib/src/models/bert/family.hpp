@@ -1,5 +1,5 @@
 // Private: the BERT family's entries in the model registry (lib/src/models/registry.cpp):
-// BERT and DistilBERT checkpoints as Hugging Face writes them.
+// BERT, DistilBERT and RoBERTa checkpoints as Hugging Face writes them.
 #pragma once
 
 #include <attnlens/model.hpp>
@@ -9,8 +9,8 @@
 
 namespace attnlens::detail {
 
-// config.json of model_type "bert" or "distilbert" as a BertConfig (mlm_head left true; the
-// loader sets it from the tensors). Throws BAD_FILE naming the file and the key: a size key
+// config.json of model_type "bert", "distilbert" or "roberta" as a BertConfig (mlm_head left true;
+// the loader sets it from the tensors). Throws BAD_FILE naming the file and the key: a size key
 // missing or not a positive integer, position_embedding_type other than "absolute", an
 // activation other than "gelu", a decoder or cross-attention config.
 BertConfig parse_bert_config(std::string_view config_json,
@@ -20,8 +20,9 @@ BertConfig parse_bert_config(std::string_view config_json,
 // its to_json_string() writes them; pad_token_id from the tokenizer's [PAD] when given.
 std::string bert_config_json(const BertConfig& config, Dtype dtype, std::int32_t pad_token_id);
 
-// Loads a BERT or DistilBERT folder: model.safetensors, config.json, and a tokenizer from
-// tokenizer.json or vocab.txt (with tokenizer_config.json when present).
+// Loads a BERT, DistilBERT or RoBERTa folder: model.safetensors, config.json, and a tokenizer
+// from tokenizer.json or vocab.txt (with tokenizer_config.json when present); RoBERTa's from
+// vocab.json and merges.txt.
 LoadedModel load_bert(const ModelFiles& files);
 
 // The tokenizer of a BERT folder: WordPiece from tokenizer.json when present, else from

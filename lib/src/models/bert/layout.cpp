@@ -5,13 +5,23 @@
 namespace attnlens::detail {
 
 const char* bert_prefix(BertFlavor flavor) {
-  return flavor == BertFlavor::Bert ? "bert." : "distilbert.";
+  switch (flavor) {
+    case BertFlavor::DistilBert:
+      return "distilbert.";
+    case BertFlavor::Roberta:
+      return "roberta.";
+    case BertFlavor::Bert:
+      break;
+  }
+  return "bert.";
 }
 
 BertLayout bert_layout(const BertConfig& c) {
   BertLayout l;
   const std::int64_t d = c.d_model, I = c.intermediate, V = c.vocab_size;
-  const bool bert = c.flavor == BertFlavor::Bert;
+  // RoBERTa's encoder has BERT's names (modeling_roberta.py copies BertLayer); only its prefix
+  // and its head's names differ.
+  const bool bert = c.flavor != BertFlavor::DistilBert;
   const auto block = [&](BertRole role, std::int64_t count) {
     l.params.push_back(BertParam{role, l.total, count});
     l.total += count;
@@ -91,7 +101,13 @@ BertLayout bert_layout(const BertConfig& c) {
     l.head_ln_w = block(BertRole::NormWeight, d);
     l.head_ln_b = block(BertRole::Bias, d);
     l.decoder_b = block(BertRole::Bias, V);
-    if (bert) {
+    if (c.flavor == BertFlavor::Roberta) {
+      linear("lm_head.dense.weight", d, d, l.head_w, d, 0, false);
+      plain("lm_head.dense.bias", {d}, l.head_b, false);
+      plain("lm_head.layer_norm.weight", {d}, l.head_ln_w, false);
+      plain("lm_head.layer_norm.bias", {d}, l.head_ln_b, false);
+      plain("lm_head.bias", {V}, l.decoder_b, false);
+    } else if (bert) {
       linear("cls.predictions.transform.dense.weight", d, d, l.head_w, d, 0, false);
       plain("cls.predictions.transform.dense.bias", {d}, l.head_b, false);
       plain("cls.predictions.transform.LayerNorm.weight", {d}, l.head_ln_w, false);

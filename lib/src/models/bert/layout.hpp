@@ -64,7 +64,7 @@ struct BertLayout {
 // The layout of a validated config.
 BertLayout bert_layout(const BertConfig& config);
 
-// "bert." or "distilbert.".
+// "bert.", "distilbert." or "roberta.".
 const char* bert_prefix(BertFlavor flavor);
 
 }  // namespace attnlens::detail

@@ -57,10 +57,11 @@ void check_inputs(const BertInputs& in, const BertConfig& c) {
     detail::fail(ErrorCode::EMPTY_INPUT, "ids has shape [", ids.batch, ", ", ids.length,
                  "]; the model needs at least one sequence of at least one token");
   }
-  if (ids.length > c.context) {
+  if (ids.length > c.context - c.position_offset) {
     detail::fail(ErrorCode::TOO_LARGE, "ids has ", ids.length,
-                 " tokens per sequence, more than the model's context of ", c.context,
-                 " (max_position_embeddings)");
+                 " tokens per sequence, more than the model's context of ",
+                 c.context - c.position_offset, " (max_position_embeddings",
+                 c.position_offset > 0 ? " less the position ids before the first token)" : ")");
   }
   detail::require_at_most(ids.batch * ids.length, kDefaultMaxElements, "ids");
   if (ids.data == nullptr) {
@@ -159,6 +160,24 @@ MaskView key_mask(BertActivations& ws, const std::int32_t* attention_mask, std::
   return MaskView::boolean(ws.mask.data(), {B, 1, T, T});
 }
 
+// RoBERTa's position ids (modeling_roberta.py, create_position_ids_from_input_ids): a token that
+// is not the padding token takes pad + (how many such tokens end at it), the padding token pad.
+// Empty for BERT and DistilBERT (position t).
+std::vector<std::int32_t> position_ids(const BertConfig& c, const TokenIds& ids) {
+  std::vector<std::int32_t> out;
+  if (c.position_offset == 0) return out;
+  const std::int32_t pad = c.position_offset - 1;
+  out.resize(static_cast<std::size_t>(ids.batch * ids.length));
+  for (std::int64_t b = 0; b < ids.batch; ++b) {
+    std::int32_t count = 0;
+    for (std::int64_t t = 0; t < ids.length; ++t) {
+      const std::int64_t n = b * ids.length + t;
+      out[static_cast<std::size_t>(n)] = ids.data[n] == pad ? pad : pad + ++count;
+    }
+  }
+  return out;
+}
+
 void embed(const BertConfig& c, const BertLayout& l, const float* P, BertActivations& ws,
            const BertInputs& in, std::int64_t B, std::int64_t T) {
   const std::int64_t N = B * T, d = c.d_model;
@@ -170,8 +189,10 @@ void embed(const BertConfig& c, const BertLayout& l, const float* P, BertActivat
     zeros.assign(static_cast<std::size_t>(N), 0);
     types = zeros.data();
   }
+  const std::vector<std::int32_t> positions = position_ids(c, in.ids);
   detail::embed_forward(ws.emb_sum.data(), in.ids.data, P + l.word, P + l.position, B, T, d,
-                        types_table != nullptr ? types : nullptr, types_table);
+                        types_table != nullptr ? types : nullptr, types_table,
+                        positions.empty() ? nullptr : positions.data());
   detail::layernorm_forward(ws.emb.data(), ws.emb_mean.data(), ws.emb_rstd.data(),
                             ws.emb_sum.data(), P + l.emb_ln_w, P + l.emb_ln_b, N, d,
                             c.layer_norm_eps);
@@ -337,9 +358,11 @@ double gradient_pass(const BertConfig& c, const BertLayout& l, const float* P, f
     zeros.assign(static_cast<std::size_t>(N), 0);
     types = zeros.data();
   }
+  const std::vector<std::int32_t> positions = position_ids(c, in.ids);
   detail::embed_backward(G + l.word, G + l.position, ws.dtmp.data(), in.ids.data, B, T, d,
                          l.token_type >= 0 ? types : nullptr,
-                         l.token_type >= 0 ? G + l.token_type : nullptr);
+                         l.token_type >= 0 ? G + l.token_type : nullptr,
+                         positions.empty() ? nullptr : positions.data());
   return total;
 }
 
@@ -363,7 +386,9 @@ void validate(const BertConfig& c) {
   require_range(c.intermediate, 1, 4 * kGpt2MaxModelDim, "intermediate");
   require_range(c.context, 1, kGpt2MaxContext, "context");
   require_range(c.vocab_size, 1, kGpt2MaxVocab, "vocab_size");
-  require_range(c.type_vocab_size, 0, c.flavor == BertFlavor::Bert ? 1024 : 0, "type_vocab_size");
+  require_range(c.type_vocab_size, 0, c.flavor == BertFlavor::DistilBert ? 0 : 1024,
+                "type_vocab_size");
+  require_range(c.position_offset, 0, c.context - 1, "position_offset");
   if (c.d_model % c.heads != 0) {
     detail::fail(ErrorCode::BAD_ARGUMENT, "BertConfig d_model is ", c.d_model,
                  ", which is not a multiple of heads = ", c.heads);

@@ -57,7 +57,8 @@ std::size_t white_space_after(std::string_view text, std::size_t at) noexcept {
   return at;
 }
 
-// [CLS] text [SEP] and [CLS] a [SEP] b [SEP], with a special token written out in the text
+// [CLS] text [SEP] and [CLS] a [SEP] b [SEP] (RoBERTa: <s> text </s> and <s> a </s></s> b </s>,
+// every token of type 0), with a special token written out in the text
 // ("[MASK]", "[SEP]", ...) read as that token, as Hugging Face's tokenizers match their added
 // tokens before normalising; the text between is the subclass's pieces().
 class EncoderTokenizer : public Tokenizer {
@@ -74,8 +75,11 @@ class EncoderTokenizer : public Tokenizer {
     out.push_back(special(cls_, 0, 0, 0));
     append(out, a, 0);
     out.push_back(special(sep_, a.size(), 0, 0));
-    append(out, b, 1);
-    out.push_back(special(sep_, b.size(), 1, 1));
+    // RobertaProcessing: a second </s> opens the second text, and RoBERTa has one token type.
+    const std::int32_t type_b = roberta_pairs_ ? 0 : 1;
+    if (roberta_pairs_) out.push_back(special(sep_, 0, type_b, 1));
+    append(out, b, 1, type_b);
+    out.push_back(special(sep_, b.size(), type_b, 1));
     return out;
   }
   std::int32_t mask_id() const noexcept override { return mask_; }
@@ -101,6 +105,8 @@ class EncoderTokenizer : public Tokenizer {
     specials_ = {mask, cls, sep, pad, unk};
     strips_.assign(specials_.size(), Strip{});
   }
+  // Pairs as RobertaProcessing writes them: <s> a </s></s> b </s>, all of type 0.
+  void set_roberta_pairs() noexcept { roberta_pairs_ = true; }
   // How the special token `id` (one of set_specials()'s) strips white space around it.
   void set_strip(std::int32_t id, Strip strip) {
     for (std::size_t k = 0; k < specials_.size(); ++k)
@@ -115,7 +121,9 @@ class EncoderTokenizer : public Tokenizer {
     return EncodedToken{id, at, at, type, segment, true};
   }
 
-  void append(std::vector<EncodedToken>& out, std::string_view text, std::int32_t segment) const {
+  void append(std::vector<EncodedToken>& out, std::string_view text, std::int32_t segment,
+              std::int32_t type = -1) const {
+    if (type < 0) type = segment;
     // The next occurrence of each special token; each is searched again only once passed, so
     // the whole text is scanned once per special token (linear, however many [MASK]s it holds).
     std::vector<std::string> names;
@@ -144,17 +152,19 @@ class EncoderTokenizer : public Tokenizer {
       for (std::size_t i = first; i < out.size(); ++i) {
         out[i].begin += from;
         out[i].end += from;
-        out[i].type = out[i].segment = segment;
+        out[i].type = type;
+        out[i].segment = segment;
       }
       if (!found) return;
       std::size_t end = at + names[k_found].size();
       if (strips_[k_found].right) end = white_space_after(text, end);
-      out.push_back(EncodedToken{specials_[k_found], begin, end, segment, segment, false});
+      out.push_back(EncodedToken{specials_[k_found], begin, end, type, segment, false});
       from = end;
     }
   }
 
   std::int32_t cls_ = -1, sep_ = -1, mask_ = -1, unk_ = -1;
+  bool roberta_pairs_ = false;
   std::vector<std::int32_t> specials_;
   std::vector<Strip> strips_;
 };
@@ -234,19 +244,28 @@ std::string default_tokenizer_config(const WordPieceOptions& o) {
 
 class BpeEncoderAdapter final : public EncoderTokenizer {
  public:
+  // The special tokens' names are BERT's ([CLS], [SEP], [MASK], [PAD]: attnlens' own encoder)
+  // or, in a vocabulary without [CLS], RoBERTa's (<s>, </s>, <mask>, <pad>, <unk>).
   explicit BpeEncoderAdapter(BpeTokenizer tokenizer) : tokenizer_(std::move(tokenizer)) {
-    const std::int32_t cls = tokenizer_.token_to_id("[CLS]"), sep = tokenizer_.token_to_id("[SEP]");
+    const bool roberta = tokenizer_.token_to_id("[CLS]") < 0 && tokenizer_.token_to_id("<s>") >= 0;
+    const char* const cls_name = roberta ? "<s>" : "[CLS]";
+    const char* const sep_name = roberta ? "</s>" : "[SEP]";
+    const std::int32_t cls = tokenizer_.token_to_id(cls_name),
+                       sep = tokenizer_.token_to_id(sep_name);
     if (cls < 0 || sep < 0) {
       detail::fail(ErrorCode::BAD_FILE, "vocab.json: an encoder's byte-level BPE needs the ",
-                   "special tokens \"[CLS]\" and \"[SEP]\"",
-                   cls < 0 ? " (no [CLS])" : " (no [SEP])");
+                   "special tokens \"[CLS]\" and \"[SEP]\" (or RoBERTa's \"<s>\" and \"</s>\")",
+                   " (no ", cls < 0 ? cls_name : sep_name, ")");
     }
-    set_specials(cls, sep, tokenizer_.token_to_id("[MASK]"), tokenizer_.token_to_id("[PAD]"), -1);
+    const std::int32_t mask = tokenizer_.token_to_id(roberta ? "<mask>" : "[MASK]");
+    set_specials(cls, sep, mask, tokenizer_.token_to_id(roberta ? "<pad>" : "[PAD]"),
+                 roberta ? tokenizer_.token_to_id("<unk>") : -1);
+    if (roberta) set_roberta_pairs();
     // A byte-level BPE writes a word's space into the word's token (" man"), so a masked word's
     // space belongs to the mask: "a [MASK] in" must read as "a", "[MASK]", " in", not with a
     // bare " " the model never saw before a word. Hugging Face gives RoBERTa's <mask> lstrip
     // for the same reason.
-    set_strip(tokenizer_.token_to_id("[MASK]"), Strip{true, false});
+    set_strip(mask, Strip{true, false});
   }
   const char* kind() const noexcept override { return "byte-level BPE"; }
   std::int32_t vocab_size() const noexcept override { return tokenizer_.vocab_size(); }

@@ -50,6 +50,7 @@ const char* foreign_family(std::string_view name) {
     return "GPT-2";
   }
   if (starts_with(name, "roberta.")) return "RoBERTa";
+  if (starts_with(name, "bert.")) return "BERT";
   if (starts_with(name, "albert.")) return "ALBERT";
   if (name.find("self_attn.q_proj") != std::string_view::npos) return "LLaMA-style";
   return nullptr;
@@ -60,7 +61,8 @@ std::string config_text(const BertConfig& c) {
                   ", d_model " + std::to_string(c.d_model) + ", intermediate " +
                   std::to_string(c.intermediate) + ", context " + std::to_string(c.context) +
                   ", vocab_size " + std::to_string(c.vocab_size);
-  if (c.flavor == BertFlavor::Bert) s += ", type_vocab_size " + std::to_string(c.type_vocab_size);
+  if (c.flavor != BertFlavor::DistilBert)
+    s += ", type_vocab_size " + std::to_string(c.type_vocab_size);
   return s;
 }
 
@@ -121,16 +123,20 @@ struct Plan {
 Plan plan_sources(const BertConfig& config, const BertLayout& layout,
                   const std::vector<detail::TensorSource>& tensors) {
   const BertFlavor flavor = config.flavor;
-  const char* const decoder_weight =
-      flavor == BertFlavor::Bert ? "cls.predictions.decoder.weight" : "vocab_projector.weight";
-  const char* const decoder_bias =
-      flavor == BertFlavor::Bert ? "cls.predictions.decoder.bias" : nullptr;
+  const char* const decoder_weight = flavor == BertFlavor::Bert ? "cls.predictions.decoder.weight"
+                                     : flavor == BertFlavor::Roberta ? "lm_head.decoder.weight"
+                                                                     : "vocab_projector.weight";
+  const char* const decoder_bias = flavor == BertFlavor::Bert      ? "cls.predictions.decoder.bias"
+                                   : flavor == BertFlavor::Roberta ? "lm_head.decoder.bias"
+                                                                   : nullptr;
 
+  const std::string_view own_prefix = detail::bert_prefix(flavor);
   for (const detail::TensorSource& tensor : tensors) {
+    if (starts_with(*tensor.name, own_prefix)) continue;
     if (const char* family = foreign_family(*tensor.name)) {
       detail::fail(ErrorCode::BAD_FILE, "this looks like a ", family, " checkpoint: it holds '",
                    *tensor.name, "' ", shape_to_string(*tensor.shape), "; the config says ",
-                   flavor == BertFlavor::Bert ? "bert" : "distilbert");
+                   std::string_view(own_prefix).substr(0, own_prefix.size() - 1));
     }
   }
 
@@ -154,7 +160,8 @@ Plan plan_sources(const BertConfig& config, const BertLayout& layout,
     }
     const auto it = index.find(key);
     if (it == index.end()) {
-      const bool head = starts_with(key, "cls.") || starts_with(key, "vocab_");
+      const bool head =
+          starts_with(key, "cls.") || starts_with(key, "vocab_") || starts_with(key, "lm_head.");
       detail::fail(ErrorCode::BAD_FILE, "unexpected tensor '", name, "' ",
                    shape_to_string(*tensor.shape),
                    head && !config.mlm_head
@@ -233,8 +240,9 @@ void fill(float* params, const BertConfig& config, const BertLayout& layout, con
       same = std::equal(buffer.begin(), buffer.begin() + bias->values, b);
     }
     if (!same) {
-      detail::fail(ErrorCode::BAD_FILE, "tensor '", *bias->name,
-                   "' differs from cls.predictions.bias; they are one parameter in BERT");
+      detail::fail(ErrorCode::BAD_FILE, "tensor '", *bias->name, "' differs from ",
+                   config.flavor == BertFlavor::Roberta ? "lm_head.bias" : "cls.predictions.bias",
+                   "; the two names are one parameter");
     }
   }
 }
