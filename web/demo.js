@@ -392,13 +392,12 @@ function showChips(tokens, maskable = false, total = tokens.length) {
   });
 }
 
-// The tokens the chips show, and whether a token can be masked: a word piece of the sentence
-// (not [CLS], [SEP] or a mask already: BERT's [MASK], RoBERTa's <mask>).
+// The tokens the chips show, the mask as the figure's model writes it (its maskToken: BERT's
+// [MASK], RoBERTa's <mask>), and whether a token can be masked: a word piece of the sentence (not
+// [CLS], [SEP] or a mask already).
 let chipTokens = [];
+let chipMask = "[MASK]";
 const canMask = (t) => !t.special && t.end > t.start && !/^\s*(\[MASK\]|<mask>)\s*$/.test(t.text) && /\S/.test(t.text);
-/** The mask as the figure's tokenizer reads it: RoBERTa's names (<s> ... </s>, <mask>) where its
- * tokens open with <s>, as the library picks them, else BERT's [MASK]. */
-const maskTextOf = (tokens) => (tokens[0]?.special && tokens[0].text === "<s>" ? "<mask>" : "[MASK]");
 
 /**
  * Masks token `i` of the chips in the sentence: its text (less the space a byte-level token
@@ -411,7 +410,7 @@ function maskChip(i) {
   const text = sentence.slice(t.start, t.end);
   const start = t.start + (text.length - text.trimStart().length);
   const end = t.end - (text.length - text.trimEnd().length);
-  sentenceInput.value = `${sentence.slice(0, start)}${maskTextOf(chipTokens)}${sentence.slice(end)}`;
+  sentenceInput.value = `${sentence.slice(0, start)}${chipMask}${sentence.slice(end)}`;
   sentenceInput.dispatchEvent(new Event("input", { bubbles: true }));
 }
 const chipIndex = (e) => {
@@ -435,6 +434,7 @@ function chipsOf(detail) {
   const result = detail.figure;
   const ex = result && !result.empty ? (result.causal ?? result.full ?? figure.attention) : null;
   const tokens = ex ? ex.tokens : [];
+  chipMask = ex?.maskToken ?? "[MASK]";
   // An encoder's figure: a click on a word's chip masks it (the quickest way to ask the model).
   showChips(
     tokens,
@@ -740,7 +740,7 @@ async function openCheckpoint(picked) {
     const { config: c, ignored } = await ready;
     // An encoder's tokenizer adds [CLS] and [SEP], which the reader may hide; GPT-2's adds none.
     document.body.classList.toggle("with-specials", !c.causal);
-    const kind = c.causal ? "causal attention, next-token predictions" : "full attention, [MASK] predictions";
+    const kind = c.causal ? "causal attention, next-token predictions" : "full attention, masked-token predictions";
     checkpointSays(
       `Showing your checkpoint (${c.family}, ${kind}): ${c.layers} layers × ${c.heads} heads, d_model ${c.dModel}, a context of ${c.context} tokens, ` +
         // Grouped-query attention: a reader sees which heads share their keys and values.

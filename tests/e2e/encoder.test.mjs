@@ -59,7 +59,7 @@ test("the page opens a BERT-Tiny-shaped folder: full attention, the grid of ever
     assert.ok(status.ok, status.text);
     assert.match(
       status.text,
-      /\(bert, full attention, \[MASK\] predictions\): 2 layers × 2 heads, d_model 128, a context of 512 tokens, 30522 tokens/,
+      /\(bert, full attention, masked-token predictions\): 2 layers × 2 heads, d_model 128, a context of 512 tokens, 30522 tokens/,
     );
     const full = await page.evaluate(() => {
       const a = document.querySelector("#figure").attention;
@@ -396,7 +396,7 @@ test("the page opens a RoBERTa folder: <s> … </s>, full attention, and a click
     assert.ok(status.ok, status.text);
     assert.match(
       status.text,
-      /\(roberta, full attention, \[MASK\] predictions\): 2 layers × 2 heads, d_model 128, a context of 512 tokens, 8197 tokens/,
+      /\(roberta, full attention, masked-token predictions\): 2 layers × 2 heads, d_model 128, a context of 512 tokens, 8197 tokens/,
     );
     await page.fill("#sentence", "She opened the door and walked out.");
     // Read in the call that waits: the figure of this sentence, its tokens and whether any row

@@ -460,6 +460,10 @@ function* figureSteps(opened, sentence, { hideSpecial = false } = {}) {
   }
   const [layers, heads] = attention.shape;
   const previous = previousTokenScores(attention);
+  // How the reader writes a mask: RoBERTa's <mask> where the tokens open with <s> (the library
+  // names an encoder's specials by the same rule), BERT's [MASK] otherwise. Read before the
+  // specials are hidden.
+  const maskToken = r.tokens[0]?.special && r.tokens[0].text === "<s>" ? "<mask>" : "[MASK]";
   const data = {
     tokens: tokens.map((t) => ({ text: t.text, start: t.begin, end: t.end, special: t.special, segment: t.segment })),
     weights: attention,
@@ -470,6 +474,7 @@ function* figureSteps(opened, sentence, { hideSpecial = false } = {}) {
     // Tokens whose predictions come after the figure is painted (rankLater()).
     pendingPredictions: later,
     prediction: model.config.prediction,
+    maskToken,
     totalTokens: r.totalTokens,
     scores: { previous, induction },
     // Per head: what it does on this sentence (head-labels.js), and its label.
@@ -663,14 +668,15 @@ export function predictionsTemplate(data, focusIndex) {
   const masked = data.prediction === "masked-token";
   const pending = new Set(data.pendingPredictions);
   const shown = data.tokens.flatMap((t, i) => (data.predictions[i] || pending.has(i) ? [i] : []));
+  const mask = data.maskToken ?? "[MASK]";
   const title = masked
-    ? "Mask predictions (the model's five likeliest tokens for each [MASK])"
+    ? `Mask predictions (the model's five likeliest tokens for each ${mask})`
     : "Next-token predictions (the model's five likeliest after each token)";
   return html`<details class="predictions" part="predictions" open>
     <summary>${title}</summary>
     ${
       masked && !shown.length
-        ? html`<p class="prediction-hint">Type [MASK] in the sentence (or click a word) to see what the model would put there.</p>`
+        ? html`<p class="prediction-hint">Type ${mask} in the sentence (or click a word) to see what the model would put there.</p>`
         : html`<div class="prediction-strip" role="list">
             ${shown.map((i) =>
               // A card whose row, token and state are those it showed is not rendered again: a
