@@ -140,7 +140,7 @@ export interface TextToken {
   end: number;
   byteBegin: number;
   byteEnd: number;
-  /** Token type: 0, or 1 for the second text of a pair. */
+  /** Token type: 0, or 1 for the second text of a pair (RoBERTa: always 0). */
   type: number;
   /** Which text of a pair the offsets are in: 0 or 1. */
   segment: number;
@@ -148,12 +148,13 @@ export interface TextToken {
   special: boolean;
 }
 
-/** A text, or a sentence pair [textA, textB] (for encoders: [CLS] A [SEP] B [SEP]). */
+/** A text, or a sentence pair [textA, textB] (for encoders: [CLS] A [SEP] B [SEP]; RoBERTa
+ * <s> A </s></s> B </s>). */
 export type TextInput = string | readonly [string, string];
 
 export interface Tokenizer {
   /** The ids of `text`, with the family's special tokens (none for GPT-2, whose ids equal the
-   * reference encoder's). A written "[MASK]" is the mask token. INVALID_UTF8 for a lone surrogate. */
+   * reference encoder's). A written "[MASK]" (RoBERTa's "<mask>") is the mask token. INVALID_UTF8 for a lone surrogate. */
   encode(text: TextInput): Int32Array;
   /** The tokens' text; for GPT-2 decode(encode(text)) === text. BAD_ARGUMENT names an unknown id. */
   decode(ids: Int32Array | readonly number[]): string;
@@ -372,7 +373,7 @@ export interface GenerationEnd {
 
 /** A [MASK] of the text and the model's likeliest fillers for it. */
 export interface MaskFill {
-  /** Index of the [MASK] among the text's tokens ([CLS] is 0). */
+  /** Index of the mask among the text's tokens ([CLS] or <s> is 0). */
   position: number;
   token: TextToken;
   predictions: Prediction[];

@@ -625,10 +625,12 @@ TEST_CASE("a RoBERTa folder as the hub writes it: names, position ids, <s> and <
   c.layer_norm_eps = 1e-5f;
   const BertModel model = random_model(c, 21);
   attnlens::TensorList tensors = model.to_tensors();
-  // The hub's files hold the tied decoder once more, and position_ids as an integer buffer.
+  // The hub's files hold the tied decoder once more, and RobertaForMaskedLM's save of a
+  // RobertaModel the pooler (skipped).
   for (const auto& [name, t] : model.to_tensors())
     if (name == "roberta.embeddings.word_embeddings.weight")
       tensors.emplace_back("lm_head.decoder.weight", t);
+  tensors.emplace_back("roberta.pooler.dense.weight", attnlens::Tensor({8, 8}));
   const std::vector<std::uint8_t> weights =
       attnlens::write_safetensors(tensors, {}, attnlens::Dtype::F32);
   // pad_token_id 1: position ids count from 2, so 9 position rows hold 7 tokens.
@@ -729,6 +731,29 @@ TEST_CASE("a RoBERTa folder as the hub writes it: names, position ids, <s> and <
       attnlens::write_safetensors(bert.to_tensors(), {}, attnlens::Dtype::F32);
   require_error([&] { load(config, bert_weights, tokenizer_files); }, ErrorCode::BAD_FILE,
                 {"looks like a BERT checkpoint", "the config says roberta"});
+  // Without pad_token_id, RobertaConfig's default 1.
+  std::string no_pad = config;
+  no_pad.erase(no_pad.find(" \"pad_token_id\": 1,"), 19);
+  REQUIRE(no_pad.find("pad_token_id") == std::string::npos);
+  CHECK(load(no_pad, weights, tokenizer_files).model->info().context == 7);
+  // A vocabulary with BERT's [CLS] under a RoBERTa config.
+  attnlens::BpeTokenizer bert_names =
+      attnlens::BpeTokenizer::from_files(testing::small_vocab({"ab"}), "a b\n");
+  bert_names.add_special_tokens({"[CLS]", "[SEP]", "[MASK]", "[PAD]"});
+  require_error(
+      [&] {
+        load(config, weights, {{"vocab.json", bert_names.to_vocab_json()}, {"merges.txt", merges}});
+      },
+      ErrorCode::BAD_FILE, {"vocab.json", "no \"<s>\"", "BERT's [CLS]"});
+  // An offset that contradicts the flavor.
+  BertConfig zero = c;
+  zero.position_offset = 0;
+  require_error([&] { attnlens::validate(zero); }, ErrorCode::BAD_ARGUMENT,
+                {"position_offset is 0"});
+  BertConfig offset_bert = small(BertFlavor::Bert);
+  offset_bert.position_offset = 2;
+  require_error([&] { attnlens::validate(offset_bert); }, ErrorCode::BAD_ARGUMENT,
+                {"position_offset is 2"});
   std::string far_pad = config;
   far_pad.replace(far_pad.find("\"pad_token_id\": 1"), 17, "\"pad_token_id\": 8");
   require_error([&] { load(far_pad, weights, tokenizer_files); }, ErrorCode::BAD_FILE,

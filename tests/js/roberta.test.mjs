@@ -112,13 +112,15 @@ test("RoBERTa's tokenizer: the ids Hugging Face's gives, on 300 texts with <mask
         }
       }
       assert.equal(problems.length, 0, `${problems.length} of ${texts.length} texts differ:\n  ${problems.slice(0, 6).join("\n  ")}`);
-      // Pairs as RobertaProcessing writes them: <s> a </s></s> b </s>, every token of type 0.
+      // Pairs as RobertaProcessing writes them: <s> a </s></s> b </s>. Every token is of type 0,
+      // as tokenizers' Rust RobertaProcessing and transformers' RobertaTokenizer give them (the JS
+      // port gives the second text type 1, which RoBERTa's one-row type table could not embed).
       const pair = ["The cat sat.", "It was <mask>."];
       const expected = reference.encode(pair[0], { text_pair: pair[1] });
       assert.deepEqual([...model.encode(pair)], [...expected.ids]);
       assert.deepEqual(
         model.tokens(pair).map((t) => t.type),
-        [...expected.type_ids],
+        expected.ids.map(() => 0),
       );
     } finally {
       model.dispose();
@@ -180,7 +182,10 @@ test("RoBERTa's refusals are named: a tokenizer.json alone, XLM-RoBERTa's unigra
   delete onlyJson["vocab.json"];
   delete onlyJson["merges.txt"];
   onlyJson["tokenizer.json"] = JSON.stringify(robertaTokenizerJson());
-  await assert.rejects(lens.loadModel({ files: onlyJson }), (e) => e.code === "BAD_FILE" && /vocab\.json and merges\.txt/.test(e.message));
+  await assert.rejects(
+    lens.loadModel({ files: onlyJson }),
+    (e) => e.code === "BAD_FILE" && /tokenizer\.json.*vocab\.json.*merges\.txt/.test(e.message),
+  );
   const xlm = folder();
   xlm["config.json"] = read("config.json").replace('"roberta"', '"xlm-roberta"');
   await assert.rejects(lens.loadModel({ files: xlm }), (e) => e.code === "BAD_FILE" && /xlm-roberta.*unigram tokenizer/.test(e.message));

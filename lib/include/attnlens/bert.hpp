@@ -58,7 +58,7 @@ struct BertConfig {
   // The position table's row of a sequence's first token: 0 for BERT and DistilBERT, RoBERTa's
   // pad_token_id + 1 (its position ids count from there, modeling_roberta.py's
   // create_position_ids_from_input_ids). A sequence holds at most context - position_offset
-  // tokens; 0 .. context - 1.
+  // tokens; RoBERTa 1 .. context - 1, the others 0.
   int position_offset = 0;
   float layer_norm_eps = 1e-12f;  // > 0 and finite
   bool mlm_head = true;           // has the masked-LM head (a BertModel checkpoint has none)

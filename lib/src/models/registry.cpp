@@ -38,12 +38,14 @@ const std::vector<ModelFamily>& families() {
        {{"vocab.txt"}, {"tokenizer.json"}, {"vocab.json", "merges.txt"}},
        {"tokenizer_config.json"},
        &detail::load_bert},
+      // tokenizer.json is optional: not read, but a folder with only it is named as missing
+      // vocab.json and merges.txt rather than loaded without a tokenizer.
       {"roberta",
        {"roberta"},
        false,
        PredictionKind::MaskedToken,
        {{"vocab.json", "merges.txt"}},
-       {},
+       {"tokenizer.json"},
        &detail::load_bert},
       // One block described by data serves the five (lib/src/models/llama/config.hpp).
       {"llama",
@@ -163,7 +165,7 @@ const ModelFamily& family_of(std::string_view config_json, std::string_view file
        "RoBERTa's encoder with a SentencePiece unigram tokenizer (tokenizer.json's model "
        "\"Unigram\"), which attnlens does not read yet"},
       {"gemma2",
-       "Gemma 3's block with soft-capped attention scores and logits (attn_logit_softcapping, "
+       "Gemma 2, whose attention scores and logits are soft-capped (attn_logit_softcapping, "
        "final_logit_softcapping), which attnlens does not compute yet"},
   };
   for (const auto& [name, why] : not_yet) {

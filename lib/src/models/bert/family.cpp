@@ -352,6 +352,8 @@ LoadedModel load_bert(const ModelFiles& files) {
     // merges.txt, which its folders ship beside tokenizer.json (the tokenizer.json pipeline
     // reads decoder tokenizers, not an encoder's template and mask).
     const bool bpe = files.texts.count("vocab.json") != 0 || files.texts.count("merges.txt") != 0;
+    // (The package and the page never pass tokenizer.json alone: the registry lists it as
+    // optional beside vocab.json + merges.txt, and a folder without those fails there first.)
     if (!bpe && files.texts.count("tokenizer.json") != 0) {
       fail(ErrorCode::BAD_FILE, "tokenizer.json: attnlens reads a RoBERTa tokenizer from ",
            "vocab.json and merges.txt (a RoBERTa folder has them beside tokenizer.json)");
@@ -362,6 +364,13 @@ LoadedModel load_bert(const ModelFiles& files) {
       if (it != files.texts.end()) bpe_files.texts.emplace(it->first, it->second);
     }
     out.tokenizer = load_wordpiece(bpe_files, config.vocab_size);
+    // BERT's [CLS] / [SEP] names would make BERT's pairs (type 1), which RoBERTa's one token type
+    // cannot read.
+    if (out.tokenizer != nullptr && out.tokenizer->token_to_id("<s>") < 0) {
+      fail(ErrorCode::BAD_FILE,
+           "vocab.json: a RoBERTa tokenizer writes <s> ... </s>, and this one ", "has no \"<s>\"",
+           out.tokenizer->token_to_id("[CLS]") >= 0 ? " (it has BERT's [CLS])" : "");
+    }
   } else {
     out.tokenizer = load_wordpiece(files, config.vocab_size);
   }

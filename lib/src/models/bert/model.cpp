@@ -388,7 +388,13 @@ void validate(const BertConfig& c) {
   require_range(c.vocab_size, 1, kGpt2MaxVocab, "vocab_size");
   require_range(c.type_vocab_size, 0, c.flavor == BertFlavor::DistilBert ? 0 : 1024,
                 "type_vocab_size");
-  require_range(c.position_offset, 0, c.context - 1, "position_offset");
+  // RoBERTa's positions start past its padding id; BERT's and DistilBERT's at 0 (a config
+  // saved with another offset would read back as another model).
+  if (c.flavor == BertFlavor::Roberta) {
+    require_range(c.position_offset, 1, c.context - 1, "position_offset");
+  } else {
+    require_range(c.position_offset, 0, 0, "position_offset");
+  }
   if (c.d_model % c.heads != 0) {
     detail::fail(ErrorCode::BAD_ARGUMENT, "BertConfig d_model is ", c.d_model,
                  ", which is not a multiple of heads = ", c.heads);
