@@ -437,6 +437,11 @@ test("the page opens a RoBERTa folder: <s> … </s>, full attention, and a click
     // The mask took the space before it: one token " <mask>", with its fillers.
     assert.equal(filled.token, " <mask>");
     assert.ok(filled.count >= 1);
+    // With <s> and </s> hidden the chips open with a word, and a click still writes <mask>.
+    await page.check("#specials");
+    await page.waitForFunction(() => document.querySelector("#tokens li")?.textContent === "She");
+    await page.locator("#tokens li.maskable", { hasText: /^ walked$/ }).click();
+    await page.waitForFunction(() => document.querySelector("#sentence").value === "She opened the <mask> and <mask> out.");
     // <s>, </s> and the mask are not offered for masking.
     const offered = await page.evaluate(() =>
       [...document.querySelectorAll("#tokens li")].map((li) => [li.textContent, li.classList.contains("maskable")]),
