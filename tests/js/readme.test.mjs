@@ -62,7 +62,10 @@ test("docs/api.md's encoder example runs on the shipped encoder and prints what 
   const code = jsBlocks("docs/api.md").find((block) => /fillMask/.test(block));
   assert.ok(code, "docs/api.md has a ```js block that calls fillMask");
   const out = run(code, "api-encoder-example");
-  assert.match(out, /\[\s*'gpt2',\s*'bert',\s*'distilbert',\s*'roberta',\s*'llama',\s*'mistral',\s*'qwen2',\s*'qwen3',\s*'gemma3_text'\s*\]/);
+  assert.match(
+    out,
+    /\[\s*'gpt2',\s*'bert',\s*'distilbert',\s*'roberta',\s*'llama',\s*'mistral',\s*'qwen2',\s*'qwen3',\s*'gemma3_text'\s*\]/,
+  );
   assert.match(out, /^bert false masked-token$/m);
   assert.match(out, /^\[CLS\]\/0 Mr\/0 \.\/0  Darcy\/0 \[SEP\]\/0 He\/1  bow\/1 ed\/1 \.\/1 \[SEP\]\/1$/m);
   assert.match(out, /^7 3$/m);
