@@ -28,7 +28,7 @@ async function openDemo(sentence = SENTENCE) {
   return session;
 }
 
-test("the page's picker: a GPT-2-shaped checkpoint without a tokenizer is shown with GPT-2's; RoBERTa is named", async () => {
+test("the page's picker: a GPT-2-shaped checkpoint without a tokenizer is shown with GPT-2's; a family attnlens does not load is named", async () => {
   const dir = mkdtempSync(join(tmpdir(), "attnlens-ckpt-"));
   try {
     const config = { layers: 2, heads: 3, dModel: 48, context: 64, vocabSize: 50257 };
