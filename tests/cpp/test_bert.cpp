@@ -73,17 +73,11 @@ struct Batch {
 
 }  // namespace
 
-static const char* flavor_name(BertFlavor flavor) {
-  return flavor == BertFlavor::Bert      ? "BERT"
-         : flavor == BertFlavor::Roberta ? "RoBERTa"
-                                         : "DistilBERT";
-}
-
 TEST_CASE("BERT forward matches a float64 reference (padding, token types, every flavor)",
           "[bert]") {
   const BertFlavor flavor = GENERATE(BertFlavor::Bert, BertFlavor::DistilBert, BertFlavor::Roberta);
   const bool bert = flavor == BertFlavor::Bert;
-  INFO(flavor_name(flavor));
+  INFO(attnlens::detail::bert_names(flavor).name);
   const BertConfig c = small(flavor);
   BertModel model = random_model(c, 3);
   const Batch batch;
@@ -132,7 +126,7 @@ TEST_CASE("BERT forward matches a float64 reference (padding, token types, every
 TEST_CASE("BERT gradients of every parameter match finite differences", "[bert]") {
   const BertFlavor flavor = GENERATE(BertFlavor::Bert, BertFlavor::DistilBert, BertFlavor::Roberta);
   const bool bert = flavor == BertFlavor::Bert;
-  INFO(flavor_name(flavor));
+  INFO(attnlens::detail::bert_names(flavor).name);
   const BertConfig c = small(flavor);
   BertModel model = random_model(c, 5);
   const Batch batch;

@@ -62,19 +62,6 @@ std::string number(double x) {
   return s;
 }
 
-// "BERT", "DistilBERT" or "RoBERTa", for messages.
-const char* flavor_name(BertFlavor flavor) {
-  switch (flavor) {
-    case BertFlavor::DistilBert:
-      return "DistilBERT";
-    case BertFlavor::Roberta:
-      return "RoBERTa";
-    case BertFlavor::Bert:
-      break;
-  }
-  return "BERT";
-}
-
 class BertAdapter final : public Model {
  public:
   explicit BertAdapter(BertModel model) : model_(std::move(model)) {}
@@ -83,9 +70,7 @@ class BertAdapter final : public Model {
   ModelInfo info() const override {
     const BertConfig& c = model_.config();
     ModelInfo i;
-    i.family = c.flavor == BertFlavor::Bert      ? "bert"
-               : c.flavor == BertFlavor::Roberta ? "roberta"
-                                                 : "distilbert";
+    i.family = detail::bert_names(c.flavor).family;
     i.causal = false;
     i.prediction = PredictionKind::MaskedToken;
     i.has_head = c.mlm_head;
@@ -125,7 +110,7 @@ class BertAdapter final : public Model {
                              const Ablation&) override {
     detail::fail(ErrorCode::BAD_ARGUMENT,
                  "direct logit attribution splits the residual stream before a final norm; ",
-                 flavor_name(model_.config().flavor),
+                 detail::bert_names(model_.config().flavor).name,
                  " normalises after every layer, so its layers' writes do not add up to a logit "
                  "(the logit lens, unembed(), reads it layer by layer)");
   }

@@ -4,16 +4,17 @@
 
 namespace attnlens::detail {
 
+const BertFlavorNames& bert_names(BertFlavor flavor) {
+  static const BertFlavorNames bert{"bert.", "bert", "BERT"};
+  static const BertFlavorNames distilbert{"distilbert.", "distilbert", "DistilBERT"};
+  static const BertFlavorNames roberta{"roberta.", "roberta", "RoBERTa"};
+  return flavor == BertFlavor::DistilBert ? distilbert
+         : flavor == BertFlavor::Roberta  ? roberta
+                                          : bert;
+}
+
 const char* bert_prefix(BertFlavor flavor) {
-  switch (flavor) {
-    case BertFlavor::DistilBert:
-      return "distilbert.";
-    case BertFlavor::Roberta:
-      return "roberta.";
-    case BertFlavor::Bert:
-      break;
-  }
-  return "bert.";
+  return bert_names(flavor).prefix;
 }
 
 BertLayout bert_layout(const BertConfig& c) {

@@ -64,7 +64,16 @@ struct BertLayout {
 // The layout of a validated config.
 BertLayout bert_layout(const BertConfig& config);
 
-// "bert.", "distilbert." or "roberta.".
+// How a flavor is named: its tensors' prefix ("roberta."), its family in the registry and
+// ModelInfo ("roberta"), and in messages ("RoBERTa").
+struct BertFlavorNames {
+  const char* prefix;
+  const char* family;
+  const char* name;
+};
+const BertFlavorNames& bert_names(BertFlavor flavor);
+
+// bert_names(flavor).prefix: "bert.", "distilbert." or "roberta.".
 const char* bert_prefix(BertFlavor flavor);
 
 }  // namespace attnlens::detail

@@ -136,7 +136,7 @@ Plan plan_sources(const BertConfig& config, const BertLayout& layout,
     if (const char* family = foreign_family(*tensor.name)) {
       detail::fail(ErrorCode::BAD_FILE, "this looks like a ", family, " checkpoint: it holds '",
                    *tensor.name, "' ", shape_to_string(*tensor.shape), "; the config says ",
-                   std::string_view(own_prefix).substr(0, own_prefix.size() - 1));
+                   detail::bert_names(flavor).family);
     }
   }
 
