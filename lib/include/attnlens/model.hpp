@@ -52,8 +52,9 @@ struct ModelInfo {
   std::string positions = "learned";  // "learned", "rotary" or "none"
   std::string norm = "layernorm";     // "layernorm", "rmsnorm" or "rmsnorm(1+w)"
   // Per layer, the keys a query sees: 0 every earlier one (or every one, in an encoder), W > 0
-  // itself and the W - 1 before it (a sliding window, as Gemma 3's local layers). Empty when
-  // every layer is 0.
+  // itself and the W - 1 before it (a sliding window, as Gemma 3's local layers) or, in an
+  // encoder, itself and W - 1 on each side (ModernBERT's local layers). Empty when every layer
+  // is 0.
   std::vector<int> windows;
 };
 

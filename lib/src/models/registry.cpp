@@ -47,7 +47,7 @@ const std::vector<ModelFamily>& families() {
        {{"vocab.json", "merges.txt"}},
        {"tokenizer.json"},
        &detail::load_bert},
-      // One block described by data serves the five (lib/src/models/llama/config.hpp).
+      // One block described by data serves the six (lib/src/models/llama/config.hpp).
       {"llama",
        {"llama"},
        true,
@@ -80,6 +80,13 @@ const std::vector<ModelFamily>& families() {
        {"gemma3_text"},
        true,
        PredictionKind::NextToken,
+       {{"tokenizer.json"}},
+       {"tokenizer_config.json"},
+       &detail::load_llama},
+      {"modernbert",
+       {"modernbert"},
+       false,
+       PredictionKind::MaskedToken,
        {{"tokenizer.json"}},
        {"tokenizer_config.json"},
        &detail::load_llama},

@@ -30,8 +30,8 @@ void require_positive(std::int64_t value, const char* field) {
 
 void refuse(const char* what) {
   fail(ErrorCode::BAD_ARGUMENT, "the transformer block does not compute ", what,
-       " yet (it computes RMSNorm before attention and MLP, rotary or no positions, separate q, "
-       "k, v projections and a gated SiLU MLP)");
+       " yet (it computes RMSNorm or LayerNorm before attention and MLP or around each, rotary "
+       "or no positions, separate q, k, v projections and a gated MLP)");
 }
 
 // out = x · w (+ b) (+ residual): x [N, in], w [in, out_dim]; b and residual may be null.
@@ -162,12 +162,14 @@ void check_spec(const DecoderSpec& spec) {
     fail(ErrorCode::BAD_ARGUMENT, "DecoderSpec embedding_scale is ", spec.embedding_scale,
          "; it must be finite");
   }
-  if (b.norm == NormKind::LayerNorm) refuse("LayerNorm");
+  if (b.norm_bias && b.norm != NormKind::LayerNorm) {
+    fail(ErrorCode::BAD_ARGUMENT, "DecoderSpec norm_bias is set but the norm is ",
+         norm_kind_name(b.norm), " (only LayerNorm has a bias)");
+  }
   if (b.placement == NormPlacement::Post) refuse("post norm placement");
   if (b.positions == PositionKind::Learned) refuse("learned positions");
   if (b.fused_qkv) refuse("a fused qkv projection");
-  if (b.mlp != MlpKind::GatedSilu && b.mlp != MlpKind::GatedGelu) refuse("a plain GELU MLP");
-  if (!spec.causal) refuse("full (non-causal) attention");
+  if (b.mlp == MlpKind::GeluTanh || b.mlp == MlpKind::GeluErf) refuse("a plain GELU MLP");
   bool local_rope = false;
   if (!spec.layer_attention.empty()) {
     if (static_cast<std::int64_t>(spec.layer_attention.size()) != spec.layers) {
@@ -191,6 +193,29 @@ void check_spec(const DecoderSpec& spec) {
   if (b.positions == PositionKind::Rotary) {
     for (const RopeSpec* rope : {&b.rope, local_rope ? &spec.local_rope : nullptr}) {
       if (rope != nullptr) check_rope(*rope, b.head_dim, rope == &spec.local_rope);
+    }
+  }
+}
+
+void norm_forward(float* out, const float* x, const float* w, const float* b, std::int64_t N,
+                  std::int64_t d, float eps, NormKind kind) {
+  if (kind != NormKind::LayerNorm) {
+    rmsnorm_forward(out, x, w, N, d, eps, kind == NormKind::RMSNormPlusOne);
+    return;
+  }
+  const ConstArr wa(w, d);
+  const float inv_d = 1.0f / static_cast<float>(d);
+  for (std::int64_t n = 0; n < N; ++n) {
+    const ConstArr xr(x + n * d, d);
+    // Two passes as nn/layers' layernorm_forward (and PyTorch): the mean, then the biased
+    // variance of the centred row. Elementwise, so out may be x.
+    const float m = xr.sum() * inv_d;
+    const float var = (xr - m).square().sum() * inv_d;
+    const float s = 1.0f / std::sqrt(var + eps);
+    if (b != nullptr) {
+      Arr(out + n * d, d) = (xr - m) * s * wa + ConstArr(b, d);
+    } else {
+      Arr(out + n * d, d) = (xr - m) * s * wa;
     }
   }
 }
@@ -302,7 +327,7 @@ AttentionResult grouped_attention(const float* q, const float* k, const float* v
   // Query i stands at position i + S - L; the window hides keys j <= that - W. Only when the
   // oldest key is out of the newest query's reach is there anything to hide.
   std::vector<std::uint8_t> visible;
-  if (causal && window > 0 && S > window) {
+  if (window > 0 && S > window) {
     try {
       visible.assign(static_cast<std::size_t>(L * S), 1);
     } catch (const std::bad_alloc&) {
@@ -310,8 +335,12 @@ AttentionResult grouped_attention(const float* q, const float* k, const float* v
            " could not be allocated");
     }
     for (std::int64_t i = 0; i < L; ++i) {
-      const std::int64_t first = std::clamp<std::int64_t>(i + S - L - window + 1, 0, S);
+      const std::int64_t at = i + S - L;
+      const std::int64_t first = std::clamp<std::int64_t>(at - window + 1, 0, S);
       std::fill_n(visible.begin() + i * S, first, std::uint8_t{0});
+      // Bidirectional: the keys after the query's reach too.
+      const std::int64_t past = std::clamp<std::int64_t>(at + window, 0, S);
+      if (!causal) std::fill(visible.begin() + i * S + past, visible.begin() + (i + 1) * S, 0);
     }
     options.mask = MaskView::boolean(visible.data(), {L, S});
   }
@@ -489,7 +518,10 @@ void run_blocks(const DecoderSpec& spec, const DecoderWeights& weights, Buffers&
   if (rotary) rope_tables(cos[0], sin[0], rope_inv_freq(bs.rope, hd), S);
   if (rotary && local_rope) rope_tables(cos[1], sin[1], rope_inv_freq(spec.local_rope, hd), S);
   const float scale = bs.scale > 0.0f ? bs.scale : 1.0f / std::sqrt(static_cast<float>(hd));
-  const bool plus_one = bs.norm == NormKind::RMSNormPlusOne;
+  const auto norm = [&bs](float* out, const float* in, const float* w, const float* b,
+                          std::int64_t n, std::int64_t width) {
+    norm_forward(out, in, w, b, n, width, bs.norm_eps, bs.norm);
+  };
   for (std::int64_t l = 0; l < spec.layers; ++l) {
     const BlockWeights& w = weights.blocks[static_cast<std::size_t>(l)];
     const LayerAttention la = layer_attention(l);
@@ -499,14 +531,18 @@ void run_blocks(const DecoderSpec& spec, const DecoderWeights& weights, Buffers&
     const float* sin_rows = rotary ? sin[table].data() + rows.start * (hd / 2) : nullptr;
     float* x = buf.x.data();
     // Attention: x += o(attention(rope(q(norm(x))), rope(k(norm(x))), v(norm(x))))
-    rmsnorm_forward(buf.xn.data(), x, w.attn_norm_w, N, d, bs.norm_eps, plus_one);
+    if (w.attn_norm_w != nullptr) {
+      norm(buf.xn.data(), x, w.attn_norm_w, w.attn_norm_b, N, d);
+    } else {
+      std::copy(x, x + N * d, buf.xn.data());
+    }
     project(buf.q.data(), buf.xn.data(), w.q_w, w.q_b, nullptr, N, d, H * hd, panels);
     project(buf.k.data(), buf.xn.data(), w.k_w, w.k_b, nullptr, N, d, Hkv * hd, panels);
     project(buf.v.data(), buf.xn.data(), w.v_w, w.v_b, nullptr, N, d, Hkv * hd, panels);
     if (bs.qk_norm) {
       // Per head: rows of head_dim whichever layout they sit in.
-      rmsnorm_forward(buf.q.data(), buf.q.data(), w.q_norm_w, N * H, hd, bs.norm_eps, plus_one);
-      rmsnorm_forward(buf.k.data(), buf.k.data(), w.k_norm_w, N * Hkv, hd, bs.norm_eps, plus_one);
+      norm(buf.q.data(), buf.q.data(), w.q_norm_w, nullptr, N * H, hd);
+      norm(buf.k.data(), buf.k.data(), w.k_norm_w, nullptr, N * Hkv, hd);
     }
     unmerge_heads(buf.qh.data(), buf.q.data(), B, Tq, H, hd);
     unmerge_heads(buf.kh.data(), buf.k.data(), B, Tq, Hkv, hd);
@@ -540,8 +576,7 @@ void run_blocks(const DecoderSpec& spec, const DecoderWeights& weights, Buffers&
     // residual + hidden_states.
     if (sandwich) {
       project(buf.xn.data(), buf.merged.data(), w.o_w, w.o_b, nullptr, N, H * hd, d, panels);
-      rmsnorm_forward(buf.xn.data(), buf.xn.data(), w.post_attn_norm_w, N, d, bs.norm_eps,
-                      plus_one);
+      norm(buf.xn.data(), buf.xn.data(), w.post_attn_norm_w, w.post_attn_norm_b, N, d);
       add_into(x, buf.xn.data(), N * d);
     } else {
       project(buf.xn.data(), buf.merged.data(), w.o_w, w.o_b, x, N, H * hd, d, panels);
@@ -550,18 +585,22 @@ void run_blocks(const DecoderSpec& spec, const DecoderWeights& weights, Buffers&
     }
     require_finite_stage(x, N * d, "the attention", l);
 
-    // MLP: x += down(act(gate(norm(x))) · up(norm(x))), act SiLU or the tanh GELU
-    rmsnorm_forward(buf.xn.data(), x, w.mlp_norm_w, N, d, bs.norm_eps, plus_one);
+    // MLP: x += down(act(gate(norm(x))) · up(norm(x))), act SiLU or a GELU
+    norm(buf.xn.data(), x, w.mlp_norm_w, w.mlp_norm_b, N, d);
     project(buf.gate.data(), buf.xn.data(), w.gate_w, w.gate_b, nullptr, N, d, I, panels);
     project(buf.up.data(), buf.xn.data(), w.up_w, w.up_b, nullptr, N, d, I, panels);
     if (bs.mlp == MlpKind::GatedGelu) {
       geglu_forward(buf.gate.data(), buf.gate.data(), buf.up.data(), N * I);
+    } else if (bs.mlp == MlpKind::GatedGeluErf) {
+      gelu_erf_forward(buf.gate.data(), buf.gate.data(), N * I);
+      for (std::int64_t i = 0; i < N * I; ++i)
+        buf.gate[static_cast<std::size_t>(i)] *= buf.up[static_cast<std::size_t>(i)];
     } else {
       swiglu_forward(buf.gate.data(), buf.gate.data(), buf.up.data(), N * I);
     }
     if (sandwich) {
       project(buf.xn.data(), buf.gate.data(), w.down_w, w.down_b, nullptr, N, I, d, panels);
-      rmsnorm_forward(buf.xn.data(), buf.xn.data(), w.post_mlp_norm_w, N, d, bs.norm_eps, plus_one);
+      norm(buf.xn.data(), buf.xn.data(), w.post_mlp_norm_w, w.post_mlp_norm_b, N, d);
       add_into(x, buf.xn.data(), N * d);
     } else {
       project(buf.xn.data(), buf.gate.data(), w.down_w, w.down_b, x, N, I, d, panels);
@@ -580,6 +619,37 @@ void embed(const DecoderSpec& spec, const DecoderWeights& weights, const std::in
   for (std::int64_t r = 0; r < n; ++r) {
     Arr(x + r * d, d) =
         ConstArr(weights.embed + std::int64_t{ids[r]} * d, d) * spec.embedding_scale;
+  }
+  if (spec.embedding_norm) {
+    norm_forward(x, x, weights.embed_norm_w, weights.embed_norm_b, n, d, spec.block.norm_eps,
+                 spec.block.norm);
+  }
+}
+
+// Rows [R, d] of the stream, in place, through the final norm and (head_transform) the head's
+// dense layer, exact GELU and norm: what the head multiplies.
+void head_input(const DecoderSpec& spec, const DecoderWeights& weights, float* rows,
+                std::int64_t R) {
+  const BlockSpec& bs = spec.block;
+  const std::int64_t d = bs.d_model;
+  norm_forward(rows, rows, weights.final_norm_w, weights.final_norm_b, R, d, bs.norm_eps, bs.norm);
+  if (!spec.head_transform) return;
+  AlignedFloats dense(static_cast<std::size_t>(R * d));
+  project(dense.data(), rows, weights.head_dense_w, weights.head_dense_b, nullptr, R, d, d,
+          nullptr);
+  gelu_erf_forward(dense.data(), dense.data(), R * d);
+  norm_forward(rows, dense.data(), weights.head_norm_w, weights.head_norm_b, R, d, bs.norm_eps,
+               bs.norm);
+}
+
+// out [R, V] = rows [R, d] (after head_input) · headᵀ (+ the head's bias).
+void head_product(const DecoderSpec& spec, const DecoderWeights& weights, const float* rows,
+                  std::int64_t R, float* out) {
+  const std::int64_t V = spec.vocab_size, d = spec.block.d_model;
+  matmul(out, rows, weights.head, R, V, d, false, true, false);
+  if (weights.head_bias != nullptr) {
+    Eigen::Map<Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(out, R, V)
+        .rowwise() += Eigen::Map<const Eigen::RowVectorXf>(weights.head_bias, V);
   }
 }
 
@@ -602,9 +672,8 @@ void head_rows(const DecoderSpec& spec, const DecoderWeights& weights, const flo
     const std::int64_t n = rows[static_cast<std::size_t>(r)];
     std::copy(stream + n * d, stream + (n + 1) * d, gathered.begin() + r * d);
   }
-  rmsnorm_forward(gathered.data(), gathered.data(), weights.final_norm_w, R, d, bs.norm_eps,
-                  bs.norm == NormKind::RMSNormPlusOne);
-  matmul(out, gathered.data(), weights.head, R, V, d, false, true, false);
+  head_input(spec, weights, gathered.data(), R);
+  head_product(spec, weights, gathered.data(), R, out);
   if (!std::isfinite(finite_max_abs(out, R * V))) {
     fail(ErrorCode::NON_FINITE, "the forward pass overflowed float32 in the logits");
   }
@@ -720,6 +789,29 @@ ModelOutput decoder_forward(const DecoderSpec& spec, const DecoderWeights& weigh
   return out;
 }
 
+Tensor decoder_unembed(const DecoderSpec& spec, const DecoderWeights& weights, const Tensor& rows) {
+  const std::int64_t d = spec.block.d_model, V = spec.vocab_size;
+  if (weights.head == nullptr) {
+    fail(ErrorCode::BAD_ARGUMENT, "this model has no prediction head, so nothing to unembed");
+  }
+  check_stream_rows(rows, d, V);
+  const std::int64_t R = rows.shape[0];
+  Tensor out;
+  AlignedFloats x;
+  try {
+    out = Tensor({R, V});
+    x.assign(rows.data.begin(), rows.data.end());
+  } catch (const std::bad_alloc&) {
+    fail(ErrorCode::OUT_OF_MEMORY, "unembed could not allocate the logits of ", R, " rows");
+  }
+  head_input(spec, weights, x.data(), R);
+  head_product(spec, weights, x.data(), R, out.data.data());
+  if (!std::isfinite(finite_max_abs(out.data.data(), R * V))) {
+    fail(ErrorCode::NON_FINITE, "unembed overflowed float32 in the logits");
+  }
+  return out;
+}
+
 Readout decoder_readout(const DecoderSpec& spec, const DecoderWeights& weights) {
   const BlockSpec& bs = spec.block;
   Readout r;
@@ -729,6 +821,7 @@ Readout decoder_readout(const DecoderSpec& spec, const DecoderWeights& weights) 
   r.norm_w = weights.final_norm_w;
   r.norm_b = weights.final_norm_b;
   r.unembedding = weights.head;
+  r.bias = weights.head_bias;
   r.layers = spec.layers;
   r.heads = bs.heads;
   r.d = bs.d_model;
@@ -772,6 +865,11 @@ ModelOutput decoder_forward(const DecoderSpec& spec, const DecoderWeights& weigh
   const std::int64_t d = bs.d_model, L = spec.layers, V = spec.vocab_size;
   const std::int64_t H = bs.heads, Hkv = bs.kv_heads, hd = bs.head_dim;
   DecoderCache::Data& c = *cache.data_;
+  // A bidirectional row depends on every token: nothing carries over from an earlier sentence.
+  if (!spec.causal) {
+    c = DecoderCache::Data{};
+    return decoder_forward(spec, weights, ids, 1, T, options, panels);
+  }
   if (computes_without_cache(options)) {
     ModelOutput out = decoder_forward(spec, weights, ids, 1, T, options, panels);
     c.reused = 0;

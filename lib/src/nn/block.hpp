@@ -4,15 +4,18 @@
 // heads, feed-forward) by the spec's flags. Attention is attnlens::attention() with the one
 // score rule: this file never computes a softmax of its own.
 //
-// What the block computes today is what Llama, Mistral, Qwen2, Qwen3 and Gemma 3 need: RMSNorm
-// (or Gemma's (1 + w) form) before attention and before the MLP, or around each (sandwich),
-// rotary positions (default, linear and llama3 frequencies, and a second set for windowed
-// layers), grouped-query attention with separate q, k, v projections, optional biases and
-// QK-norm, a sliding window per layer, and a gated SiLU or gated GELU MLP. The enums name what
-// other families add (LayerNorm, post placement, learned positions, fused qkv, plain GELU MLPs);
-// check_spec() refuses those values, naming them, until their code and tests join. The forward
-// runs over a batch, or over one sequence from a kept prefix (DecoderCache); the pieces have
-// backward passes, the stack does not yet (no family trains through it).
+// What the block computes today is what Llama, Mistral, Qwen2, Qwen3, Gemma 3 and ModernBERT
+// need: RMSNorm (or Gemma's (1 + w) form) or LayerNorm with or without bias, before attention and
+// before the MLP or around each (sandwich), rotary positions (default, linear and llama3
+// frequencies, and a second set for windowed layers), grouped-query attention with separate
+// q, k, v projections (a family whose file fuses them splits the matrix when it loads),
+// optional biases and QK-norm, causal or bidirectional attention with a window per layer, a
+// gated SiLU or gated GELU (tanh or erf) MLP, a norm after the embeddings and a dense-GELU-norm
+// transform before the head (ModernBERT's). The enums name what other families add (post
+// placement, learned positions, plain GELU MLPs); check_spec() refuses those values, naming
+// them, until their code and tests join. The forward runs over a batch, or over one sequence
+// from a kept prefix (DecoderCache, causal models); the pieces have backward passes, the stack
+// does not yet (no family trains through it).
 #pragma once
 
 #include <attnlens/model.hpp>
@@ -51,10 +54,11 @@ enum class RopeScaling {
 };
 
 enum class MlpKind {
-  GeluTanh,   // down(gelu_tanh(up(x))): GPT-2
-  GeluErf,    // down(gelu(up(x))): BERT
-  GatedSilu,  // down(silu(gate(x)) · up(x)): SwiGLU, Llama
-  GatedGelu,  // down(gelu_tanh(gate(x)) · up(x)): GeGLU, Gemma
+  GeluTanh,      // down(gelu_tanh(up(x))): GPT-2
+  GeluErf,       // down(gelu(up(x))): BERT
+  GatedSilu,     // down(silu(gate(x)) · up(x)): SwiGLU, Llama
+  GatedGelu,     // down(gelu_tanh(gate(x)) · up(x)): GeGLU, Gemma
+  GatedGeluErf,  // down(gelu(gate(x)) · up(x)) with the exact GELU: ModernBERT
 };
 
 const char* norm_kind_name(NormKind kind) noexcept;           // "layernorm", "rmsnorm", ...
@@ -93,8 +97,11 @@ struct BlockSpec {
 // How one layer's attention differs from the block's: a window over the keys and which rotary
 // frequencies it uses.
 struct LayerAttention {
-  // 0: every earlier key. W > 0: query i sees keys j with i - j < W, itself and the W - 1 before
-  // it (transformers' sliding window, kv_idx > q_idx - sliding_window).
+  // 0: every key the model's attention allows. W > 0, causal: query i sees keys j with
+  // 0 <= i - j < W, itself and the W - 1 before it (transformers' sliding window, kv_idx > q_idx
+  // - sliding_window). W > 0, bidirectional: keys j with |i - j| < W, itself and W - 1 on each
+  // side (ModernBERT's local layers: W = local_attention / 2 + 1, as masking_utils'
+  // abs(q_idx - kv_idx) <= sliding_window with sliding_window = local_attention / 2).
   std::int64_t window = 0;
   bool local_rope = false;  // DecoderSpec::local_rope instead of the block's rope (Gemma 3)
 };
@@ -109,12 +116,16 @@ struct DecoderSpec {
   std::int64_t context = 0;  // longest sequence
   bool causal = true;
   float embedding_scale = 1.0f;  // multiplies the token embeddings (Gemma: sqrt(d_model))
+  bool embedding_norm = false;   // the block's norm on the embeddings (ModernBERT)
+  // Before the head, after the final norm: norm(gelu(dense(x))) with the exact GELU
+  // (ModernBERT's prediction head); the head may then add a bias.
+  bool head_transform = false;
 };
 
 // The tensors of one block, as float32 in memory. Projection matrices are [in, out] (x · W);
 // a bias or norm weight the spec does not have is null.
 struct BlockWeights {
-  const float* attn_norm_w = nullptr;  // [d]
+  const float* attn_norm_w = nullptr;  // [d]; null: no norm before attention (ModernBERT's layer 0)
   const float* attn_norm_b = nullptr;
   const float* q_w = nullptr;  // [d, heads · head_dim]
   const float* q_b = nullptr;
@@ -141,11 +152,18 @@ struct BlockWeights {
 };
 
 struct DecoderWeights {
-  const float* embed = nullptr;  // [vocab, d]
+  const float* embed = nullptr;         // [vocab, d]
+  const float* embed_norm_w = nullptr;  // [d]: embedding_norm
+  const float* embed_norm_b = nullptr;
   std::vector<BlockWeights> blocks;
   const float* final_norm_w = nullptr;  // [d]
   const float* final_norm_b = nullptr;
-  const float* head = nullptr;  // [vocab, d]: the embedding itself when tied; null: no head
+  const float* head_dense_w = nullptr;  // [d, d]: head_transform
+  const float* head_dense_b = nullptr;
+  const float* head_norm_w = nullptr;  // [d]
+  const float* head_norm_b = nullptr;
+  const float* head = nullptr;       // [vocab, d]: the embedding itself when tied; null: no head
+  const float* head_bias = nullptr;  // [vocab] or null
 };
 
 // Error(BAD_ARGUMENT) naming the first field the block cannot compute, or whose sizes disagree
@@ -154,6 +172,12 @@ void check_spec(const DecoderSpec& spec);
 
 // ---------------------------------------------------------------------------------------------
 // The pieces, each a forward pass over N rows (row-major, contiguous).
+
+// The block's norm of rows x [N, d] into out (which may be x): RMSNorm, its (1 + w) form, or
+// LayerNorm ((x - mean) / sqrt(var + eps) · w + b, b may be null) in float32 as PyTorch computes
+// it (the mean, then the biased variance of the centred row).
+void norm_forward(float* out, const float* x, const float* w, const float* b, std::int64_t N,
+                  std::int64_t d, float eps, NormKind kind);
 
 // out = x / sqrt(mean(x²) + eps) · w, per row of width d, in float32 as transformers'
 // LlamaRMSNorm computes it (the mean of squares, then rsqrt); with `plus_one`, · (1 + w).
@@ -188,9 +212,9 @@ void geglu_forward(float* out, const float* gate, const float* up, std::int64_t 
 // Grouped-query attention of q [B, heads, L, hd] over k, v [B, kv_heads, S, hd] (S >= L: the
 // last L of S positions ask, as with a cache) through attnlens::attention(): query head h reads
 // key/value head h / (heads / kv_heads); causal with the diagonal bottom-right, so query i sees
-// keys j <= i + S - L; with a window W > 0 (causal only), also only keys j > i + S - L - W
-// (LayerAttention::window), through a boolean mask that is built only when the window hides a
-// key. The weights [B, heads, L, S] are kept when asked.
+// keys j <= i + S - L; with a window W > 0 also only keys j > i + S - L - W, or, bidirectional
+// (L = S), keys with |i - j| < W (LayerAttention::window), through a boolean mask that is built
+// only when the window hides a key. The weights [B, heads, L, S] are kept when asked.
 AttentionResult grouped_attention(const float* q, const float* k, const float* v, std::int64_t B,
                                   std::int64_t heads, std::int64_t kv_heads, std::int64_t L,
                                   std::int64_t S, std::int64_t hd, float scale, bool causal,
@@ -249,8 +273,15 @@ ModelOutput decoder_forward(const DecoderSpec& spec, const DecoderWeights& weigh
                             const std::int32_t* ids, std::int64_t B, std::int64_t T,
                             const DecoderForward& options, WeightPanels* panels);
 
-// The final norm and the head as the logit lens and attribution read them (nn/lens.hpp).
+// The final norm and the head as the logit lens and attribution read them (nn/lens.hpp), for a
+// model without head_transform (whose readout is not one norm and one product).
 Readout decoder_readout(const DecoderSpec& spec, const DecoderWeights& weights);
+
+// The logit lens of any spec: rows [R, d] of the stream through the final norm, the head's
+// transform when it has one, and the head (with its bias). BAD_ARGUMENT for rows that are not
+// [R, d] with R >= 1 or a model without a head; NON_FINITE naming a row that is not finite, or
+// logits that overflow.
+Tensor decoder_unembed(const DecoderSpec& spec, const DecoderWeights& weights, const Tensor& rows);
 
 // What a causal decoder keeps between forwards of edits of one sentence: every layer's keys
 // (after RoPE) and values, the stream after the last block, and the rows of logits, attention
@@ -273,7 +304,8 @@ class DecoderCache {
   std::unique_ptr<Data> data_;
 };
 
-// decoder_forward() of one sequence ids [1, T] reusing `cache`: a causal row depends on tokens
+// decoder_forward() of one sequence ids [1, T] reusing `cache` (a bidirectional model computes
+// every row again, and the cache then holds nothing): a causal row depends on tokens
 // 0 .. t only, so the rows before the first token that differs from the cached ones are kept,
 // and the rows from there on are computed, their queries attending over the kept keys and their
 // own. The same results as decoder_forward() up to float32 rounding (the products see fewer

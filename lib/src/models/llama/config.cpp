@@ -174,6 +174,7 @@ const char* architecture(const std::string& model_type) {
   if (model_type == "qwen2") return "Qwen2ForCausalLM";
   if (model_type == "qwen3") return "Qwen3ForCausalLM";
   if (model_type == "gemma3_text") return "Gemma3ForCausalLM";
+  if (model_type == "modernbert") return "ModernBertForMaskedLM";
   return "LlamaForCausalLM";
 }
 
@@ -316,6 +317,120 @@ void parse_gemma3(const JsonValue& root, std::string_view file, LlamaConfig& c) 
   }
   s.context = c.max_position_embeddings;
 }
+// ModernBERT (ModernBertConfig, modeling_modernbert.py): a bidirectional encoder on the block.
+// LayerNorms (bias per norm_bias) after the embeddings, before attention (not in layer 0) and
+// before the MLP, and at the end; a fused Wqkv (split when loaded) and Wo, biased per
+// attention_bias; GeGLU with the exact GELU (Wi's first half activated, times its second half);
+// every global_attn_every_n_layers-th layer (0, n, 2n, ...) global with rotary base
+// global_rope_theta, the others a window of local_attention / 2 keys on each side with
+// local_rope_theta (transformers 5: layer_types and rope_parameters per layer type); the
+// prediction head norm(gelu(dense(x))) and a decoder tied to the embeddings with a bias.
+void parse_modernbert(const JsonValue& root, std::string_view file, LlamaConfig& c) {
+  DecoderSpec& s = c.spec;
+  BlockSpec& b = s.block;
+  for (const char* key : {"hidden_activation", "classifier_activation"}) {
+    const std::string* act = string_key(root, key, file);
+    if (act != nullptr && *act != "gelu") {
+      fail(ErrorCode::BAD_FILE, file, ": \"", key, "\" is \"", *act,
+           "\"; the ModernBERT attnlens computes uses the exact GELU (\"gelu\")");
+    }
+  }
+  if (b.d_model % b.heads != 0) {
+    fail(ErrorCode::BAD_FILE, file, ": \"hidden_size\" (", b.d_model,
+         ") is not a multiple of \"num_attention_heads\" (", b.heads, ")");
+  }
+  b.head_dim = b.d_model / b.heads;
+  b.kv_heads = b.heads;
+  if (b.head_dim % 2 != 0) {
+    fail(ErrorCode::BAD_FILE, file, ": a head is ", b.head_dim,
+         " wide (hidden_size / num_attention_heads); rotary embeddings pair its halves, so it "
+         "must be even");
+  }
+  const JsonValue* eps = root.find("norm_eps");
+  if (eps != nullptr && !eps->is_null()) {
+    if (!eps->is_number() || !(eps->as_number() > 0.0)) {
+      fail(ErrorCode::BAD_FILE, file, ": \"norm_eps\" must be a number > 0");
+    }
+    b.norm_eps = static_cast<float>(eps->as_number());
+  } else {
+    b.norm_eps = 1e-5f;
+  }
+  b.norm = NormKind::LayerNorm;
+  b.norm_bias = bool_key(root, "norm_bias", file, false);
+  b.placement = NormPlacement::Pre;
+  b.positions = PositionKind::Rotary;
+  b.mlp = MlpKind::GatedGeluErf;
+  b.q_bias = b.k_bias = b.v_bias = b.o_bias = bool_key(root, "attention_bias", file, false);
+  b.mlp_bias = bool_key(root, "mlp_bias", file, false);
+  c.classifier_bias = bool_key(root, "classifier_bias", file, false);
+  c.decoder_bias = bool_key(root, "decoder_bias", file, true);
+  c.tied = bool_key(root, "tie_word_embeddings", file, true);
+  s.embedding_norm = true;
+  s.head_transform = true;
+  s.causal = false;
+
+  // Rotary bases: transformers 5 nests one set per layer type in rope_parameters, transformers 4
+  // gives global_rope_theta and local_rope_theta (160 000 and 10 000 by default).
+  b.rope.theta = number_key(root, "global_rope_theta", file, "", 160000.0);
+  s.local_rope.theta = number_key(root, "local_rope_theta", file, "", 10000.0);
+  const JsonValue* params = root.find("rope_parameters");
+  if (params != nullptr && !params->is_null()) {
+    if (!params->is_object()) {
+      fail(ErrorCode::BAD_FILE, file, ": \"rope_parameters\" must be an object, not ",
+           params->kind_name());
+    }
+    for (const char* kind : {"full_attention", "sliding_attention"}) {
+      RopeSpec& rope = std::string_view(kind) == "full_attention" ? b.rope : s.local_rope;
+      const JsonValue* set = params->find(kind);
+      if (set == nullptr || set->is_null()) continue;
+      if (!set->is_object()) {
+        fail(ErrorCode::BAD_FILE, file, ": \"rope_parameters.", kind,
+             "\" must be an object {rope_type, rope_theta}: ModernBERT gives one set per layer "
+             "type");
+      }
+      const std::string where = std::string("rope_parameters.") + kind + ".";
+      rope.theta = number_key(*set, "rope_theta", file, where, rope.theta);
+      read_rope_type(rope, *set, file, where);
+    }
+  }
+  if (b.rope.scaling != RopeScaling::Default || s.local_rope.scaling != RopeScaling::Default) {
+    fail(ErrorCode::BAD_FILE, file,
+         ": a scaled rope_type; the ModernBERT attnlens computes rotates with rope_type "
+         "\"default\" in both kinds of layer");
+  }
+
+  // Which layers are local: layer_types, or every layer whose index is not a multiple of
+  // global_attn_every_n_layers (default 3), as ModernBertConfig derives layer_types.
+  std::vector<bool> local(static_cast<std::size_t>(s.layers));
+  if (const std::vector<JsonValue>* types = layer_types(root, file, s.layers)) {
+    for (std::size_t i = 0; i < types->size(); ++i) {
+      const JsonValue& t = (*types)[i];
+      const bool full = t.is_string() && t.as_string() == "full_attention";
+      const bool window = t.is_string() && t.as_string() == "sliding_attention";
+      if (!full && !window) {
+        fail(ErrorCode::BAD_FILE, file, ": \"layer_types\"[", i, "] is ",
+             t.is_string() ? "\"" + t.as_string() + "\"" : std::string(t.kind_name()),
+             "; ModernBERT's layers are \"sliding_attention\" or \"full_attention\"");
+      }
+      local[i] = window;
+    }
+  } else {
+    const std::int64_t every = size_key_or(root, "global_attn_every_n_layers", file, kMaxLayers, 3);
+    for (std::int64_t i = 0; i < s.layers; ++i)
+      local[static_cast<std::size_t>(i)] = i % every != 0;
+  }
+  c.local_attention = size_key_or(root, "local_attention", file, INT_MAX - 2, 128);
+  for (std::int64_t i = 0; i < s.layers; ++i) {
+    LayerAttention a;
+    if (local[static_cast<std::size_t>(i)]) {
+      a.window = c.local_attention / 2 + 1;  // |i - j| <= local_attention / 2
+      a.local_rope = true;
+    }
+    s.layer_attention.push_back(a);
+  }
+  s.context = c.max_position_embeddings;
+}
+
 }  // namespace
 
 LlamaConfig parse_llama_config(std::string_view config_json, std::string_view file) {
@@ -324,11 +439,11 @@ LlamaConfig parse_llama_config(std::string_view config_json, std::string_view fi
   LlamaConfig c;
   const std::string* type = string_key(root, "model_type", file);
   if (type == nullptr || (*type != "llama" && *type != "mistral" && *type != "qwen2" &&
-                          *type != "qwen3" && *type != "gemma3_text")) {
+                          *type != "qwen3" && *type != "gemma3_text" && *type != "modernbert")) {
     fail(ErrorCode::BAD_FILE, file, ": model_type is ",
          type == nullptr ? std::string("missing") : "\"" + *type + "\"",
-         "; a config of the block's families says \"llama\", \"mistral\", \"qwen2\", \"qwen3\" ",
-         "or \"gemma3_text\"");
+         "; a config of the block's families says \"llama\", \"mistral\", \"qwen2\", \"qwen3\", ",
+         "\"gemma3_text\" or \"modernbert\"");
   }
   c.model_type = *type;
   const bool gemma = c.model_type == "gemma3_text";
@@ -369,6 +484,15 @@ LlamaConfig parse_llama_config(std::string_view config_json, std::string_view fi
   }
   for (const char* key : {"torch_dtype", "dtype"})
     string_key(root, key, file);
+  if (c.model_type == "modernbert") {
+    parse_modernbert(root, file, c);
+    try {
+      check_spec(s);
+    } catch (const Error& e) {
+      fail(ErrorCode::BAD_FILE, file, ": ", e.what());
+    }
+    return c;
+  }
   if (gemma) {
     parse_gemma3(root, file, c);
     s.causal = true;
@@ -503,10 +627,63 @@ std::string gemma3_config_json(const LlamaConfig& c, Dtype dtype) {
   });
 }
 
+// ModernBERT's config.json as transformers 4 writes it (global_attn_every_n_layers when the local
+// layers follow that rule, layer_types otherwise).
+std::string modernbert_config_json(const LlamaConfig& c, Dtype dtype) {
+  const DecoderSpec& s = c.spec;
+  const BlockSpec& b = s.block;
+  const auto q = [](std::string_view text) { return "\"" + std::string(text) + "\""; };
+  const auto flag = [](bool v) { return std::string(v ? "true" : "false"); };
+  // The smallest n >= 1 whose rule (layer i global when i % n == 0) gives these layers, if any.
+  std::int64_t every = 0;
+  for (std::int64_t n = 1; n <= s.layers + 1 && every == 0; ++n) {
+    bool same = true;
+    for (std::int64_t i = 0; i < s.layers; ++i)
+      same = same && (s.layer_attention[static_cast<std::size_t>(i)].window > 0) == (i % n != 0);
+    if (same) every = n;
+  }
+  std::vector<std::pair<std::string, std::string>> entries = {
+      {"architectures", "[\n    \"ModernBertForMaskedLM\"\n  ]"},
+      {"attention_bias", flag(b.o_bias)},
+      {"attention_dropout", "0.0"},
+      {"classifier_activation", q("gelu")},
+      {"classifier_bias", flag(c.classifier_bias)},
+      {"decoder_bias", flag(c.decoder_bias)},
+      {"global_rope_theta", number_text(b.rope.theta)},
+  };
+  if (every > 0) {
+    entries.emplace_back("global_attn_every_n_layers", std::to_string(every));
+  } else {
+    std::string types = "[";
+    for (std::size_t i = 0; i < s.layer_attention.size(); ++i) {
+      types += std::string(i == 0 ? "\n    " : ",\n    ") +
+               (s.layer_attention[i].window > 0 ? "\"sliding_attention\"" : "\"full_attention\"");
+    }
+    entries.emplace_back("layer_types", types + "\n  ]");
+  }
+  entries.emplace_back("hidden_activation", q("gelu"));
+  entries.emplace_back("hidden_size", std::to_string(b.d_model));
+  entries.emplace_back("intermediate_size", std::to_string(b.intermediate));
+  entries.emplace_back("local_attention", std::to_string(c.local_attention));
+  entries.emplace_back("local_rope_theta", number_text(s.local_rope.theta));
+  entries.emplace_back("max_position_embeddings", std::to_string(c.max_position_embeddings));
+  entries.emplace_back("mlp_bias", flag(b.mlp_bias));
+  entries.emplace_back("model_type", q("modernbert"));
+  entries.emplace_back("norm_bias", flag(b.norm_bias));
+  entries.emplace_back("norm_eps", number_text(b.norm_eps));
+  entries.emplace_back("num_attention_heads", std::to_string(b.heads));
+  entries.emplace_back("num_hidden_layers", std::to_string(s.layers));
+  entries.emplace_back("tie_word_embeddings", flag(c.tied));
+  entries.emplace_back("torch_dtype", q(torch_dtype(dtype)));
+  entries.emplace_back("vocab_size", std::to_string(s.vocab_size));
+  return json_object(entries);
+}
+
 }  // namespace
 
 std::string llama_config_json(const LlamaConfig& c, Dtype dtype) {
   if (c.model_type == "gemma3_text") return gemma3_config_json(c, dtype);
+  if (c.model_type == "modernbert") return modernbert_config_json(c, dtype);
   const DecoderSpec& s = c.spec;
   const BlockSpec& b = s.block;
   const auto q = [](std::string_view text) { return "\"" + std::string(text) + "\""; };

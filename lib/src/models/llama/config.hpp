@@ -1,7 +1,8 @@
-// Private: the block's decoder families (model_type "llama", "mistral", "qwen2", "qwen3",
-// "gemma3_text") as Hugging Face writes their checkpoints: config.json in transformers 4's
-// dialect (rope_theta, rope_scaling, torch_dtype) or transformers 5's (rope_parameters, dtype,
-// layer_types), read into the block's description (nn/block.hpp). They differ only in data:
+// Private: the block's families (model_type "llama", "mistral", "qwen2", "qwen3",
+// "gemma3_text", and the encoder "modernbert") as Hugging Face writes their checkpoints:
+// config.json in transformers 4's dialect (rope_theta, rope_scaling, torch_dtype) or transformers
+// 5's (rope_parameters, dtype, layer_types), read into the block's description (nn/block.hpp). They
+// differ only in data:
 //   llama    attention_bias on q, k, v, o; mlp_bias on gate, up, down; rope_scaling llama3
 //   mistral  no biases; sliding_window (see LlamaConfig::context)
 //   qwen2    biases on q, k, v (not o), always
@@ -13,6 +14,11 @@
 //            sliding_window keys with rope_local_base_freq, or full attention with rope_theta;
 //            the norms' tensors are input_, post_attention_, pre_feedforward_ and
 //            post_feedforward_layernorm
+//   modernbert  a bidirectional encoder: LayerNorms (bias per norm_bias) after the embeddings,
+//            before attention (none in layer 0) and MLP, and at the end; a fused Wqkv; GeGLU with
+//            the exact GELU; global layers every global_attn_every_n_layers-th with
+//            global_rope_theta, the others a window of +-local_attention / 2 with
+//            local_rope_theta; the head norm(gelu(dense(x))) and a tied decoder with a bias
 #pragma once
 
 #include "nn/block.hpp"
@@ -37,6 +43,11 @@ struct LlamaConfig {
   // Gemma 3: the window of its sliding layers (computed as such: spec.layer_attention).
   std::optional<std::int64_t> sliding_window;
   double query_pre_attn_scalar = 256.0;  // Gemma 3: the scores' scale is its -1/2 power
+  // ModernBERT: the local layers' window (|i - j| <= local_attention / 2), and biases on the
+  // head's dense layer and on its decoder.
+  std::int64_t local_attention = 128;
+  bool classifier_bias = false;
+  bool decoder_bias = true;
 };
 
 // config.json of a Llama-family model. Throws BAD_FILE naming the file and the field: a size

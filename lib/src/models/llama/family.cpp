@@ -1,4 +1,5 @@
-// Llama, Mistral, Qwen2 and Qwen3 behind the model interface: config.json and model.safetensors.
+// The block's families (Llama, Mistral, Qwen2, Qwen3, Gemma 3 and the encoder ModernBERT) behind
+// the model interface: config.json and model.safetensors.
 #include "core/check.hpp"
 #include "models/llama/model.hpp"
 
@@ -41,8 +42,8 @@ class LlamaAdapter final : public Model {
     const detail::BlockSpec& b = c.spec.block;
     ModelInfo i;
     i.family = c.model_type;
-    i.causal = true;
-    i.prediction = PredictionKind::NextToken;
+    i.causal = c.spec.causal;
+    i.prediction = c.spec.causal ? PredictionKind::NextToken : PredictionKind::MaskedToken;
     i.layers = static_cast<int>(c.spec.layers);
     i.heads = static_cast<int>(b.heads);
     i.kv_heads = static_cast<int>(b.kv_heads);
@@ -138,8 +139,8 @@ LoadedModel load_llama(const ModelFiles& files) {
     if (name == "config.json" || name == "tokenizer.json" || name == "tokenizer_config.json")
       continue;
     fail(ErrorCode::BAD_FILE, name,
-         ": not a file of a Llama-family or Gemma 3 checkpoint (model.safetensors, config.json, "
-         "tokenizer.json, tokenizer_config.json)");
+         ": not a file of a Llama-family, Gemma 3 or ModernBERT checkpoint (model.safetensors, "
+         "config.json, tokenizer.json, tokenizer_config.json)");
   }
   if (files.texts.count("tokenizer_config.json") != 0 && files.texts.count("tokenizer.json") == 0) {
     fail(ErrorCode::BAD_FILE,

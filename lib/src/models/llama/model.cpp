@@ -18,7 +18,8 @@ bool ends_with(std::string_view s, std::string_view suffix) {
 
 // Where each tensor of one block sits: offsets into the parameters, -1 for none.
 struct BlockOffsets {
-  std::int64_t attn_norm = -1, q_w = -1, q_b = -1, k_w = -1, k_b = -1, v_w = -1, v_b = -1;
+  std::int64_t attn_norm = -1, attn_norm_b = -1, mlp_norm_b = -1, q_w = -1, q_b = -1, k_w = -1,
+               k_b = -1, v_w = -1, v_b = -1;
   std::int64_t o_w = -1, o_b = -1, q_norm = -1, k_norm = -1, post_attn_norm = -1, mlp_norm = -1;
   std::int64_t post_mlp_norm = -1;
   std::int64_t gate_w = -1, gate_b = -1, up_w = -1, up_b = -1, down_w = -1, down_b = -1;
@@ -27,6 +28,10 @@ struct BlockOffsets {
 struct Layout {
   std::vector<LlamaTensor> tensors;
   std::int64_t embed = 0, final_norm = 0, head = -1;
+  // ModernBERT's: the embeddings' norm, the biases of its norms, the head's transform and bias.
+  std::int64_t embed_norm = -1, embed_norm_b = -1, final_norm_b = -1;
+  std::int64_t head_dense = -1, head_dense_b = -1, head_norm = -1, head_norm_b = -1;
+  std::int64_t head_bias = -1;
   std::vector<BlockOffsets> blocks;
   std::int64_t total = 0;
 };
@@ -37,13 +42,14 @@ Layout layout_of(const LlamaConfig& c) {
   const std::int64_t d = b.d_model, hd = b.head_dim, I = b.intermediate, V = c.spec.vocab_size;
   const std::int64_t qw = b.heads * hd, kvw = b.kv_heads * hd;
   Layout layout;
-  const auto add = [&](std::string name, Shape shape, bool transposed) {
+  const auto add = [&](std::string name, Shape shape, bool transposed, std::int64_t pieces = 1) {
     LlamaTensor t;
     t.name = std::move(name);
     t.count = shape_numel(shape);
     t.shape = std::move(shape);
     t.offset = layout.total;
     t.transposed = transposed;
+    t.pieces = pieces;
     layout.total += t.count;
     layout.tensors.push_back(std::move(t));
     return layout.tensors.back().offset;
@@ -54,6 +60,47 @@ Layout layout_of(const LlamaConfig& c) {
     w = add(name + ".weight", {out, in}, true);
     if (bias) bo = add(name + ".bias", {out}, false);
   };
+  if (c.model_type == "modernbert") {
+    // ModernBertForMaskedLM's state dict (modeling_modernbert.py): model.embeddings, model.layers
+    // (attn_norm absent in layer 0: nn.Identity), model.final_norm, head, decoder.
+    const auto norm = [&](const std::string& name, std::int64_t& w, std::int64_t& bias) {
+      w = add(name + ".weight", {d}, false);
+      if (b.norm_bias) bias = add(name + ".bias", {d}, false);
+    };
+    layout.embed = add("model.embeddings.tok_embeddings.weight", {V, d}, false);
+    norm("model.embeddings.norm", layout.embed_norm, layout.embed_norm_b);
+    for (std::int64_t i = 0; i < c.spec.layers; ++i) {
+      const std::string p = "model.layers." + std::to_string(i) + ".";
+      BlockOffsets o;
+      if (i > 0) norm(p + "attn_norm", o.attn_norm, o.attn_norm_b);
+      o.q_w = add(p + "attn.Wqkv.weight", {3 * qw, d}, true, 3);
+      o.k_w = o.q_w + d * qw;
+      o.v_w = o.k_w + d * qw;
+      if (b.q_bias) {
+        o.q_b = add(p + "attn.Wqkv.bias", {3 * qw}, false);
+        o.k_b = o.q_b + qw;
+        o.v_b = o.k_b + qw;
+      }
+      linear(p + "attn.Wo", qw, d, b.o_bias, o.o_w, o.o_b);
+      norm(p + "mlp_norm", o.mlp_norm, o.mlp_norm_b);
+      // Wi's first half is activated ("input"), its second multiplies ("gate"): the block's
+      // gate and up.
+      o.gate_w = add(p + "mlp.Wi.weight", {2 * I, d}, true, 2);
+      o.up_w = o.gate_w + d * I;
+      if (b.mlp_bias) {
+        o.gate_b = add(p + "mlp.Wi.bias", {2 * I}, false);
+        o.up_b = o.gate_b + I;
+      }
+      linear(p + "mlp.Wo", I, d, b.mlp_bias, o.down_w, o.down_b);
+      layout.blocks.push_back(o);
+    }
+    norm("model.final_norm", layout.final_norm, layout.final_norm_b);
+    linear("head.dense", d, d, c.classifier_bias, layout.head_dense, layout.head_dense_b);
+    norm("head.norm", layout.head_norm, layout.head_norm_b);
+    if (!c.tied) layout.head = add("decoder.weight", {V, d}, false);
+    if (c.decoder_bias) layout.head_bias = add("decoder.bias", {V}, false);
+    return layout;
+  }
   layout.embed = add("model.embed_tokens.weight", {V, d}, false);
   for (std::int64_t i = 0; i < c.spec.layers; ++i) {
     const std::string p = "model.layers." + std::to_string(i) + ".";
@@ -91,9 +138,13 @@ DecoderWeights weights_of(const Layout& layout, const float* base) {
   const auto at = [base](std::int64_t offset) { return offset < 0 ? nullptr : base + offset; };
   DecoderWeights w;
   w.embed = base + layout.embed;
+  w.embed_norm_w = at(layout.embed_norm);
+  w.embed_norm_b = at(layout.embed_norm_b);
   for (const BlockOffsets& o : layout.blocks) {
     BlockWeights b;
     b.attn_norm_w = at(o.attn_norm);
+    b.attn_norm_b = at(o.attn_norm_b);
+    b.mlp_norm_b = at(o.mlp_norm_b);
     b.q_w = at(o.q_w);
     b.q_b = at(o.q_b);
     b.k_w = at(o.k_w);
@@ -116,7 +167,13 @@ DecoderWeights weights_of(const Layout& layout, const float* base) {
     w.blocks.push_back(b);
   }
   w.final_norm_w = base + layout.final_norm;
+  w.final_norm_b = at(layout.final_norm_b);
+  w.head_dense_w = at(layout.head_dense);
+  w.head_dense_b = at(layout.head_dense_b);
+  w.head_norm_w = at(layout.head_norm);
+  w.head_norm_b = at(layout.head_norm_b);
   w.head = layout.head < 0 ? w.embed : base + layout.head;
+  w.head_bias = at(layout.head_bias);
   return w;
 }
 
@@ -155,6 +212,25 @@ std::string sizes_text(const LlamaConfig& c) {
 // Why a known-looking name is not in the layout: a bias or norm the config does not have.
 std::string unexpected_why(const LlamaConfig& c, std::string_view name) {
   const BlockSpec& b = c.spec.block;
+  if (c.model_type == "modernbert") {
+    if (ends_with(name, "norm.bias"))
+      return ": the config's norms have no bias (\"norm_bias\" false)";
+    if (name.find(".attn.W") != std::string_view::npos && ends_with(name, ".bias")) {
+      return ": the config's attention has no biases (\"attention_bias\" false)";
+    }
+    if (name.find(".mlp.W") != std::string_view::npos && ends_with(name, ".bias")) {
+      return ": the config's MLP has no biases (\"mlp_bias\" false)";
+    }
+    if (name == "head.dense.bias") return ": \"classifier_bias\" is false";
+    if (name == "decoder.bias") return ": \"decoder_bias\" is false";
+    if (name == "model.layers.0.attn_norm.weight") {
+      return ": ModernBERT's first layer has no norm before its attention";
+    }
+    return "; a ModernBERT checkpoint holds model.embeddings.{tok_embeddings,norm}, "
+           "model.layers.{i}.{attn_norm,attn.Wqkv,attn.Wo,mlp_norm,mlp.Wi,mlp.Wo}, "
+           "model.final_norm, head.{dense,norm} and decoder tensors (" +
+           std::to_string(c.spec.layers) + " layers here)";
+  }
   if (ends_with(name, "_proj.bias")) {
     if (name.find("mlp.") != std::string_view::npos) {
       return c.model_type == "llama" ? ": the config has no MLP biases (\"mlp_bias\" false)"
@@ -212,12 +288,16 @@ LlamaModel LlamaModel::from_safetensors(const LlamaConfig& config, const Safeten
     index.emplace(layout.tensors[i].name, i);
   std::vector<const TensorSource*> found(layout.tensors.size(), nullptr);
   const TensorSource* tied_head = nullptr;
+  // The head's name, which a tied checkpoint may store as well (equal to the embedding).
+  const std::string tied_name =
+      config.model_type == "modernbert" ? "decoder.weight" : "lm_head.weight";
   for (const TensorSource& t : sources) {
     const auto it = index.find(*t.name);
     if (it == index.end()) {
-      if (config.tied && *t.name == "lm_head.weight") {
+      if (config.tied && *t.name == tied_name) {
         if (*t.shape != layout.tensors[0].shape) {
-          fail(ErrorCode::BAD_FILE, "tensor 'lm_head.weight' has shape ", shape_to_string(*t.shape),
+          fail(ErrorCode::BAD_FILE, "tensor '", tied_name, "' has shape ",
+               shape_to_string(*t.shape),
                " but the embedding tied to it (tie_word_embeddings) has ",
                shape_to_string(layout.tensors[0].shape));
         }
@@ -244,7 +324,7 @@ LlamaModel LlamaModel::from_safetensors(const LlamaConfig& config, const Safeten
   if (first_missing != nullptr) {
     const BlockSpec& b = config.spec.block;
     std::string why;
-    if (first_missing->name == "lm_head.weight") {
+    if (first_missing->name == "lm_head.weight" || first_missing->name == "decoder.weight") {
       why = " (config.json's \"tie_word_embeddings\" is false: the head is its own tensor)";
     } else if (ends_with(first_missing->name, "_proj.bias")) {
       why = config.model_type == "qwen2" ? " (Qwen2's q, k and v projections have biases)"
@@ -253,6 +333,10 @@ LlamaModel LlamaModel::from_safetensors(const LlamaConfig& config, const Safeten
                first_missing->name.find("self_attn.") != std::string::npos) {
       why = config.model_type == "qwen3" ? " (Qwen3 normalises q and k)"
                                          : " (Gemma 3 normalises q and k)";
+    } else if (config.model_type == "modernbert" && ends_with(first_missing->name, ".bias")) {
+      why =
+          " (config.json asks for it: norm_bias, attention_bias, mlp_bias, classifier_bias or "
+          "decoder_bias)";
     } else if (ends_with(first_missing->name, "feedforward_layernorm.weight")) {
       why = " (Gemma 3 normalises before and after each MLP)";
     }
@@ -283,7 +367,9 @@ LlamaModel LlamaModel::from_safetensors(const LlamaConfig& config, const Safeten
     scratch.resize(static_cast<std::size_t>(want.count));
     t.read(scratch.data());
     require_finite(t, scratch.data(), "weights must be finite numbers");
-    transpose_into(out, scratch.data(), want.shape[0], want.shape[1]);
+    const std::int64_t rows = want.shape[0] / want.pieces, piece = rows * want.shape[1];
+    for (std::int64_t k = 0; k < want.pieces; ++k)
+      transpose_into(out + k * piece, scratch.data() + k * piece, rows, want.shape[1]);
   }
   if (tied_head != nullptr) {
     // A tied checkpoint may store the head as well; it must then be the embedding itself.
@@ -292,8 +378,8 @@ LlamaModel LlamaModel::from_safetensors(const LlamaConfig& config, const Safeten
     const float* embed = model.params_.data() + layout.embed;
     for (std::int64_t k = 0; k < tied_head->values; ++k) {
       if (!(scratch[static_cast<std::size_t>(k)] == embed[k])) {
-        fail(ErrorCode::BAD_FILE, "tensor 'lm_head.weight' differs from model.embed_tokens.weight ",
-             "at flat index ", k, " (", scratch[static_cast<std::size_t>(k)], " vs ", embed[k],
+        fail(ErrorCode::BAD_FILE, "tensor '", tied_name, "' differs from ", layout.tensors[0].name,
+             " at flat index ", k, " (", scratch[static_cast<std::size_t>(k)], " vs ", embed[k],
              ") but config.json's \"tie_word_embeddings\" is true");
       }
     }
@@ -351,6 +437,7 @@ ModelOutput LlamaModel::forward(const TokenIds& ids, DecoderCache& cache,
 }
 
 Tensor LlamaModel::unembed(const Tensor& rows) const {
+  if (config_.spec.head_transform) return decoder_unembed(config_.spec, weights_, rows);
   return unembed_prenorm(decoder_readout(config_.spec, weights_), rows);
 }
 
@@ -364,6 +451,12 @@ LogitAttribution LlamaModel::attribute(const TokenIds& ids, std::int64_t row, st
     fail(ErrorCode::BAD_ARGUMENT,
          "direct logit attribution splits a stream that each part adds to as it is; this model's "
          "norms come after its layers' parts (the logit lens, unembed(), still reads it)");
+  }
+  if (config_.spec.head_transform) {
+    fail(ErrorCode::BAD_ARGUMENT,
+         "direct logit attribution splits the logit along a linear readout; this model's head "
+         "passes the stream through a dense layer and a GELU first (the logit lens, unembed(), "
+         "still reads it)");
   }
   const Readout readout = decoder_readout(config_.spec, weights_);
   if (readout.unembedding == nullptr) {
@@ -384,8 +477,10 @@ TensorList LlamaModel::to_tensors() const {
     Tensor tensor(t.shape);
     const float* p = params_.data() + t.offset;
     if (t.transposed) {
-      // Stored [in, out]; the file's [out, in] is its transpose.
-      transpose_into(tensor.data.data(), p, t.shape[1], t.shape[0]);
+      // Stored [in, out] (per piece); the file's [out, in] is its transpose.
+      const std::int64_t rows = t.shape[0] / t.pieces, piece = rows * t.shape[1];
+      for (std::int64_t k = 0; k < t.pieces; ++k)
+        transpose_into(tensor.data.data() + k * piece, p + k * piece, t.shape[1], rows);
     } else {
       std::copy(p, p + t.count, tensor.data.begin());
     }

@@ -27,6 +27,9 @@ struct LlamaTensor {
   std::int64_t offset = 0;
   std::int64_t count = 0;
   bool transposed = false;
+  // A fused torch Linear [pieces · P, in] (ModernBERT's Wqkv, Wi) is held as `pieces` matrices
+  // [in, P] one after the other: each row block transposed on its own.
+  std::int64_t pieces = 1;
 };
 
 class LlamaModel {

@@ -16,7 +16,12 @@ class TokenizerJsonAdapter final : public Tokenizer {
  public:
   TokenizerJsonAdapter(TokenizerJson tokenizer,
                        std::vector<std::pair<std::string, std::string>> files)
-      : tokenizer_(std::move(tokenizer)), files_(std::move(files)) {}
+      : tokenizer_(std::move(tokenizer)), files_(std::move(files)) {
+    // An encoder's mask, by the names its families give it (ModernBERT's [MASK], RoBERTa-style
+    // <mask>); a decoder's file has neither.
+    mask_ = tokenizer_.token_to_id("[MASK]");
+    if (mask_ < 0) mask_ = tokenizer_.token_to_id("<mask>");
+  }
 
   const char* kind() const noexcept override { return "tokenizer.json BPE"; }
   std::int32_t vocab_size() const noexcept override { return tokenizer_.vocab_size(); }
@@ -42,6 +47,7 @@ class TokenizerJsonAdapter final : public Tokenizer {
   std::int32_t token_to_id(std::string_view token) const override {
     return tokenizer_.token_to_id(token);
   }
+  std::int32_t mask_id() const noexcept override { return mask_; }
   std::int32_t unk_id() const noexcept override { return tokenizer_.unk_id(); }
   std::vector<std::int32_t> special_ids() const override { return tokenizer_.special_ids(); }
   std::vector<std::int32_t> byte_ids() const override { return tokenizer_.byte_ids(); }
@@ -50,6 +56,7 @@ class TokenizerJsonAdapter final : public Tokenizer {
  private:
   TokenizerJson tokenizer_;
   std::vector<std::pair<std::string, std::string>> files_;
+  std::int32_t mask_ = -1;
 };
 
 }  // namespace
