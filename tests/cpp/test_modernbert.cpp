@@ -434,6 +434,14 @@ TEST_CASE(
   // The space before [MASK] is the mask's (lstrip), so "a [MASK] b" reads as "a", [MASK], " b",
   // the same as "a[MASK] b".
   CHECK(ids("a [MASK] b") == std::vector<std::int32_t>{1, 4, 3, 7, 2});
+  // The mask covers the space it took, and is the text's, not a special token the tokenizer
+  // added (as [CLS] and [SEP] are).
+  const auto tokens = t.encode("a [MASK] b");
+  CHECK(tokens[2].begin == 1);
+  CHECK(tokens[2].end == 8);
+  CHECK_FALSE(tokens[2].special);
+  CHECK(tokens[0].special);
+  CHECK(tokens[4].special);
   CHECK(ids("a[MASK] b") == ids("a [MASK] b"));
   CHECK(ids("ab c") == std::vector<std::int32_t>{1, 4, 5, 6, 8, 2});
   // The model predicts at the mask: its logits row is a distribution over the vocabulary.

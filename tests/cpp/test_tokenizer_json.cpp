@@ -224,6 +224,8 @@ TEST_CASE("tokenizer.json added tokens: longest first, strip, single_word, norma
   CHECK(ids(t, "x<a><b>x<a>") == Ids{5, 1, 5, 0});
   CHECK(spans(t, "x<a><b>x<a>") == Spans{{0, 1}, {1, 7}, {7, 8}, {8, 11}});
   CHECK(ids(t, "x  <m>  x") == Ids{5, 2, 5});
+  // The stripped white space is the token's: its offsets cover it.
+  CHECK(spans(t, "x  <m>  x") == Spans{{0, 1}, {1, 8}, {8, 9}});
   CHECK(ids(t, "xw") == Ids{7});         // inside a word: not the added token
   CHECK(ids(t, "x w") == Ids{5, 6, 3});  // between non-word characters: it is
   CHECK(ids(t, "HeLLo") == Ids{4});      // matched after the normalizer

@@ -1363,7 +1363,7 @@ std::vector<Cut> cut_added(std::string_view text, const Trie& trie,
   }
   if (text_from < text.size()) cuts.push_back({text_from, text.size(), -1});
   // lstrip / rstrip: the white space (JS's \s, as String.prototype.trim) next to the token
-  // goes with it.
+  // goes with it, offsets included (as the Rust tokenizers' added vocabulary widens the match).
   for (std::size_t i = 0; i < cuts.size(); ++i) {
     if (cuts[i].added < 0) continue;
     const Added& a = added[static_cast<std::size_t>(cuts[i].added)];
@@ -1374,6 +1374,7 @@ std::vector<Cut> cut_added(std::string_view text, const Trie& trie,
         if (!is_js_space(char_at(text, start).code_point)) break;
         c.end = start;
       }
+      cuts[i].begin = c.end;
     }
     if (a.rstrip && i + 1 < cuts.size() && cuts[i + 1].added < 0) {
       Cut& c = cuts[i + 1];
@@ -1382,6 +1383,7 @@ std::vector<Cut> cut_added(std::string_view text, const Trie& trie,
         if (!is_js_space(ch.code_point)) break;
         c.begin += ch.length;
       }
+      cuts[i].end = c.begin;
     }
   }
   return cuts;

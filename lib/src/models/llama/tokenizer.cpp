@@ -28,8 +28,10 @@ class TokenizerJsonAdapter final : public Tokenizer {
   std::int32_t embedded_size() const noexcept override { return tokenizer_.embedded_size(); }
   std::vector<EncodedToken> encode(std::string_view text) const override {
     std::vector<EncodedToken> out;
+    // A mask is the reader's, not the tokenizer's: part of the text (a figure that hides the
+    // special tokens keeps it, and it reads as typed, " [MASK]" with the space it took).
     for (const TokenizerJsonToken& t : tokenizer_.encode(text))
-      out.push_back(EncodedToken{t.id, t.begin, t.end, 0, 0, t.special});
+      out.push_back(EncodedToken{t.id, t.begin, t.end, 0, 0, t.special && t.id != mask_});
     return out;
   }
   std::string decode(const std::vector<std::int32_t>& ids) const override {
