@@ -2,7 +2,8 @@
 // by scripts/bert-checkpoint.mjs) picked in the page draws full attention, every layer × head in
 // the grid, [CLS]/[SEP] that can be hidden, and the model's fillers for a typed [MASK]; the
 // element draws an encoder folder given as model-src; the page's trained mode shows the causal
-// model and the encoder side by side.
+// model and the encoder side by side; RoBERTa's and ModernBERT's folders (the latter's local
+// layers windowed on both sides) open with their own masks.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdtempSync, readFileSync, rmSync, statfsSync, truncateSync, writeFileSync } from "node:fs";
@@ -11,6 +12,7 @@ import { join } from "node:path";
 import { openPage, useSite } from "../support/browser.mjs";
 import { typeAndTime } from "../support/figure.mjs";
 import { BERT_PRESETS, writeBertCheckpoint } from "../../scripts/bert-checkpoint.mjs";
+import { MODERNBERT_PRESETS, writeModernbertCheckpoint } from "../../scripts/modernbert-checkpoint.mjs";
 
 const site = useSite();
 const FILES = ["model.safetensors", "config.json", "vocab.txt", "tokenizer_config.json"];
@@ -450,6 +452,76 @@ test("the page opens a RoBERTa folder: <s> … </s>, full attention, and a click
       offered.every(([text, maskable]) => !maskable || !/<\/?s>|<mask>/.test(text)),
       JSON.stringify(offered),
     );
+    assert.deepEqual(problems, []);
+    await page.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("the page opens a ModernBERT folder: [CLS] … [SEP], each local layer's window on both sides, and a click on a word's chip writes [MASK], which the figure fills", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "attnlens-modernbert-"));
+  try {
+    writeModernbertCheckpoint(dir, MODERNBERT_PRESETS.tiny, { seed: 4 });
+    const { page, problems } = await openRandomPage();
+    await page.setInputFiles(
+      "#open-checkpoint",
+      ["model.safetensors", "config.json", "tokenizer.json"].map((f) => join(dir, f)),
+    );
+    const status = await shown(page);
+    assert.ok(status.ok, status.text);
+    assert.match(
+      status.text,
+      /\(modernbert, full attention, masked-token predictions\): 3 layers × 4 heads, d_model 64, a context of 512 tokens, a window of ±4 tokens in layers 2–3, 8197 tokens/,
+    );
+    const sentence = "She opened the door and walked out into the rain without her coat.";
+    await page.fill("#sentence", sentence);
+    // Read in the call that waits: the figure of this sentence, its windows, and whether a local
+    // layer's weights are zero exactly outside ±4 and positive within.
+    const figure = await page
+      .waitForFunction(
+        (sentence) => {
+          const a = document.querySelector("#figure").attention;
+          if (!a || a.causal !== false || document.querySelector("#sentence").value !== sentence) return null;
+          if (!a.tokens.some((t) => t.text === " coat")) return null;
+          const [L, H, T] = a.weights.shape;
+          const wrong = [];
+          for (let l = 0; l < L; l++)
+            for (let i = 0; i < T; i++)
+              for (let j = 0; j < T; j++) {
+                const w = a.weights.data[(l * H * T + i) * T + j];
+                const outside = a.windows[l] > 0 && Math.abs(i - j) >= a.windows[l];
+                if (outside ? w !== 0 : !(w > 0)) wrong.push([l, i, j, w]);
+              }
+          return { tokens: a.tokens.map((t) => t.text), windows: [...a.windows], wrong: wrong.slice(0, 5), T };
+        },
+        sentence,
+        { timeout: 60000 },
+      )
+      .then((h) => h.jsonValue());
+    assert.equal(figure.tokens[0], "[CLS]");
+    assert.equal(figure.tokens.at(-1), "[SEP]");
+    assert.deepEqual(figure.windows, [0, 5, 5]);
+    assert.ok(figure.T > 10, `${figure.T} tokens reach past a window`);
+    assert.deepEqual(figure.wrong, []);
+    await page.waitForFunction(() => [...document.querySelectorAll("#tokens li.maskable")].some((li) => li.textContent === " door"));
+    await page.locator("#tokens li.maskable", { hasText: /^ door$/ }).click();
+    const filled = await page
+      .waitForFunction(
+        () => {
+          const a = document.querySelector("#figure").attention;
+          const sentence = document.querySelector("#sentence").value;
+          if (!sentence.startsWith("She opened the [MASK] and") || !a?.predictions) return null;
+          const at = a.predictions.findIndex(Boolean);
+          return at < 0 ? null : { sentence, token: a.tokens[at].text, count: a.predictions[at].length };
+        },
+        null,
+        { timeout: 60000 },
+      )
+      .then((h) => h.jsonValue());
+    // ModernBERT's [MASK] takes the space before it (lstrip in its tokenizer.json).
+    assert.equal(filled.token, " [MASK]");
+    assert.ok(filled.count >= 1);
     assert.deepEqual(problems, []);
     await page.close();
   } finally {
