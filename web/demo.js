@@ -670,9 +670,10 @@ const checkpointStatus = $("#checkpoint-status");
 
 /**
  * Which layers attend within a sliding window (Gemma 3: five of every six), as "a sliding window
- * of 512 tokens in layers 1–5, 7–11, 13–17, ", or "" when every layer sees every earlier token.
+ * of 512 tokens in layers 1–5, 7–11, 13–17, " (an encoder's: "a window of ±64 tokens in layers
+ * 2–3, 5–6, "), or "" when every layer sees every token its attention allows.
  */
-function windowsText(windows = []) {
+function windowsText(windows = [], causal = true) {
   const by = new Map();
   windows.forEach((w, l) => w && by.set(w, [...(by.get(w) ?? []), l + 1]));
   const runs = (layers) =>
@@ -680,7 +681,12 @@ function windowsText(windows = []) {
       .reduce((out, l) => (out.length && out.at(-1)[1] === l - 1 ? (out.at(-1)[1] = l) : out.push([l, l]), out), [])
       .map(([a, b]) => (a === b ? `${a}` : `${a}–${b}`))
       .join(", ");
-  return [...by].map(([w, layers]) => `a sliding window of ${w} tokens in layer${layers.length > 1 ? "s" : ""} ${runs(layers)}, `).join("");
+  return [...by]
+    .map(
+      ([w, layers]) =>
+        `a ${causal ? `sliding window of ${w}` : `window of ±${w - 1}`} tokens in layer${layers.length > 1 ? "s" : ""} ${runs(layers)}, `,
+    )
+    .join("");
 }
 
 /** The checkpoint line: progress and success as a status, a refused folder as an alert. */
@@ -745,7 +751,7 @@ async function openCheckpoint(picked) {
       `Showing your checkpoint (${c.family}, ${kind}): ${c.layers} layers × ${c.heads} heads, d_model ${c.dModel}, a context of ${c.context} tokens, ` +
         // Grouped-query attention: a reader sees which heads share their keys and values.
         (c.kvHeads < c.heads ? `${c.kvHeads} key/value heads (each shared by ${c.heads / c.kvHeads} query heads), ` : "") +
-        windowsText(c.windows) +
+        windowsText(c.windows, c.causal) +
         `${c.vocabSize} tokens in its vocabulary${ownTokenizer ? "" : " (GPT-2's tokenizer)"}; loaded in ${((performance.now() - started) / 1000).toFixed(1)} s.` +
         (ignored.length ? ` Not used: ${ignored.join(", ")}.` : ""),
     );

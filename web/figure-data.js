@@ -60,5 +60,12 @@ export function matrixOf(data, layer, head) {
   return data._means[layer];
 }
 
-/** Whether key j is masked for query i (in `layer`, whose window may hide it). */
-export const isMasked = (data, i, j, layer) => data.causal && (j > i || i - j >= (data.windows?.[layer] || Infinity));
+/**
+ * Whether key j is hidden from query i in `layer`: a later key of a causal model, or one outside
+ * the layer's window (a causal window reaches back windows[layer] − 1 keys, an encoder's as far
+ * on each side).
+ */
+export const isMasked = (data, i, j, layer) => {
+  const win = data.windows?.[layer] || Infinity;
+  return data.causal ? j > i || i - j >= win : Math.abs(i - j) >= win;
+};

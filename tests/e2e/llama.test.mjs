@@ -274,7 +274,7 @@ test("a Gemma 3-shaped folder picked in the page: windows computed, drawn and na
     assert.equal(shown.outside, 0, "no weight outside the windows");
     assert.ok(shown.insideMin > 0, "every key inside a window has weight");
     assert.ok(shown.fullReach > 0, "the full layer reaches the first token");
-    assert.deepEqual(shown.labels, ["layer 1 (window 8)", "layer 2 (window 8)", "layer 3"]);
+    assert.deepEqual(shown.labels, ["layer 1 sliding 8", "layer 2 sliding 8", "layer 3 global"]);
     assert.deepEqual(problems, []);
     await page.close();
   } finally {

@@ -1,5 +1,5 @@
 // A layer with a sliding window (Gemma 3's local layers: each query sees itself and the W - 1 keys
-// before it) is drawn as it computes: the heatmap's cells farther back are in the masked colour
+// before it; ModernBERT's: W - 1 on each side) is drawn as it computes: the heatmap's cells farther back are in the masked colour
 // (flat, where later keys are hatched), its legend and readout say "outside the window", the text
 // description says so, and the layers × heads grid labels the layer with its window. A layer
 // without one, and a model without windows, draw as before.
@@ -47,7 +47,62 @@ test("isMasked: later keys, and in a windowed layer keys W or more behind the qu
     }
   // No windows at all (every family before Gemma): causal only, whatever the layer.
   assert.equal(isMasked({ causal: true }, 6, 0, 0), false);
-  assert.equal(isMasked({ causal: false, windows: [2] }, 6, 0, 0), false);
+  assert.equal(isMasked({ causal: false }, 6, 0, 0), false);
+  assert.equal(isMasked({ causal: false }, 0, 6, 0), false);
+});
+
+/** An encoder's two layers of one head: layer 0 windowed on both sides (|i - j| < W), layer 1 full. */
+function bidirectionalData(windows = [WINDOW, 0]) {
+  const weights = new Float32Array(2 * L * L);
+  for (let l = 0; l < 2; l++)
+    for (let i = 0; i < L; i++) {
+      const [first, last] = windows[l] ? [Math.max(0, i - windows[l] + 1), Math.min(L - 1, i + windows[l] - 1)] : [0, L - 1];
+      for (let j = first; j <= last; j++) weights[(l * L + i) * L + j] = 1 / (last - first + 1);
+    }
+  return {
+    tokens: Array.from({ length: L }, (_, i) => ({ text: `t${i}` })),
+    causal: false,
+    title: "ModernBERT",
+    weights: { data: weights, shape: [2, 1, L, L] },
+    windows,
+  };
+}
+
+test("an encoder's windowed layer (ModernBERT's local layers) hides keys W or more away on either side, and says so", () => {
+  const data = bidirectionalData();
+  for (let i = 0; i < L; i++)
+    for (let j = 0; j < L; j++) {
+      assert.equal(isMasked(data, i, j, 0), Math.abs(i - j) >= WINDOW, `layer 0 (${i}, ${j})`);
+      assert.equal(isMasked(data, i, j, 1), false, `layer 1 (${i}, ${j})`);
+    }
+  const palette = PALETTES.light;
+  const scale = { name: "ramp", rgb: Array.from({ length: 256 }, (_, i) => [i, 255 - i, 128]), color: () => "#808080" };
+  const masked = [1, 3, 5].map((k) => parseInt(palette.maskedBackground.slice(k, k + 2), 16));
+  for (const layer of [0, 1]) {
+    const bitmap = heatmap.weightBitmap(data, layer, 0, scale, palette);
+    for (let i = 0; i < L; i++)
+      for (let j = 0; j < L; j++) {
+        const at = 4 * (i * L + j);
+        const rgb = [...bitmap.rgba.subarray(at, at + 3)];
+        if (layer === 0 && Math.abs(i - j) >= WINDOW) assert.deepEqual(rgb, masked, `layer ${layer} (${i}, ${j}) outside the window`);
+        else assert.notDeepEqual(rgb, masked, `layer ${layer} (${i}, ${j}) is a weight`);
+      }
+  }
+  const texts = [];
+  const p = new Proxy({}, { get: (_, name) => (name === "text" ? (text) => texts.push(text) : () => {}) });
+  const lay0 = heatmap.layout({ data, layer: 0, head: 0, title: "layer 1", palette, scale, width: 700 });
+  heatmap.draw(p, lay0);
+  assert.ok(texts.join(" ").includes(`flat grey: outside this layer's window of ±${WINDOW - 1} keys (−∞)`), texts.join(" | "));
+  // Later keys of an encoder are outside the window, never "masked".
+  assert.match(heatmap.readout(lay0, { i: 1, j: 6 }), /outside the window, weight 0$/);
+  assert.match(heatmap.readout(lay0, { i: 6, j: 1 }), /outside the window, weight 0$/);
+  assert.match(heatmap.readout(lay0, { i: 3, j: 5 }), /weight 0\.2/);
+  const local = textOf(attentionText(data, 0, 0));
+  assert.match(local, /sliding window: each token sees itself and at most the 2 tokens on each side/);
+  assert.doesNotMatch(local, /masked/);
+  const grid = textOf(gridTemplate({ data, selected: { layer: 0, head: 0 }, width: 600, big: true, onPick() {} }));
+  assert.match(grid, /the 2 tokens on each side/);
+  assert.match(grid, /local ±2/);
 });
 
 test("the heatmap paints cells outside the window in the masked colour, and says so in its legend and readout", () => {
@@ -96,9 +151,11 @@ test("the description and the grid name the window of a windowed layer", () => {
   const full = textOf(attentionText(data, 0, 1));
   assert.doesNotMatch(full, /window/);
   const grid = textOf(gridTemplate({ data, selected: { layer: 0, head: 0 }, width: 600, big: true, onPick() {} }));
-  assert.equal((grid.match(/\(window 3\)/g) ?? []).length, 1, "only layer 1 (index 0) is labelled");
+  // Each layer of a windowed model is named by its reach: layer 1 (index 0) "sliding 3", layer 2 "global".
+  assert.equal((grid.match(/sliding 3/g) ?? []).length, 1, grid);
+  assert.equal((grid.match(/>\s*global</g) ?? []).length, 1, grid);
   assert.doesNotMatch(
     textOf(gridTemplate({ data: windowedData([0, 0]), selected: { layer: 0, head: 0 }, width: 600, big: true, onPick() {} })),
-    /window \d/,
+    /sliding \d|global/,
   );
 });

@@ -81,12 +81,18 @@ export function gridTemplate({ data, selected, width, big, onPick, label = "Laye
         html`<div class="grid-row">
           <span class="grid-label"
             >${layerName(data, l)}${
-              data.windows?.[l]
+              // A model with windows names each layer's reach: "sliding 512" (a causal window of
+              // 512 keys), "local ±64" (an encoder's), or "global".
+              data.windows?.some((w) => w > 0)
                 ? html`<small
                     style="display: block; font-size: 9px; opacity: 0.75"
-                    title=${`a sliding window: each query sees itself and the ${data.windows[l] - 1} tokens before it`}
+                    title=${
+                      data.windows[l]
+                        ? `a sliding window: each query sees itself and the ${data.windows[l] - 1} tokens ${data.causal ? "before it" : "on each side"}`
+                        : `global: each query sees every ${data.causal ? "earlier " : ""}token`
+                    }
                   >
-                    (window ${data.windows[l]})</small
+                    ${data.windows[l] ? (data.causal ? `sliding ${data.windows[l]}` : `local ±${data.windows[l] - 1}`) : "global"}</small
                   >`
                 : ""
             }</span

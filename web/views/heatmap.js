@@ -45,12 +45,13 @@ export function weightBitmap(data, layer, head, scale, palette, size = data.toke
       const m = matrixOf(data, layer, head);
       // One pixel per weight (the common case, and at 512 tokens 262 144 a head): a causal row
       // is coloured up to its diagonal and filled with the masked colour after it, and before
-      // its layer's window when it has one (flat there; draw() hatches the later keys only).
+      // its layer's window when it has one (flat there; draw() hatches the later keys only); an
+      // encoder's row is coloured within its layer's window on each side.
       const win = data.windows?.[layer] || n;
       for (let r = 0; r < n; r++) {
         const row = r * n;
-        const end = data.causal ? r + 1 : n;
-        const start = data.causal ? Math.max(0, r - win + 1) : 0;
+        const end = data.causal ? r + 1 : Math.min(n, r + win);
+        const start = Math.max(0, r - win + 1);
         px.fill(masked, row, row + start);
         for (let c = start; c < end; c++) {
           const w = m[row + c];
@@ -119,7 +120,9 @@ export function layout({ data, layer, head, title, palette, scale, width, zoom =
   const legend =
     (data.rowsSumToOne === false ? LEGEND_UNNORMALISED : LEGEND_TEXT) +
     (data.tokens.some((t) => t.written) ? " · accent labels: written by the model" : "") +
-    (data.causal && data.windows?.[layer] ? ` · flat grey: outside this layer's window of ${data.windows[layer]} keys (−∞)` : "");
+    (data.windows?.[layer]
+      ? ` · flat grey: outside this layer's window of ${data.causal ? data.windows[layer] : `±${data.windows[layer] - 1}`} keys (−∞)`
+      : "");
   const legendLines = wrapText(legend, viewW - 2 * PAD, font(10));
   const legendH = 54 + 13 * (legendLines.length - 1);
   const viewH = top + grid + legendH;
@@ -318,7 +321,7 @@ export function readout(lay, focus) {
   if (focus.i !== null && focus.j !== null) {
     const where = `row ${focus.i + 1} “${t[focus.i].text}” → column ${focus.j + 1} “${t[focus.j].text}”`;
     return isMasked(lay.data, focus.i, focus.j, lay.layer)
-      ? `${where}: ${focus.j > focus.i ? "masked" : "outside the window"}, weight 0`
+      ? `${where}: ${lay.data.causal && focus.j > focus.i ? "masked" : "outside the window"}, weight 0`
       : `${where}: weight ${formatValue(weightsOf(lay)[focus.i * lay.L + focus.j])}`;
   }
   if (focus.i !== null) return `row ${focus.i + 1} “${t[focus.i].text}”: what this query attends to`;
