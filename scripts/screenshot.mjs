@@ -3,8 +3,13 @@
 //   node scripts/screenshot.mjs --readme DIR [NAME]  the README's set (or one of it): demo, long
 //                                                paragraph, 360 px, blog, trained-model grid, the training
 //                                                page before training, at step 2 000 and after "Skip ahead",
-//                                                the causal model writing (Continue)
+//                                                the causal model writing (Continue), a ModernBERT
+//                                                folder's layers, global and local
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { serve } from "./serve.mjs";
+import { MODERNBERT_PRESETS, writeModernbertCheckpoint } from "./modernbert-checkpoint.mjs";
 import { launchBrowser, openPage } from "../tests/support/browser.mjs";
 import { RANDOM_MODE_EXAMPLES } from "../web/examples.js";
 import { cli, cliError, cliNumber } from "./cli.mjs";
@@ -54,6 +59,21 @@ const README = [
     `?model=attnlens&layer=2&h=4&sentence=${encodeURIComponent("Mr. Darcy walked to Netherfield Park, and")}`,
     { width: 1280, height: 1250, write: 12 },
   ],
+  // A ModernBERT-shaped folder (scripts/modernbert-checkpoint.mjs, random weights) picked in the
+  // page: every head of its global layer 1 and its local layers 2–3, whose band of ±4 tokens
+  // leaves the corners in the masked colour.
+  [
+    "modernbert-grid.png",
+    "?model=random&view=grid",
+    {
+      width: 1280,
+      height: 1000,
+      figureOnly: true,
+      checkpoint: (dir) => writeModernbertCheckpoint(dir, MODERNBERT_PRESETS.tiny, { seed: 4 }),
+      files: ["model.safetensors", "config.json", "tokenizer.json"],
+      sentence: "The keeper climbed the stairs of the old lighthouse every night to light the lamp for the ships at sea.",
+    },
+  ],
   ["train-before.png", "", { width: 1280, height: 1400, page: "train.html", locator: "main", train: "start" }],
   ["train-during.png", "", { width: 1280, height: 1400, page: "train.html", locator: "main", train: 2000 }],
   ["train-after.png", "", { width: 1280, height: 1400, page: "train.html", locator: "main", train: "skip" }],
@@ -64,7 +84,19 @@ async function shoot(
   server,
   out,
   query,
-  { width = 1280, height = 900, page: pagePath = "index.html", full = false, figureOnly = false, locator = null, train = null, write = 0 },
+  {
+    width = 1280,
+    height = 900,
+    page: pagePath = "index.html",
+    full = false,
+    figureOnly = false,
+    locator = null,
+    train = null,
+    write = 0,
+    checkpoint = null,
+    files = [],
+    sentence = "",
+  },
 ) {
   const { page, problems } = await openPage(browser.context, server.url);
   await page.setViewportSize({ width, height });
@@ -90,6 +122,28 @@ async function shoot(
       await page.waitForFunction((s) => Number(document.body.dataset.step) >= s, train, { timeout: 300000 });
       await page.click("#pause");
     }
+  }
+  if (checkpoint) {
+    // A folder picked in the checkpoint picker, then the sentence typed.
+    const dir = mkdtempSync(join(tmpdir(), "attnlens-screenshot-"));
+    try {
+      checkpoint(dir);
+      await page.setInputFiles(
+        "#open-checkpoint",
+        files.map((f) => join(dir, f)),
+      );
+      await page.waitForFunction(() => /^Showing your checkpoint/.test(document.querySelector("#checkpoint-status").textContent), null, {
+        timeout: 60000,
+      });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    await page.fill("#sentence", sentence);
+    await page.waitForFunction(
+      (s) => document.querySelector("#sentence").value === s && document.querySelector("#figure").attention?.tokens.length > 20,
+      sentence,
+      { timeout: 60000 },
+    );
   }
   if (write) {
     await page.waitForFunction(() => !document.querySelector("#write").hidden, null, { timeout: 30000 });

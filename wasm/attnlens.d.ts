@@ -367,8 +367,8 @@ export interface AttnLens {
   readonly simd: "relaxed" | "baseline" | null;
   /**
    * Loads a checkpoint folder (Hugging Face's file names, tensor names and shapes; F32, F16 or
-   * BF16 weights) from its files' contents: GPT-2, BERT, DistilBERT, RoBERTa, the Llama families
-   * or Gemma 3, by config.json's
+   * BF16 weights) from its files' contents: GPT-2, BERT, DistilBERT, RoBERTa, the Llama families,
+   * Gemma 3 or ModernBERT, by config.json's
    * model_type (modelFamilies() lists them). The model module (attnlens-model.wasm, the variant
    * of `simd`) is fetched and instantiated on the first call of loadModel, createModel,
    * loadTokenizer or modelFamilies, once, and shared. Rejects with BAD_FILE whose message starts

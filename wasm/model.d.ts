@@ -1,5 +1,5 @@
 // Types of the model module (attnlens-model.wasm): checkpoints of every family the library loads
-// (GPT-2, BERT, DistilBERT, RoBERTa, the Llama families, Gemma 3), their tokenizers, forward passes, predictions, caches and training. loadModel, createModel and loadTokenizer on an
+// (GPT-2, BERT, DistilBERT, RoBERTa, the Llama families, Gemma 3, ModernBERT), their tokenizers, forward passes, predictions, caches and training. loadModel, createModel and loadTokenizer on an
 // AttnLens (attnlens.d.ts) return them; attnlens.d.ts re-exports every one.
 import type { Tensor } from "./attnlens.js";
 
@@ -36,7 +36,7 @@ export interface CheckpointFiles {
 
 /** A family the library loads (its registry entry). */
 export interface ModelFamily {
-  /** "gpt2", "bert", "distilbert", "roberta", "llama", "mistral", "qwen2", "qwen3", "gemma3_text". */
+  /** "gpt2", "bert", "distilbert", "roberta", "llama", "mistral", "qwen2", "qwen3", "gemma3_text", "modernbert". */
   name: string;
   /** The config.json "model_type" values the family reads. */
   modelTypes: string[];
@@ -111,8 +111,9 @@ export interface LoadedModelConfig {
   /** The block's normalisation. */
   norm: "layernorm" | "rmsnorm" | "rmsnorm(1+w)";
   /**
-   * Per layer, how far back a query sees: 0 every earlier key, W > 0 itself and the W − 1 keys
-   * before it (a sliding window: Gemma 3's local layers). Empty when no layer has a window.
+   * Per layer, how far a query sees: 0 every key its attention allows, W > 0 itself and the W − 1
+   * keys before it (a sliding window: Gemma 3's local layers) or, in an encoder, W − 1 on each
+   * side (ModernBERT's local layers). Empty when no layer has a window.
    */
   windows: number[];
   /** GPT-2 only: see ModelConfig. */

@@ -64,7 +64,7 @@ test("docs/api.md's encoder example runs on the shipped encoder and prints what 
   const out = run(code, "api-encoder-example");
   assert.match(
     out,
-    /\[\s*'gpt2',\s*'bert',\s*'distilbert',\s*'roberta',\s*'llama',\s*'mistral',\s*'qwen2',\s*'qwen3',\s*'gemma3_text'\s*\]/,
+    /\[\s*'gpt2',\s*'bert',\s*'distilbert',\s*'roberta',\s*'llama',\s*'mistral',\s*'qwen2',\s*'qwen3',\s*'gemma3_text',\s*'modernbert'\s*\]/,
   );
   assert.match(out, /^bert false masked-token$/m);
   assert.match(out, /^\[CLS\]\/0 Mr\/0 \.\/0  Darcy\/0 \[SEP\]\/0 He\/1  bow\/1 ed\/1 \.\/1 \[SEP\]\/1$/m);
