@@ -10,6 +10,7 @@
 
 #include <attnlens/model.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <string>
@@ -24,8 +25,8 @@ namespace {
 struct Case {
   std::string label;
   modernbertref::Config c;
-  bool tf5 = false;     // transformers 5: layer_types and rope_parameters per layer type
-  bool biases = false;  // norm_bias, attention_bias, mlp_bias and classifier_bias all true
+  bool tf5 = false;  // transformers 5: layer_types and rope_parameters per layer type
+  bool norm_bias = false, attention_bias = false, mlp_bias = false, classifier_bias = false;
   bool decoder_bias = true;
   Dtype dtype = Dtype::F32;
   int every = 3;  // global_attn_every_n_layers (transformers 4's dialect)
@@ -59,7 +60,7 @@ std::vector<Case> cases() {
     Case k{"untied, every bias, windows of +-3, layer_types, BF16, transformers 5",
            sizes(3, 24, 2, 40, 37, 6, 2, false)};
     k.tf5 = true;
-    k.biases = true;
+    k.norm_bias = k.attention_bias = k.mlp_bias = k.classifier_bias = true;
     k.c.global_theta = 80000;
     k.c.local_theta = 5000;
     k.c.eps = 1e-6;
@@ -74,6 +75,25 @@ std::vector<Case> cases() {
     k.every = 2;
     out.push_back(k);
   }
+  {
+    // Each bias flag read from its own key; an odd local_attention (5: ±2); layers local in no
+    // period (saved as transformers 5's layer_types).
+    Case k{
+        "norm and classifier biases only, local_attention 5, layers global, local, global, "
+        "global, untied, F32, transformers 5",
+        sizes(4, 24, 3, 32, 31, 5, 3, false)};
+    k.c.local = {false, true, false, false};
+    k.tf5 = true;
+    k.norm_bias = k.classifier_bias = true;
+    out.push_back(k);
+  }
+  {
+    Case k{"attention and MLP biases only, every layer global, F32, transformers 4",
+           sizes(2, 16, 2, 24, 29, 4, 1, true)};
+    k.attention_bias = k.mlp_bias = true;
+    k.every = 1;
+    out.push_back(k);
+  }
   return out;
 }
 
@@ -84,25 +104,25 @@ std::vector<std::pair<std::string, attnlens::Shape>> tensor_list(const Case& k) 
   std::vector<std::pair<std::string, attnlens::Shape>> t;
   const auto norm = [&](const std::string& name) {
     t.push_back({name + ".weight", {d}});
-    if (k.biases) t.push_back({name + ".bias", {d}});
+    if (k.norm_bias) t.push_back({name + ".bias", {d}});
   };
-  const auto linear = [&](const std::string& name, std::int64_t in, std::int64_t out) {
+  const auto linear = [&](const std::string& name, std::int64_t in, std::int64_t out, bool bias) {
     t.push_back({name + ".weight", {out, in}});
-    if (k.biases) t.push_back({name + ".bias", {out}});
+    if (bias) t.push_back({name + ".bias", {out}});
   };
   t.push_back({"model.embeddings.tok_embeddings.weight", {V, d}});
   norm("model.embeddings.norm");
   for (int l = 0; l < c.layers; ++l) {
     const std::string p = "model.layers." + std::to_string(l) + ".";
     if (l > 0) norm(p + "attn_norm");
-    linear(p + "attn.Wqkv", d, 3 * d);
-    linear(p + "attn.Wo", d, d);
+    linear(p + "attn.Wqkv", d, 3 * d, k.attention_bias);
+    linear(p + "attn.Wo", d, d, k.attention_bias);
     norm(p + "mlp_norm");
-    linear(p + "mlp.Wi", d, 2 * I);
-    linear(p + "mlp.Wo", I, d);
+    linear(p + "mlp.Wi", d, 2 * I, k.mlp_bias);
+    linear(p + "mlp.Wo", I, d, k.mlp_bias);
   }
   norm("model.final_norm");
-  linear("head.dense", d, d);
+  linear("head.dense", d, d, k.classifier_bias);
   norm("head.norm");
   if (!c.tied) t.push_back({"decoder.weight", {V, d}});
   if (k.decoder_bias) t.push_back({"decoder.bias", {V}});
@@ -158,8 +178,10 @@ std::string config_json(const Case& k) {
   s += ",\n  \"norm_eps\": " + number(c.eps);
   s += ",\n  \"hidden_activation\": \"gelu\",\n  \"classifier_activation\": \"gelu\"";
   s += ",\n  \"local_attention\": " + std::to_string(c.local_attention);
-  s += ",\n  \"norm_bias\": " + flag(k.biases) + ",\n  \"attention_bias\": " + flag(k.biases) +
-       ",\n  \"mlp_bias\": " + flag(k.biases) + ",\n  \"classifier_bias\": " + flag(k.biases);
+  s += ",\n  \"norm_bias\": " + flag(k.norm_bias) +
+       ",\n  \"attention_bias\": " + flag(k.attention_bias) +
+       ",\n  \"mlp_bias\": " + flag(k.mlp_bias) +
+       ",\n  \"classifier_bias\": " + flag(k.classifier_bias);
   s += ",\n  \"decoder_bias\": " + flag(k.decoder_bias);
   s += ",\n  \"tie_word_embeddings\": " + flag(c.tied);
   s += ",\n  \"pad_token_id\": 0, \"cls_token_id\": 1, \"sep_token_id\": 2";
@@ -264,6 +286,8 @@ TEST_CASE("ModernBERT forward matches an independent float64 reference", "[moder
   std::vector<int> windows;
   for (bool local : k.c.local)
     windows.push_back(local ? k.c.local_attention / 2 + 1 : 0);
+  // (Empty when no layer is local.)
+  if (std::all_of(windows.begin(), windows.end(), [](int w) { return w == 0; })) windows.clear();
   CHECK(info.windows == windows);
 
   const int B = 2, T = 11;
@@ -291,12 +315,15 @@ TEST_CASE("ModernBERT forward matches an independent float64 reference", "[moder
   // Weights after one softmax of scores of a few units: a score off by e moves a weight by at
   // most e/4 relative.
   REQUIRE_CLOSE(testing::close(out.attention.data, ref.attention, 2e-5, attention_shape));
-  // The window is drawn from the weights: keys past a local layer's reach weigh exactly 0.
-  for (int l = 0; l < k.c.layers; ++l) {
+  // The window is drawn from the weights: keys past a local layer's reach weigh exactly 0, in
+  // every sequence and head.
+  for (int g = 0; g < k.c.layers * B * k.c.heads; ++g) {
+    const int l = g / (B * k.c.heads);
     for (int i = 0; i < T; ++i) {
       for (int j = 0; j < T; ++j) {
-        const float w =
-            out.attention.data[static_cast<std::size_t>(((l * B * k.c.heads) * T + i) * T + j)];
+        const float w = out.attention.data[static_cast<std::size_t>((g * T + i) * T + j)];
+        INFO("layer " << l << ", sequence and head " << g % (B * k.c.heads) << ", (" << i << ", "
+                      << j << ") = " << w);
         if (k.c.local[static_cast<std::size_t>(l)] && std::abs(i - j) > k.c.local_attention / 2) {
           REQUIRE(w == 0.0f);
         } else {
@@ -350,6 +377,12 @@ TEST_CASE("ModernBERT saves and loads back to the same numbers", "[modernbert]")
   INFO(config);
   attnlens::LoadedModel second = load(config, saved[0].second);
   CHECK(second.model->info().windows == first.model->info().windows);
+  // The special tokens' ids go back (transformers' default pad_token_id is past these
+  // vocabularies), and layers local in no period are written as layer_types.
+  CHECK(config.find("\"pad_token_id\": 0") != std::string::npos);
+  CHECK(config.find("\"sep_token_id\": 2") != std::string::npos);
+  CHECK((config.find("\"layer_types\"") != std::string::npos) ==
+        (config.find("global_attn_every_n_layers") == std::string::npos));
   CHECK(second.model->num_parameters() == first.model->num_parameters());
   const auto tensors = first.model->to_tensors();
   REQUIRE(tensors.size() == tensor_list(k).size());
@@ -475,6 +508,52 @@ TEST_CASE("ModernBERT config and tensor errors name the file and the field", "[m
                g.weights);
         },
         ErrorCode::BAD_FILE, {"config.json", "rope_type", "default"});
+  }
+  SECTION(
+      "rope_scaling, a flat rope_parameters, and layer_types that global_attn_every_n_layers "
+      "contradicts") {
+    require_error(
+        [&] {
+          load(replace(
+                   f.config, "\"norm_eps\"",
+                   "\"rope_scaling\": {\"rope_type\": \"linear\", \"factor\": 2},\n  \"norm_eps\""),
+               f.weights);
+        },
+        ErrorCode::BAD_FILE, {"config.json", "rope_scaling", "default"});
+    require_error(
+        [&] {
+          load(replace(f.config, "\"norm_eps\"",
+                       "\"rope_parameters\": {\"rope_type\": \"default\", \"rope_theta\": "
+                       "10000},\n  \"norm_eps\""),
+               f.weights);
+        },
+        ErrorCode::BAD_FILE, {"rope_parameters.rope_type", "full_attention"});
+    Case t = cases()[1];  // layer_types global, local, global
+    const Folder g = folder(t);
+    require_error(
+        [&] {
+          load(replace(g.config, "\"norm_eps\"",
+                       "\"global_attn_every_n_layers\": 3,\n  \"norm_eps\""),
+               g.weights);
+        },
+        ErrorCode::BAD_FILE, {"layer_types\"[2]", "global_attn_every_n_layers", "(3)"});
+    // In agreement, both may be given.
+    CHECK(load(replace(g.config, "\"norm_eps\"",
+                       "\"global_attn_every_n_layers\": 2,\n  \"norm_eps\""),
+               g.weights)
+              .model);
+  }
+  SECTION("a null local_rope_theta rotates the local layers at the global base") {
+    attnlens::LoadedModel null_theta = load(
+        replace(f.config, "\"local_rope_theta\": 10000", "\"local_rope_theta\": null"), f.weights);
+    attnlens::LoadedModel same_theta =
+        load(replace(f.config, "\"local_rope_theta\": 10000", "\"local_rope_theta\": 160000"),
+             f.weights);
+    attnlens::LoadedModel own_theta = load(f.config, f.weights);
+    const auto ids = random_ids(9, k.c.vocab, 6);
+    const auto a = null_theta.model->forward({TokenIds{ids.data(), 1, 9}}, {});
+    CHECK(a.logits.data == same_theta.model->forward({TokenIds{ids.data(), 1, 9}}, {}).logits.data);
+    CHECK(a.logits.data != own_theta.model->forward({TokenIds{ids.data(), 1, 9}}, {}).logits.data);
   }
   SECTION("a layer type that is neither") {
     Case t = cases()[1];

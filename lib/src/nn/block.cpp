@@ -448,6 +448,15 @@ void check_options(const DecoderSpec& spec, const DecoderWeights& weights,
         {some_rows ? R : N, V}, options.max_elements,
         some_rows ? "the logits [rows, vocab_size]" : "the logits [B, T, vocab_size]");
   }
+  for (std::int64_t l = 0; l < L; ++l) {
+    const bool none = weights.blocks[static_cast<std::size_t>(l)].attn_norm_w == nullptr;
+    if (none != (l == 0 && !spec.first_attn_norm)) {
+      fail(ErrorCode::BAD_ARGUMENT, "DecoderWeights blocks[", l, "] ",
+           none ? "has no attention norm weight" : "has an attention norm weight", " but the spec ",
+           spec.first_attn_norm || l > 0 ? "has" : "has none in layer 0", " (first_attn_norm ",
+           spec.first_attn_norm ? "true" : "false", ")");
+    }
+  }
   check_attention_from(options.attention_from, T);
   check_ablation(options.ablation, L, H);
   check_head_output_rows(options.head_output_rows, N);

@@ -117,6 +117,9 @@ struct DecoderSpec {
   bool causal = true;
   float embedding_scale = 1.0f;  // multiplies the token embeddings (Gemma: sqrt(d_model))
   bool embedding_norm = false;   // the block's norm on the embeddings (ModernBERT)
+  // false: layer 0's attention reads the stream without a norm (ModernBERT: its embeddings are
+  // normalised already); every other layer has its norm before attention.
+  bool first_attn_norm = true;
   // Before the head, after the final norm: norm(gelu(dense(x))) with the exact GELU
   // (ModernBERT's prediction head); the head may then add a bias.
   bool head_transform = false;
@@ -125,7 +128,7 @@ struct DecoderSpec {
 // The tensors of one block, as float32 in memory. Projection matrices are [in, out] (x · W);
 // a bias or norm weight the spec does not have is null.
 struct BlockWeights {
-  const float* attn_norm_w = nullptr;  // [d]; null: no norm before attention (ModernBERT's layer 0)
+  const float* attn_norm_w = nullptr;  // [d]; null in layer 0 exactly when !first_attn_norm
   const float* attn_norm_b = nullptr;
   const float* q_w = nullptr;  // [d, heads · head_dim]
   const float* q_b = nullptr;

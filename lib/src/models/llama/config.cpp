@@ -7,6 +7,7 @@
 #include <climits>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <vector>
 
 namespace attnlens::detail {
@@ -164,6 +165,19 @@ void read_rope_type(RopeSpec& rope, const JsonValue& set, std::string_view file,
 std::string number_text(double x) {
   char buffer[32];
   std::snprintf(buffer, sizeof buffer, "%.17g", x);
+  std::string s = buffer;
+  if (s.find_first_of(".e") == std::string::npos) s += ".0";
+  return s;
+}
+
+// The shortest decimal that reads back as the same float (1e-05, not 9.9999997473787516e-06):
+// an eps held as float32 is written as the config gave it.
+std::string float_text(float x) {
+  char buffer[32];
+  for (int digits = 6; digits <= 9; ++digits) {
+    std::snprintf(buffer, sizeof buffer, "%.*g", digits, static_cast<double>(x));
+    if (std::strtof(buffer, nullptr) == x) break;
+  }
   std::string s = buffer;
   if (s.find_first_of(".e") == std::string::npos) s += ".0";
   return s;
@@ -363,21 +377,56 @@ void parse_modernbert(const JsonValue& root, std::string_view file, LlamaConfig&
   b.q_bias = b.k_bias = b.v_bias = b.o_bias = bool_key(root, "attention_bias", file, false);
   b.mlp_bias = bool_key(root, "mlp_bias", file, false);
   c.classifier_bias = bool_key(root, "classifier_bias", file, false);
+  // The special tokens' ids, written back by save(): transformers builds the embedding with
+  // padding_idx = pad_token_id, and its default (50283) is past a smaller vocabulary.
+  for (const char* key :
+       {"pad_token_id", "bos_token_id", "eos_token_id", "cls_token_id", "sep_token_id"}) {
+    const JsonValue* id = root.find(key);
+    if (id == nullptr || id->is_null()) continue;
+    if (!id->is_integer() || id->as_integer() < 0 || id->as_integer() >= s.vocab_size) {
+      fail(ErrorCode::BAD_FILE, file, ": \"", key, "\" must be a token id in [0, ", s.vocab_size,
+           "), not ", id->is_integer() ? std::to_string(id->as_integer()) : id->kind_name());
+    }
+    c.token_ids.emplace_back(key, id->as_integer());
+  }
   c.decoder_bias = bool_key(root, "decoder_bias", file, true);
   c.tied = bool_key(root, "tie_word_embeddings", file, true);
   s.embedding_norm = true;
+  s.first_attn_norm = false;
   s.head_transform = true;
   s.causal = false;
 
   // Rotary bases: transformers 5 nests one set per layer type in rope_parameters, transformers 4
   // gives global_rope_theta and local_rope_theta (160 000 and 10 000 by default).
+  // A local_rope_theta given as null rotates the local layers at the global base (transformers 4's
+  // ModernBertRotaryEmbedding takes local_rope_theta only when it is not None).
   b.rope.theta = number_key(root, "global_rope_theta", file, "", 160000.0);
-  s.local_rope.theta = number_key(root, "local_rope_theta", file, "", 10000.0);
+  const JsonValue* local_theta = root.find("local_rope_theta");
+  s.local_rope.theta = local_theta != nullptr && local_theta->is_null()
+                           ? b.rope.theta
+                           : number_key(root, "local_rope_theta", file, "", 10000.0);
+  // transformers 5 applies a top-level rope_scaling to both kinds of layer; transformers 4
+  // ignores it. Either way it is not the default rotation this family computes.
+  const JsonValue* scaling = root.find("rope_scaling");
+  if (scaling != nullptr && !scaling->is_null()) {
+    fail(ErrorCode::BAD_FILE, file,
+         ": \"rope_scaling\" is set; the ModernBERT attnlens computes rotates with rope_type "
+         "\"default\" in both kinds of layer");
+  }
   const JsonValue* params = root.find("rope_parameters");
   if (params != nullptr && !params->is_null()) {
     if (!params->is_object()) {
       fail(ErrorCode::BAD_FILE, file, ": \"rope_parameters\" must be an object, not ",
            params->kind_name());
+    }
+    // One set per layer type, nothing else: a flat {rope_type, rope_theta} would otherwise be
+    // read as no sets at all.
+    for (const JsonMember& m : params->members()) {
+      if (m.name != "full_attention" && m.name != "sliding_attention") {
+        fail(ErrorCode::BAD_FILE, file, ": \"rope_parameters.", m.name,
+             "\" is not a layer type; ModernBERT gives one set per layer type "
+             "(\"full_attention\", \"sliding_attention\")");
+      }
     }
     for (const char* kind : {"full_attention", "sliding_attention"}) {
       RopeSpec& rope = std::string_view(kind) == "full_attention" ? b.rope : s.local_rope;
@@ -402,6 +451,7 @@ void parse_modernbert(const JsonValue& root, std::string_view file, LlamaConfig&
   // Which layers are local: layer_types, or every layer whose index is not a multiple of
   // global_attn_every_n_layers (default 3), as ModernBertConfig derives layer_types.
   std::vector<bool> local(static_cast<std::size_t>(s.layers));
+  const JsonValue* every_key = root.find("global_attn_every_n_layers");
   if (const std::vector<JsonValue>* types = layer_types(root, file, s.layers)) {
     for (std::size_t i = 0; i < types->size(); ++i) {
       const JsonValue& t = (*types)[i];
@@ -413,6 +463,19 @@ void parse_modernbert(const JsonValue& root, std::string_view file, LlamaConfig&
              "; ModernBERT's layers are \"sliding_attention\" or \"full_attention\"");
       }
       local[i] = window;
+    }
+    // Both given: transformers versions differ on which one decides, so they must agree.
+    if (every_key != nullptr && !every_key->is_null()) {
+      const std::int64_t every = size_key(root, "global_attn_every_n_layers", file, kMaxLayers);
+      for (std::int64_t i = 0; i < s.layers; ++i) {
+        if (local[static_cast<std::size_t>(i)] != (i % every != 0)) {
+          fail(ErrorCode::BAD_FILE, file, ": \"layer_types\"[", i, "] is \"",
+               local[static_cast<std::size_t>(i)] ? "sliding_attention" : "full_attention",
+               "\" but \"global_attn_every_n_layers\" (", every, ") makes layer ", i,
+               local[static_cast<std::size_t>(i)] ? " global" : " local",
+               "; give one of them, or both in agreement");
+        }
+      }
     }
   } else {
     const std::int64_t every = size_key_or(root, "global_attn_every_n_layers", file, kMaxLayers, 3);
@@ -616,7 +679,7 @@ std::string gemma3_config_json(const LlamaConfig& c, Dtype dtype) {
       {"num_hidden_layers", std::to_string(s.layers)},
       {"num_key_value_heads", std::to_string(b.kv_heads)},
       {"query_pre_attn_scalar", number_text(c.query_pre_attn_scalar)},
-      {"rms_norm_eps", number_text(b.norm_eps)},
+      {"rms_norm_eps", float_text(b.norm_eps)},
       {"rope_local_base_freq", number_text(s.local_rope.theta)},
       {"rope_scaling", rope_scaling_json(b.rope)},
       {"rope_theta", number_text(b.rope.theta)},
@@ -651,15 +714,26 @@ std::string modernbert_config_json(const LlamaConfig& c, Dtype dtype) {
       {"decoder_bias", flag(c.decoder_bias)},
       {"global_rope_theta", number_text(b.rope.theta)},
   };
+  for (const auto& [key, id] : c.token_ids)
+    entries.emplace_back(key, std::to_string(id));
   if (every > 0) {
     entries.emplace_back("global_attn_every_n_layers", std::to_string(every));
   } else {
+    // No period gives these layers: transformers 5's layer_types and rope_parameters, which
+    // transformers 4 (global_attn_every_n_layers only) cannot read as this model.
     std::string types = "[";
     for (std::size_t i = 0; i < s.layer_attention.size(); ++i) {
       types += std::string(i == 0 ? "\n    " : ",\n    ") +
                (s.layer_attention[i].window > 0 ? "\"sliding_attention\"" : "\"full_attention\"");
     }
     entries.emplace_back("layer_types", types + "\n  ]");
+    entries.emplace_back(
+        "rope_parameters",
+        "{\n    \"full_attention\": {\"rope_type\": \"default\", \"rope_theta\": " +
+            number_text(b.rope.theta) +
+            "},\n    \"sliding_attention\": {\"rope_type\": \"default\", "
+            "\"rope_theta\": " +
+            number_text(s.local_rope.theta) + "}\n  }");
   }
   entries.emplace_back("hidden_activation", q("gelu"));
   entries.emplace_back("hidden_size", std::to_string(b.d_model));
@@ -670,7 +744,7 @@ std::string modernbert_config_json(const LlamaConfig& c, Dtype dtype) {
   entries.emplace_back("mlp_bias", flag(b.mlp_bias));
   entries.emplace_back("model_type", q("modernbert"));
   entries.emplace_back("norm_bias", flag(b.norm_bias));
-  entries.emplace_back("norm_eps", number_text(b.norm_eps));
+  entries.emplace_back("norm_eps", float_text(b.norm_eps));
   entries.emplace_back("num_attention_heads", std::to_string(b.heads));
   entries.emplace_back("num_hidden_layers", std::to_string(s.layers));
   entries.emplace_back("tie_word_embeddings", flag(c.tied));
@@ -706,7 +780,7 @@ std::string llama_config_json(const LlamaConfig& c, Dtype dtype) {
   entries.emplace_back("num_attention_heads", std::to_string(b.heads));
   entries.emplace_back("num_hidden_layers", std::to_string(s.layers));
   entries.emplace_back("num_key_value_heads", std::to_string(b.kv_heads));
-  entries.emplace_back("rms_norm_eps", number_text(b.norm_eps));
+  entries.emplace_back("rms_norm_eps", float_text(b.norm_eps));
   const RopeSpec& r = b.rope;
   entries.emplace_back("rope_scaling", rope_scaling_json(r));
   entries.emplace_back("rope_theta", number_text(r.theta));

@@ -29,6 +29,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace attnlens::detail {
 
@@ -48,6 +50,8 @@ struct LlamaConfig {
   std::int64_t local_attention = 128;
   bool classifier_bias = false;
   bool decoder_bias = true;
+  // ModernBERT: pad_token_id, bos_token_id, ... as config.json gives them, for save().
+  std::vector<std::pair<std::string, std::int64_t>> token_ids;
 };
 
 // config.json of a Llama-family model. Throws BAD_FILE naming the file and the field: a size

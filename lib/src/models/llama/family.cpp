@@ -158,7 +158,8 @@ LoadedModel load_llama(const ModelFiles& files) {
     fail_in_file(e, "model.safetensors");
   }
   out.metadata = view.metadata();
-  out.tokenizer = load_tokenizer_json(files, static_cast<std::int32_t>(config.spec.vocab_size));
+  out.tokenizer = load_tokenizer_json(files, static_cast<std::int32_t>(config.spec.vocab_size),
+                                      !config.spec.causal);
   return out;
 }
 

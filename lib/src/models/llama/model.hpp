@@ -76,8 +76,10 @@ class LlamaModel {
 LoadedModel load_llama(const ModelFiles& files);
 
 // The tokenizer of tokenizer.json (and tokenizer_config.json) in `files`, or null without
-// tokenizer.json. BAD_FILE naming the file for what the pipeline does not read, and when the
-// tokenizer has more tokens than the model's `vocab_size`.
-std::unique_ptr<Tokenizer> load_tokenizer_json(const ModelFiles& files, std::int32_t vocab_size);
+// tokenizer.json; `masked` (an encoder's) gives it a mask token ([MASK] or <mask>). BAD_FILE
+// naming the file for what the pipeline does not read, and when the tokenizer has more tokens
+// than the model's `vocab_size`.
+std::unique_ptr<Tokenizer> load_tokenizer_json(const ModelFiles& files, std::int32_t vocab_size,
+                                               bool masked = false);
 
 }  // namespace attnlens::detail

@@ -15,12 +15,14 @@ namespace {
 class TokenizerJsonAdapter final : public Tokenizer {
  public:
   TokenizerJsonAdapter(TokenizerJson tokenizer,
-                       std::vector<std::pair<std::string, std::string>> files)
+                       std::vector<std::pair<std::string, std::string>> files, bool masked)
       : tokenizer_(std::move(tokenizer)), files_(std::move(files)) {
     // An encoder's mask, by the names its families give it (ModernBERT's [MASK], RoBERTa-style
-    // <mask>); a decoder's file has neither.
-    mask_ = tokenizer_.token_to_id("[MASK]");
-    if (mask_ < 0) mask_ = tokenizer_.token_to_id("<mask>");
+    // <mask>). A decoder has none, whatever its vocabulary holds (Gemma's has a <mask>).
+    if (masked) {
+      mask_ = tokenizer_.token_to_id("[MASK]");
+      if (mask_ < 0) mask_ = tokenizer_.token_to_id("<mask>");
+    }
   }
 
   const char* kind() const noexcept override { return "tokenizer.json BPE"; }
@@ -65,7 +67,8 @@ class TokenizerJsonAdapter final : public Tokenizer {
 
 namespace detail {
 
-std::unique_ptr<Tokenizer> load_tokenizer_json(const ModelFiles& files, std::int32_t vocab_size) {
+std::unique_ptr<Tokenizer> load_tokenizer_json(const ModelFiles& files, std::int32_t vocab_size,
+                                               bool masked) {
   const auto json = files.texts.find("tokenizer.json");
   if (json == files.texts.end()) return nullptr;
   TokenizerJson tokenizer = TokenizerJson::from_json(json->second, "tokenizer.json");
@@ -82,7 +85,7 @@ std::unique_ptr<Tokenizer> load_tokenizer_json(const ModelFiles& files, std::int
          tokenizer.embedded_size(), " tokens but config.json's vocab_size is ", vocab_size,
          " (ids from ", vocab_size, " on have no embedding)");
   }
-  return std::make_unique<TokenizerJsonAdapter>(std::move(tokenizer), std::move(kept));
+  return std::make_unique<TokenizerJsonAdapter>(std::move(tokenizer), std::move(kept), masked);
 }
 
 }  // namespace detail
