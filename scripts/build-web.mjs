@@ -51,23 +51,28 @@ const colormaps = {
 };
 // The element's style sheets (Lit css`` templates, which the minifier keeps as written) without
 // their comments, indentation and line breaks: the spaces inside a rule are kept as single ones
-// (a space before ":" can be a descendant combinator), those around braces, ";" and "," go. The
-// element's first bundle is on a byte budget (scripts/size-report.mjs).
+// (a space before ":" can be a descendant combinator), those around braces, ";" and "," go, and
+// quoted strings are kept as written. A sheet with an interpolation or a url() is left as it is
+// (its text is not all CSS). The element's first bundle is on a byte budget
+// (scripts/size-report.mjs).
+const squeeze = (css) =>
+  css
+    .split(/("[^"\n]*"|'[^'\n]*')/)
+    .map((part, k) =>
+      k % 2
+        ? part
+        : part
+            .replace(/\/\*[^]*?\*\//g, "")
+            .replace(/\s+/g, " ")
+            .replace(/\s*([{};,])\s*/g, "$1"),
+    )
+    .join("")
+    .trim();
 const cssWhitespace = {
   name: "attnlens-css-whitespace",
   transform(code, id) {
     if (!/web\/element\/(host-)?styles\.js$/.test(id)) return null;
-    return code.replace(
-      /css`([^`]*)`/g,
-      (_, body) =>
-        "css`" +
-        body
-          .replace(/\/\*[^]*?\*\//g, "")
-          .replace(/\s+/g, " ")
-          .replace(/\s*([{};,])\s*/g, "$1")
-          .trim() +
-        "`",
-    );
+    return code.replace(/css`([^`]*)`/g, (whole, body) => (/\$\{|url\(/.test(body) ? whole : "css`" + squeeze(body) + "`"));
   },
 };
 const quiet = { logLevel: "warn", configFile: false, publicDir: false, plugins: [colormaps, cssWhitespace] };

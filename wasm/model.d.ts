@@ -171,6 +171,8 @@ export interface TokenizerInfo {
   size: number;
   /** The [MASK] token's id, or -1. */
   maskId: number;
+  /** How the mask is written in a text ("[MASK]", RoBERTa's "<mask>"), or "" without one. */
+  maskText: string;
   /** The id of the token unknown text becomes (the tokenizer's unk_token, "[UNK]" or another
    * name), or -1 when it has none (a byte-level BPE needs none). */
   unkId: number;

@@ -234,6 +234,9 @@ val entry_to_js(int handle) {
     tokenizer.set("kind", std::string(e.tokenizer->kind()));
     tokenizer.set("size", e.tokenizer->vocab_size());
     tokenizer.set("maskId", e.tokenizer->mask_id());
+    // How the mask is written in a text: "[MASK]" (BERT, ModernBERT), "<mask>" (RoBERTa).
+    const std::int32_t mask = e.tokenizer->mask_id();
+    tokenizer.set("maskText", mask >= 0 ? e.tokenizer->token_text(mask) : std::string());
     tokenizer.set("unkId", e.tokenizer->unk_id());
     const std::vector<std::int32_t> special = e.tokenizer->special_ids();
     tokenizer.set("specialIds", copy_to_js(special.data(), special.size()));

@@ -90,6 +90,7 @@ test("a ModernBERT folder: what it says of itself, attention within each local l
     const tokenizer = JSON.parse(read(4, "tokenizer.json"));
     const mask = tokenizer.added_tokens.find((t) => t.content === "[MASK]").id;
     assert.equal(model.tokenizer.maskId, mask);
+    assert.equal(model.tokenizer.maskText, "[MASK]");
     const text = "The cat [MASK] on the mat, and the dog slept by the door all day.";
     const tokens = model.tokens(text);
     assert.deepEqual(
@@ -117,7 +118,11 @@ test("a ModernBERT folder: what it says of itself, attention within each local l
     assert.equal(fill.predictions.length, 5);
     for (let i = 1; i < 5; i++) assert.ok(fill.predictions[i - 1].p >= fill.predictions[i].p);
     const saved = model.save();
-    assert.match(saved["config.json"], /"model_type": "modernbert"[^]*"global_attn_every_n_layers": 3/);
+    const written = JSON.parse(saved["config.json"]);
+    assert.deepEqual(
+      [written.model_type, written.global_attn_every_n_layers, written.local_attention, written.norm_eps, written.pad_token_id],
+      ["modernbert", 3, 8, 1e-5, JSON.parse(read(4, "config.json")).pad_token_id],
+    );
     const back = await lens.loadModel({ files: saved });
     try {
       assert.deepEqual([...back.config.windows], [0, 5, 5]);

@@ -140,6 +140,7 @@ test("a RoBERTa folder: what it says of itself, full attention, fillMask at <mas
     assert.equal(model.config.typeVocabSize, 1);
     const vocab = JSON.parse(read("vocab.json"));
     assert.equal(model.tokenizer.maskId, vocab["<mask>"]);
+    assert.equal(model.tokenizer.maskText, "<mask>");
     const tokens = model.tokens("The cat <mask> on the mat.");
     assert.deepEqual(
       tokens.map((t) => t.text),

@@ -146,7 +146,7 @@ async function main(): Promise<void> {
   const maskedBatch: MaskedBatch = { ids: [pairIds[0] ?? 0], labels: [-1], tokenTypes: [0] };
   encoder.trainStep(maskedBatch, { lr: 1e-3 });
   const info: TokenizerInfo | null = encoder.tokenizer;
-  console.log(families[0]?.tokenizerFiles, filled, info?.maskId, encoder.tokens(["a", "b"])[0]?.segment);
+  console.log(families[0]?.tokenizerFiles, filled, info?.maskId, info?.maskText, encoder.tokens(["a", "b"])[0]?.segment);
   for (const m of [model, again, encoder]) m.dispose();
   tokenizer.dispose();
 }

@@ -460,10 +460,9 @@ function* figureSteps(opened, sentence, { hideSpecial = false } = {}) {
   }
   const [layers, heads] = attention.shape;
   const previous = previousTokenScores(attention);
-  // How the reader writes a mask: RoBERTa's <mask> where the tokens open with <s> (the library
-  // names an encoder's specials by the same rule), BERT's [MASK] otherwise. Read before the
-  // specials are hidden.
-  const maskToken = r.tokens[0]?.special && r.tokens[0].text === "<s>" ? "<mask>" : "[MASK]";
+  // How the reader writes a mask, as the model's tokenizer names it: RoBERTa's <mask>, BERT's and
+  // ModernBERT's [MASK].
+  const maskToken = model.tokenizer?.maskText || "[MASK]";
   const data = {
     tokens: tokens.map((t) => ({ text: t.text, start: t.begin, end: t.end, special: t.special, segment: t.segment })),
     weights: attention,
