@@ -1,12 +1,15 @@
 // Hub folders for the tests of the block's families: a safetensors file as the format's reference
-// writer lays it out, numbers as config.json holds them, bfloat16 rounding.
+// writer lays it out, numbers as config.json holds them, bfloat16 rounding, a folder loaded
+// through the registry, random token ids.
 #pragma once
 
+#include <attnlens/model.hpp>
 #include <attnlens/safetensors.hpp>
 
 #include <cstdint>
 #include <cstring>
 #include <map>
+#include <random>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -71,6 +74,29 @@ inline std::string number(double x) {
   s.precision(17);
   s << x;
   return s.str();
+}
+
+// A checkpoint folder through the registry: config.json, model.safetensors and other text files.
+inline attnlens::LoadedModel load(const std::string& config,
+                                  const std::vector<std::uint8_t>& weights,
+                                  const std::map<std::string, std::string>& extra = {}) {
+  attnlens::ModelFiles files;
+  files.weights = weights.data();
+  files.weights_size = weights.size();
+  files.texts["config.json"] = config;
+  for (const auto& [name, text] : extra)
+    files.texts[name] = text;
+  return attnlens::load_model(files);
+}
+
+// n token ids drawn uniformly from [0, vocab).
+inline std::vector<std::int32_t> random_ids(std::size_t n, int vocab, std::uint32_t seed) {
+  std::mt19937 gen(seed);
+  std::uniform_int_distribution<int> dist(0, vocab - 1);
+  std::vector<std::int32_t> ids(n);
+  for (auto& id : ids)
+    id = dist(gen);
+  return ids;
 }
 
 }  // namespace testing

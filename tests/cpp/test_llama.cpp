@@ -24,7 +24,9 @@ using attnlens::Dtype;
 using attnlens::ErrorCode;
 using attnlens::TokenIds;
 using testing::bf16_round;
+using testing::load;
 using testing::number;
+using testing::random_ids;
 using testing::require_error;
 using testing::safetensors;
 
@@ -269,17 +271,6 @@ Folder folder(const Case& k, std::uint32_t seed = 7) {
   return f;
 }
 
-attnlens::LoadedModel load(const std::string& config, const std::vector<std::uint8_t>& weights,
-                           const std::map<std::string, std::string>& extra = {}) {
-  attnlens::ModelFiles files;
-  files.weights = weights.data();
-  files.weights_size = weights.size();
-  files.texts["config.json"] = config;
-  for (const auto& [name, text] : extra)
-    files.texts[name] = text;
-  return attnlens::load_model(files);
-}
-
 std::vector<Case> cases() {
   std::vector<Case> out;
   {
@@ -380,15 +371,6 @@ std::vector<Case> cases() {
     out.push_back(k);
   }
   return out;
-}
-
-std::vector<std::int32_t> random_ids(std::size_t n, int vocab, std::uint32_t seed) {
-  std::mt19937 gen(seed);
-  std::uniform_int_distribution<int> dist(0, vocab - 1);
-  std::vector<std::int32_t> ids(n);
-  for (auto& id : ids)
-    id = dist(gen);
-  return ids;
 }
 
 }  // namespace

@@ -18,6 +18,8 @@
 using attnlens::Dtype;
 using attnlens::ErrorCode;
 using attnlens::TokenIds;
+using testing::load;
+using testing::random_ids;
 using testing::require_error;
 
 namespace {
@@ -231,26 +233,6 @@ std::vector<std::uint8_t> weights_of(const Case& k, const modernbertref::Params&
   for (const auto& [name, shape] : tensor_list(k))
     shapes[name] = shape;
   return testing::safetensors(p, shapes, k.dtype);
-}
-
-attnlens::LoadedModel load(const std::string& config, const std::vector<std::uint8_t>& weights,
-                           const std::map<std::string, std::string>& extra = {}) {
-  attnlens::ModelFiles files;
-  files.weights = weights.data();
-  files.weights_size = weights.size();
-  files.texts["config.json"] = config;
-  for (const auto& [name, text] : extra)
-    files.texts[name] = text;
-  return attnlens::load_model(files);
-}
-
-std::vector<std::int32_t> random_ids(std::size_t n, int vocab, std::uint32_t seed) {
-  std::mt19937 gen(seed);
-  std::uniform_int_distribution<int> dist(0, vocab - 1);
-  std::vector<std::int32_t> ids(n);
-  for (auto& id : ids)
-    id = dist(gen);
-  return ids;
 }
 
 std::string replace(std::string s, const std::string& from, const std::string& to) {

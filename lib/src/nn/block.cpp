@@ -203,21 +203,7 @@ void norm_forward(float* out, const float* x, const float* w, const float* b, st
     rmsnorm_forward(out, x, w, N, d, eps, kind == NormKind::RMSNormPlusOne);
     return;
   }
-  const ConstArr wa(w, d);
-  const float inv_d = 1.0f / static_cast<float>(d);
-  for (std::int64_t n = 0; n < N; ++n) {
-    const ConstArr xr(x + n * d, d);
-    // Two passes as nn/layers' layernorm_forward (and PyTorch): the mean, then the biased
-    // variance of the centred row. Elementwise, so out may be x.
-    const float m = xr.sum() * inv_d;
-    const float var = (xr - m).square().sum() * inv_d;
-    const float s = 1.0f / std::sqrt(var + eps);
-    if (b != nullptr) {
-      Arr(out + n * d, d) = (xr - m) * s * wa + ConstArr(b, d);
-    } else {
-      Arr(out + n * d, d) = (xr - m) * s * wa;
-    }
-  }
+  layernorm_forward(out, nullptr, nullptr, x, w, b, N, d, eps);
 }
 
 void rmsnorm_forward(float* out, const float* x, const float* w, std::int64_t N, std::int64_t d,

@@ -56,7 +56,7 @@ void embed_backward(float* dwte, float* dwpe, const float* dout, const std::int3
 
 void layernorm_forward(float* out, float* mean, float* rstd, const float* x, const float* w,
                        const float* b, std::int64_t N, std::int64_t d, float eps) {
-  const ConstArr wa(w, d), ba(b, d);
+  const ConstArr wa(w, d);
   const float inv_d = 1.0f / static_cast<float>(d);
   for (std::int64_t n = 0; n < N; ++n) {
     const ConstArr xr(x + n * d, d);
@@ -64,9 +64,14 @@ void layernorm_forward(float* out, float* mean, float* rstd, const float* x, con
     const float m = xr.sum() * inv_d;
     const float var = (xr - m).square().sum() * inv_d;
     const float s = 1.0f / std::sqrt(var + eps);
-    Arr(out + n * d, d) = (xr - m) * s * wa + ba;
-    mean[n] = m;
-    rstd[n] = s;
+    // Elementwise: out may be x.
+    if (b != nullptr) {
+      Arr(out + n * d, d) = (xr - m) * s * wa + ConstArr(b, d);
+    } else {
+      Arr(out + n * d, d) = (xr - m) * s * wa;
+    }
+    if (mean != nullptr) mean[n] = m;
+    if (rstd != nullptr) rstd[n] = s;
   }
 }
 

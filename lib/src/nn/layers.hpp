@@ -31,7 +31,8 @@ void embed_backward(float* dwte, float* dwpe, const float* dout, const std::int3
                     const std::int32_t* positions = nullptr);
 
 // out = (x − mean) · rstd · w + b per row, rstd = 1 / sqrt(var + eps) (biased variance; GPT-2's
-// eps is 1e-5, BERT's 1e-12). x, out are (N, d); mean, rstd are (N), kept for the backward pass.
+// eps is 1e-5, BERT's 1e-12). x, out are (N, d) (out may be x); mean, rstd are (N), kept for the
+// backward pass (null: not kept). b may be null (a LayerNorm without bias, ModernBERT's).
 void layernorm_forward(float* out, float* mean, float* rstd, const float* x, const float* w,
                        const float* b, std::int64_t N, std::int64_t d, float eps = kLayerNormEps);
 

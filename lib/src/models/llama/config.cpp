@@ -208,6 +208,27 @@ const std::vector<JsonValue>* layer_types(const JsonValue& root, std::string_vie
   return &types->items();
 }
 
+// config.json's "layer_types" as which layers slide, each entry "sliding_attention" or
+// "full_attention" (`family` names the model in the message), or nothing when absent.
+std::optional<std::vector<bool>> sliding_layers(const JsonValue& root, std::string_view file,
+                                                std::int64_t layers, const char* family) {
+  const std::vector<JsonValue>* types = layer_types(root, file, layers);
+  if (types == nullptr) return std::nullopt;
+  std::vector<bool> sliding(types->size());
+  for (std::size_t i = 0; i < types->size(); ++i) {
+    const JsonValue& t = (*types)[i];
+    const bool full = t.is_string() && t.as_string() == "full_attention";
+    const bool window = t.is_string() && t.as_string() == "sliding_attention";
+    if (!full && !window) {
+      fail(ErrorCode::BAD_FILE, file, ": \"layer_types\"[", i, "] is ",
+           t.is_string() ? "\"" + t.as_string() + "\"" : std::string(t.kind_name()), "; ", family,
+           "'s layers are \"sliding_attention\" or \"full_attention\"");
+    }
+    sliding[i] = window;
+  }
+  return sliding;
+}
+
 // Gemma 3's text model (Gemma3TextConfig), after the sizes every family shares: the (1 + w)
 // RMSNorm around each of attention and MLP, QK-norm, embeddings times sqrt(hidden_size), the
 // score scale query_pre_attn_scalar^-0.5, GeGLU with the tanh GELU, and per layer either a
@@ -301,18 +322,8 @@ void parse_gemma3(const JsonValue& root, std::string_view file, LlamaConfig& c) 
   // Which layers are windowed: layer_types, or (older configs) every sliding_window_pattern-th
   // layer full and the others sliding, as Gemma3TextConfig derives layer_types (default 6).
   std::vector<bool> sliding(static_cast<std::size_t>(s.layers));
-  if (const std::vector<JsonValue>* types = layer_types(root, file, s.layers)) {
-    for (std::size_t i = 0; i < types->size(); ++i) {
-      const JsonValue& t = (*types)[i];
-      const bool full = t.is_string() && t.as_string() == "full_attention";
-      const bool window = t.is_string() && t.as_string() == "sliding_attention";
-      if (!full && !window) {
-        fail(ErrorCode::BAD_FILE, file, ": \"layer_types\"[", i, "] is ",
-             t.is_string() ? "\"" + t.as_string() + "\"" : std::string(t.kind_name()),
-             "; Gemma 3's layers are \"sliding_attention\" or \"full_attention\"");
-      }
-      sliding[i] = window;
-    }
+  if (auto types = sliding_layers(root, file, s.layers, "Gemma 3")) {
+    sliding = std::move(*types);
   } else {
     const std::int64_t pattern = size_key_or(root, "sliding_window_pattern", file, kMaxLayers, 6);
     for (std::int64_t i = 0; i < s.layers; ++i)
@@ -452,18 +463,8 @@ void parse_modernbert(const JsonValue& root, std::string_view file, LlamaConfig&
   // global_attn_every_n_layers (default 3), as ModernBertConfig derives layer_types.
   std::vector<bool> local(static_cast<std::size_t>(s.layers));
   const JsonValue* every_key = root.find("global_attn_every_n_layers");
-  if (const std::vector<JsonValue>* types = layer_types(root, file, s.layers)) {
-    for (std::size_t i = 0; i < types->size(); ++i) {
-      const JsonValue& t = (*types)[i];
-      const bool full = t.is_string() && t.as_string() == "full_attention";
-      const bool window = t.is_string() && t.as_string() == "sliding_attention";
-      if (!full && !window) {
-        fail(ErrorCode::BAD_FILE, file, ": \"layer_types\"[", i, "] is ",
-             t.is_string() ? "\"" + t.as_string() + "\"" : std::string(t.kind_name()),
-             "; ModernBERT's layers are \"sliding_attention\" or \"full_attention\"");
-      }
-      local[i] = window;
-    }
+  if (auto types = sliding_layers(root, file, s.layers, "ModernBERT")) {
+    local = std::move(*types);
     // Both given: transformers versions differ on which one decides, so they must agree.
     if (every_key != nullptr && !every_key->is_null()) {
       const std::int64_t every = size_key(root, "global_attn_every_n_layers", file, kMaxLayers);
