@@ -295,8 +295,13 @@ void swiglu_forward(float* out, const float* gate, const float* up, std::int64_t
   }
 }
 
-void geglu_forward(float* out, const float* gate, const float* up, std::int64_t n) {
-  gelu_forward(out, gate, n);  // nn/layers: GPT-2's tanh GELU, the same formula
+void geglu_forward(float* out, const float* gate, const float* up, std::int64_t n, bool exact) {
+  // nn/layers' GELUs: the exact one (erf) or GPT-2's tanh approximation, the same formulas
+  if (exact) {
+    gelu_erf_forward(out, gate, n);
+  } else {
+    gelu_forward(out, gate, n);
+  }
   for (std::int64_t i = 0; i < n; ++i)
     out[i] *= up[i];
 }
@@ -584,12 +589,9 @@ void run_blocks(const DecoderSpec& spec, const DecoderWeights& weights, Buffers&
     norm(buf.xn.data(), x, w.mlp_norm_w, w.mlp_norm_b, N, d);
     project(buf.gate.data(), buf.xn.data(), w.gate_w, w.gate_b, nullptr, N, d, I, panels);
     project(buf.up.data(), buf.xn.data(), w.up_w, w.up_b, nullptr, N, d, I, panels);
-    if (bs.mlp == MlpKind::GatedGelu) {
-      geglu_forward(buf.gate.data(), buf.gate.data(), buf.up.data(), N * I);
-    } else if (bs.mlp == MlpKind::GatedGeluErf) {
-      gelu_erf_forward(buf.gate.data(), buf.gate.data(), N * I);
-      for (std::int64_t i = 0; i < N * I; ++i)
-        buf.gate[static_cast<std::size_t>(i)] *= buf.up[static_cast<std::size_t>(i)];
+    if (bs.mlp == MlpKind::GatedGelu || bs.mlp == MlpKind::GatedGeluErf) {
+      geglu_forward(buf.gate.data(), buf.gate.data(), buf.up.data(), N * I,
+                    bs.mlp == MlpKind::GatedGeluErf);
     } else {
       swiglu_forward(buf.gate.data(), buf.gate.data(), buf.up.data(), N * I);
     }
@@ -629,7 +631,12 @@ void head_input(const DecoderSpec& spec, const DecoderWeights& weights, float* r
   const std::int64_t d = bs.d_model;
   norm_forward(rows, rows, weights.final_norm_w, weights.final_norm_b, R, d, bs.norm_eps, bs.norm);
   if (!spec.head_transform) return;
-  AlignedFloats dense(static_cast<std::size_t>(R * d));
+  AlignedFloats dense;
+  try {
+    dense.resize(static_cast<std::size_t>(R * d));
+  } catch (const std::bad_alloc&) {
+    fail(ErrorCode::OUT_OF_MEMORY, "the head's dense layer could not allocate ", R, " rows of ", d);
+  }
   project(dense.data(), rows, weights.head_dense_w, weights.head_dense_b, nullptr, R, d, d,
           nullptr);
   gelu_erf_forward(dense.data(), dense.data(), R * d);

@@ -208,9 +208,10 @@ void rope_apply(float* x, const float* cos, const float* sin, std::int64_t B, st
 // out = silu(gate) · up elementwise (n elements), silu(g) = g / (1 + exp(-g)). out may be gate.
 void swiglu_forward(float* out, const float* gate, const float* up, std::int64_t n);
 
-// out = gelu_tanh(gate) · up elementwise (GeGLU as Gemma computes it, with the tanh GELU
-// 0.5 g (1 + tanh(sqrt(2/π) (g + 0.044715 g³)))). out may be gate.
-void geglu_forward(float* out, const float* gate, const float* up, std::int64_t n);
+// out = gelu(gate) · up elementwise: GeGLU with the tanh GELU
+// 0.5 g (1 + tanh(sqrt(2/π) (g + 0.044715 g³))) as Gemma computes it, or (exact) with
+// 0.5 g (1 + erf(g / sqrt 2)) as ModernBERT does. out may be gate.
+void geglu_forward(float* out, const float* gate, const float* up, std::int64_t n, bool exact);
 
 // Grouped-query attention of q [B, heads, L, hd] over k, v [B, kv_heads, S, hd] (S >= L: the
 // last L of S positions ask, as with a cache) through attnlens::attention(): query head h reads
