@@ -139,9 +139,6 @@ export function modernbertTokenizer(size) {
     add(name, true, name === "[MASK]");
   }
   for (let i = 0; next < size; i++) add(`[unused${i}]`, false);
-  const merges = readFileSync(new URL("merges.txt", SHIPPED_BPE), "utf8")
-    .split("\n")
-    .filter((line) => line && !line.startsWith("#version"));
   const special = (name) => ({ SpecialToken: { id: name, type_id: 0 } });
   const json = {
     version: "1.0",
@@ -163,20 +160,28 @@ export function modernbertTokenizer(size) {
       special_tokens: Object.fromEntries(["[CLS]", "[SEP]"].map((name) => [name, { id: name, ids: [specials[name]], tokens: [name] }])),
     },
     decoder: { type: "ByteLevel", add_prefix_space: true, trim_offsets: true, use_regex: true },
-    model: {
-      type: "BPE",
-      dropout: null,
-      unk_token: null,
-      continuing_subword_prefix: "",
-      end_of_word_suffix: "",
-      fuse_unk: false,
-      byte_fallback: false,
-      ignore_merges: false,
-      vocab,
-      merges,
-    },
+    model: byteLevelBpeModel(vocab, readFileSync(new URL("merges.txt", SHIPPED_BPE), "utf8")),
   };
   return { json, specials };
+}
+
+/**
+ * tokenizer.json's `model` for a byte-level BPE (GPT-2's, RoBERTa's, ModernBERT's): `vocab` as an
+ * object, `mergesText` as merges.txt has it (a `#version` line is skipped).
+ */
+export function byteLevelBpeModel(vocab, mergesText) {
+  return {
+    type: "BPE",
+    dropout: null,
+    unk_token: null,
+    continuing_subword_prefix: "",
+    end_of_word_suffix: "",
+    fuse_unk: false,
+    byte_fallback: false,
+    ignore_merges: false,
+    vocab,
+    merges: mergesText.split("\n").filter((line) => line && !line.startsWith("#version")),
+  };
 }
 
 /** Writes DIR/model.safetensors, config.json and tokenizer.json of a random model `m`. Returns the weights' size in bytes. */

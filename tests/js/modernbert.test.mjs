@@ -146,6 +146,14 @@ test("ModernBERT's two config dialects (transformers 4 and 5) give the same mode
     const ids = four.encode("A sentence long enough to reach past a local window of the model.");
     const a = four.forward(ids, { attention: true });
     const b = five.forward(ids, { attention: true });
+    // deepEqual holds NaN equal to NaN: the numbers compared must be numbers.
+    for (const [name, data] of [
+      ["logits", a.logits.data],
+      ["attention", a.attention.data],
+    ]) {
+      const bad = data.findIndex((x) => !Number.isFinite(x));
+      assert.equal(bad, -1, `${name}[${bad}] = ${data[bad]} is not finite`);
+    }
     assert.deepEqual(b.logits.data, a.logits.data);
     assert.deepEqual(b.attention.data, a.attention.data);
   } finally {

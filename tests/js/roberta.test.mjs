@@ -14,6 +14,7 @@ import { join } from "node:path";
 import { Tokenizer } from "@huggingface/tokenizers";
 import { loadAttnLens } from "attnlens";
 import { BERT_PRESETS, writeBertCheckpoint } from "../../scripts/bert-checkpoint.mjs";
+import { byteLevelBpeModel } from "../../scripts/modernbert-checkpoint.mjs";
 import { randomGenerator } from "./helpers.mjs";
 
 const lens = await loadAttnLens();
@@ -31,9 +32,6 @@ process.on("exit", () => rmSync(dir, { recursive: true, force: true }));
 /** roberta-base's tokenizer.json, on this folder's vocab.json and merges.txt. */
 function robertaTokenizerJson() {
   const vocab = JSON.parse(read("vocab.json"));
-  const merges = read("merges.txt")
-    .split("\n")
-    .filter((line) => line && !line.startsWith("#version"));
   const added = (content, id, lstrip = false) => ({
     id,
     content,
@@ -52,18 +50,7 @@ function robertaTokenizerJson() {
     pre_tokenizer: { type: "ByteLevel", add_prefix_space: false, trim_offsets: true, use_regex: true },
     post_processor: { type: "RobertaProcessing", sep: ["</s>", 2], cls: ["<s>", 0], trim_offsets: true, add_prefix_space: false },
     decoder: { type: "ByteLevel", add_prefix_space: true, trim_offsets: true, use_regex: true },
-    model: {
-      type: "BPE",
-      dropout: null,
-      unk_token: null,
-      continuing_subword_prefix: "",
-      end_of_word_suffix: "",
-      fuse_unk: false,
-      byte_fallback: false,
-      ignore_merges: false,
-      vocab,
-      merges,
-    },
+    model: byteLevelBpeModel(vocab, read("merges.txt")),
   };
 }
 
