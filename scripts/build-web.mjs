@@ -49,12 +49,12 @@ const colormaps = {
     );
   },
 };
-// The element's style sheets (Lit css`` templates, which the minifier keeps as written) without
-// their comments, indentation and line breaks: the spaces inside a rule are kept as single ones
-// (a space before ":" can be a descendant combinator), those around braces, ";" and "," go, and
-// quoted strings are kept as written. A sheet with an interpolation or a url() is left as it is
-// (its text is not all CSS). The element's first bundle is on a byte budget
-// (scripts/size-report.mjs).
+// The element's style sheets (Lit css`` templates in styles.js, host-styles.js and train.js, which
+// the minifier keeps as written) without their comments, indentation and line breaks: the spaces
+// inside a rule are kept as single ones (a space before ":" can be a descendant combinator), those
+// around braces, ";" and "," and after ":" (never a combinator there) go, and quoted strings are
+// kept as written. A sheet with an interpolation or a url() is left as it is (its text is not all
+// CSS). The element's first bundle is on a byte budget (scripts/size-report.mjs).
 const squeeze = (css) =>
   css
     .split(/("[^"\n]*"|'[^'\n]*')/)
@@ -64,14 +64,15 @@ const squeeze = (css) =>
         : part
             .replace(/\/\*[^]*?\*\//g, "")
             .replace(/\s+/g, " ")
-            .replace(/\s*([{};,])\s*/g, "$1"),
+            .replace(/\s*([{};,])\s*/g, "$1")
+            .replace(/:\s+/g, ":"),
     )
     .join("")
     .trim();
 const cssWhitespace = {
   name: "attnlens-css-whitespace",
   transform(code, id) {
-    if (!/web\/element\/(host-)?styles\.js$/.test(id)) return null;
+    if (!/web\/element\/((host-)?styles|train)\.js$/.test(id)) return null;
     return code.replace(/css`([^`]*)`/g, (whole, body) => (/\$\{|url\(/.test(body) ? whole : "css`" + squeeze(body) + "`"));
   },
 };
