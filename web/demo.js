@@ -8,6 +8,7 @@ import { attentionToCsv, attentionToJson, download, explanationToJson, weightsTo
 import { RANDOM_MODE_EXAMPLES, TRAINED_MODE_EXAMPLES } from "./examples.js";
 import { computeFigure, loadLens } from "./lens.js";
 import { setUpWriter } from "./write.js";
+import { windowText } from "./figure-data.js";
 
 const $ = (selector) => document.querySelector(selector);
 const figure = $("#figure");
@@ -676,6 +677,7 @@ const checkpointStatus = $("#checkpoint-status");
 function windowsText(windows = [], causal = true) {
   const by = new Map();
   windows.forEach((w, l) => w && by.set(w, [...(by.get(w) ?? []), l + 1]));
+  const width = (w) => windowText({ windows: [w], causal }, 0).width;
   const runs = (layers) =>
     layers
       .reduce((out, l) => (out.length && out.at(-1)[1] === l - 1 ? (out.at(-1)[1] = l) : out.push([l, l]), out), [])
@@ -684,7 +686,7 @@ function windowsText(windows = [], causal = true) {
   return [...by]
     .map(
       ([w, layers]) =>
-        `a ${causal ? `sliding window of ${w}` : `window of ±${w - 1}`} tokens in layer${layers.length > 1 ? "s" : ""} ${runs(layers)}, `,
+        `a ${causal ? "sliding " : ""}window of ${width(w)} tokens in layer${layers.length > 1 ? "s" : ""} ${runs(layers)}, `,
     )
     .join("");
 }

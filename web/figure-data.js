@@ -69,3 +69,23 @@ export const isMasked = (data, i, j, layer) => {
   const win = data.windows?.[layer] || Infinity;
   return data.causal ? j > i || i - j >= win : Math.abs(i - j) >= win;
 };
+
+/** What a hidden cell (isMasked) is called: a later key of a causal model is "masked", any other "outside the window". */
+export const hiddenWord = (data, i, j) => (data.causal && j > i ? "masked" : "outside the window");
+
+/**
+ * How a layer's reach is said, in one place for the grid, the heatmap, the description and the
+ * page: `label` "sliding 512" (a causal window: the key itself and 511 before it), "local ±64"
+ * (an encoder's: 64 on each side) or "global"; `width` "512" or "±64" ("" when global); `reach`
+ * "the 511 tokens before it" / "the 64 tokens on each side" / "every earlier token" / "every token".
+ */
+export function windowText(data, layer) {
+  const w = data.windows?.[layer];
+  const causal = data.causal;
+  if (!w) return { label: "global", width: "", reach: `every ${causal ? "earlier " : ""}token` };
+  return {
+    label: causal ? `sliding ${w}` : `local ±${w - 1}`,
+    width: causal ? `${w}` : `±${w - 1}`,
+    reach: `the ${w - 1} tokens ${causal ? "before it" : "on each side"}`,
+  };
+}

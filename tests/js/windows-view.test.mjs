@@ -14,7 +14,8 @@ globalThis.OffscreenCanvas ??= class {
   }
 };
 const heatmap = await importWeb("views/heatmap.js");
-const { isMasked } = await importWeb("figure-data.js");
+const figureData = await importWeb("figure-data.js");
+const { isMasked } = figureData;
 const { PALETTES } = await importWeb("theme.js");
 const { attentionText } = await importWeb("views/describe.js");
 const { gridTemplate } = await importWeb("views/grid.js");
@@ -158,4 +159,19 @@ test("the description and the grid name the window of a windowed layer", () => {
     textOf(gridTemplate({ data: windowedData([0, 0]), selected: { layer: 0, head: 0 }, width: 600, big: true, onPick() {} })),
     /sliding \d|global/,
   );
+});
+
+test("windowText says a layer's reach the one way every view says it", () => {
+  const { windowText, hiddenWord } = figureData;
+  const causal = { causal: true, windows: [0, 512] };
+  const encoder = { causal: false, windows: [0, 65] };
+  assert.deepEqual(windowText(causal, 1), { label: "sliding 512", width: "512", reach: "the 511 tokens before it" });
+  assert.deepEqual(windowText(encoder, 1), { label: "local ±64", width: "±64", reach: "the 64 tokens on each side" });
+  assert.deepEqual(windowText(causal, 0), { label: "global", width: "", reach: "every earlier token" });
+  assert.deepEqual(windowText(encoder, 0), { label: "global", width: "", reach: "every token" });
+  assert.deepEqual(windowText({ causal: true }, 3).label, "global");
+  // A later key of a causal model is masked; an encoder has no mask, only a window.
+  assert.equal(hiddenWord(causal, 2, 5), "masked");
+  assert.equal(hiddenWord(causal, 600, 5), "outside the window");
+  assert.equal(hiddenWord(encoder, 2, 500), "outside the window");
 });

@@ -2,7 +2,7 @@
 // to most, and for short sentences the whole matrix as a table. Rendered only when opened; each
 // view's entry in index.js says which of these describes it.
 import { html, nothing } from "lit";
-import { headName, isMasked, matrixOf } from "../figure-data.js";
+import { headName, hiddenWord, isMasked, matrixOf, windowText } from "../figure-data.js";
 import { formatValue } from "../text.js";
 
 /** Sentences up to this many tokens also get the full matrix as a table. */
@@ -25,7 +25,7 @@ export function attentionText(data, head, layer) {
       ${data.causal ? "Each token may attend only to itself and earlier tokens." : "Each token may attend to every token."}
       ${
         data.windows?.[layer]
-          ? `This layer attends within a sliding window: each token sees itself and at most the ${data.windows[layer] - 1} tokens ${data.causal ? "before it" : "on each side"}.`
+          ? `This layer attends within a sliding window: each token sees itself and at most ${windowText(data, layer).reach}.`
           : ""
       }
       Each row of weights sums to 1.
@@ -58,7 +58,7 @@ export function attentionText(data, head, layer) {
                 (t, i) =>
                   html`<tr>
                     <th scope="row">${i + 1} ${t.text}</th>
-                    ${data.tokens.map((_, j) => html`<td>${isMasked(data, i, j, layer) ? (data.causal && j > i ? "masked" : "outside the window") : formatValue(m[i * L + j])}</td>`)}
+                    ${data.tokens.map((_, j) => html`<td>${isMasked(data, i, j, layer) ? hiddenWord(data, i, j) : formatValue(m[i * L + j])}</td>`)}
                   </tr>`,
               )}
             </tbody>

@@ -4,7 +4,7 @@
 // layers or heads. Loaded on demand, with the file parsers, so a random-mode figure does not
 // pay for it. Thumbnails are canvases painted from the heatmap's cached bitmaps.
 import { html } from "lit";
-import { headName } from "../figure-data.js";
+import { headName, windowText } from "../figure-data.js";
 import { NEAR, canvasPainter, whenIdle } from "../paint.js";
 import { font, fitText } from "../text.js";
 import { weightBitmap } from "./heatmap.js";
@@ -88,11 +88,11 @@ export function gridTemplate({ data, selected, width, big, onPick, label = "Laye
                     style="display: block; font-size: 9px; opacity: 0.75"
                     title=${
                       data.windows[l]
-                        ? `a sliding window: each query sees itself and the ${data.windows[l] - 1} tokens ${data.causal ? "before it" : "on each side"}`
-                        : `global: each query sees every ${data.causal ? "earlier " : ""}token`
+                        ? `a sliding window: each query sees itself and ${windowText(data, l).reach}`
+                        : `global: each query sees ${windowText(data, l).reach}`
                     }
                   >
-                    ${data.windows[l] ? (data.causal ? `sliding ${data.windows[l]}` : `local ±${data.windows[l] - 1}`) : "global"}</small
+                    ${windowText(data, l).label}</small
                   >`
                 : ""
             }</span

@@ -4,7 +4,7 @@
 // outlined and their labels shown on the overlay, without redrawing the figure.
 import { Bitmap } from "../paint.js";
 import { font, fitText, formatValue, labelStep, textWidth, cellText, wrapText } from "../text.js";
-import { isMasked, matrixOf } from "../figure-data.js";
+import { hiddenWord, isMasked, matrixOf, windowText } from "../figure-data.js";
 import { textOn } from "../theme.js";
 
 const TITLE_H = 26;
@@ -120,9 +120,7 @@ export function layout({ data, layer, head, title, palette, scale, width, zoom =
   const legend =
     (data.rowsSumToOne === false ? LEGEND_UNNORMALISED : LEGEND_TEXT) +
     (data.tokens.some((t) => t.written) ? " · accent labels: written by the model" : "") +
-    (data.windows?.[layer]
-      ? ` · flat grey: outside this layer's window of ${data.causal ? data.windows[layer] : `±${data.windows[layer] - 1}`} keys (−∞)`
-      : "");
+    (data.windows?.[layer] ? ` · flat grey: outside this layer's window of ${windowText(data, layer).width} keys (−∞)` : "");
   const legendLines = wrapText(legend, viewW - 2 * PAD, font(10));
   const legendH = 54 + 13 * (legendLines.length - 1);
   const viewH = top + grid + legendH;
@@ -321,7 +319,7 @@ export function readout(lay, focus) {
   if (focus.i !== null && focus.j !== null) {
     const where = `row ${focus.i + 1} “${t[focus.i].text}” → column ${focus.j + 1} “${t[focus.j].text}”`;
     return isMasked(lay.data, focus.i, focus.j, lay.layer)
-      ? `${where}: ${lay.data.causal && focus.j > focus.i ? "masked" : "outside the window"}, weight 0`
+      ? `${where}: ${hiddenWord(lay.data, focus.i, focus.j)}, weight 0`
       : `${where}: weight ${formatValue(weightsOf(lay)[focus.i * lay.L + focus.j])}`;
   }
   if (focus.i !== null) return `row ${focus.i + 1} “${t[focus.i].text}”: what this query attends to`;
