@@ -15,6 +15,7 @@ namespace ref {
 
 struct Options {
   double scale = -1.0;  // < 0: 1/sqrt(E)
+  double softcap = 0;   // > 0: a scaled score x becomes softcap · tanh(x / softcap), before masks
   bool causal = false;
   bool bottom_right = false;
   // mask: empty = none; otherwise values at the given shape, broadcast by multi-index
@@ -73,6 +74,7 @@ inline Result attention(const std::vector<float>& q, const attnlens::Shape& qs,
                 static_cast<double>(k[static_cast<std::size_t>(((b * Hkv + kh) * S + j) * E + e)]);
           }
           double logit = dot * scale;
+          if (o.softcap > 0) logit = o.softcap * std::tanh(logit / o.softcap);
           if (!o.mask.empty()) {
             const double m = mask_at(b, h, i, j);
             if (o.mask_is_bool) {

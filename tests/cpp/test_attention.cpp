@@ -359,6 +359,81 @@ TEST_CASE("differential: random shapes, masks and options against float64",
   }
 }
 
+TEST_CASE("a soft cap bends the scaled scores through c tanh(x over c) on every path",
+          "[attention][softcap]") {
+  // tanh is 1-Lipschitz: a capped score is off by no more than the score it caps, so the
+  // uncapped bounds of attention_tolerance() hold (doubled for the two float32 paths compared).
+  std::mt19937 gen(77);
+  for (const float cap : {0.5f, 3.0f, 50.0f}) {
+    for (const bool causal : {false, true}) {
+      const std::int64_t B = 2, Hq = 4, Hkv = 2, L = 7, S = 9, E = 8, Ev = 5;
+      const Shape qs{B, Hq, L, E}, ks{B, Hkv, S, E}, vs{B, Hkv, S, Ev};
+      const auto q = ref::random_vector(static_cast<std::size_t>(B * Hq * L * E), gen, -3, 3);
+      const auto k = ref::random_vector(static_cast<std::size_t>(B * Hkv * S * E), gen, -3, 3);
+      const auto v = ref::random_vector(static_cast<std::size_t>(B * Hkv * S * Ev), gen, -2, 2);
+      AttentionOptions o = with_weights();
+      o.softcap = cap;
+      o.causal = causal;
+      o.causal_align = CausalAlign::BottomRight;
+      ref::Options ro;
+      ro.softcap = static_cast<double>(cap);
+      ro.causal = causal;
+      ro.bottom_right = true;
+      INFO("cap " << cap << (causal ? ", causal" : ""));
+      const auto expected = ref::attention(q, qs, k, ks, v, vs, ro);
+      const auto tol = ref::twice(ref::attention_tolerance(q, k, v, E, S, 1 / std::sqrt(E), 0));
+      const auto blocked = attnlens::attention(view(q, qs), view(k, ks), view(v, vs), o);
+      const auto reference =
+          attnlens::attention_reference(view(q, qs), view(k, ks), view(v, vs), o);
+      CHECK(testing::close(blocked.output.data, expected.output, tol.output, blocked.output.shape));
+      CHECK(testing::close(blocked.weights.data, expected.weights, tol.weights,
+                           blocked.weights.shape));
+      CHECK(testing::close(reference.weights.data, expected.weights, tol.weights,
+                           reference.weights.shape));
+      o.return_weights = false;
+      o.streaming = true;
+      const auto streaming = attnlens::attention(view(q, qs), view(k, ks), view(v, vs), o);
+      CHECK(testing::close(streaming.output.data, expected.output, tol.output,
+                           streaming.output.shape));
+      // Without the cap the weights differ by far more than the tolerance: the cap is applied.
+      ro.softcap = 0;
+      const auto uncapped = ref::attention(q, qs, k, ks, v, vs, ro);
+      if (cap < 10.0f)
+        CHECK(testing::max_abs_difference(blocked.weights.data, uncapped.weights) > 0.01);
+    }
+  }
+  // Scores past float32's range take the float64 path; capped, they are at most c.
+  const Shape qs{1, 2, 3}, ks{1, 4, 3}, vs{1, 4, 2};
+  const std::vector<float> q = {1e20f, -2e20f, 3e19f, -1e20f, 5e19f, 2e20f};
+  const std::vector<float> k = {1e20f, 1e20f, 0, -1e20f, 2e19f, 1e20f, 3e20f, 0, 1e19f, 0, 0, 1};
+  const std::vector<float> v = {1, 2, 3, 4, 5, 6, 7, 8};
+  AttentionOptions o = with_weights();
+  o.softcap = 2.0f;
+  ref::Options ro;
+  ro.softcap = 2.0;
+  const auto r = attnlens::attention(view(q, qs), view(k, ks), view(v, vs), o);
+  const auto expected = ref::attention(q, qs, k, ks, v, vs, ro);
+  CHECK(testing::close(r.weights.data, expected.weights, 1e-6, r.weights.shape));
+  CHECK(testing::close(r.output.data, expected.output, 1e-5, r.output.shape));
+}
+
+TEST_CASE("a soft cap must be finite and above zero", "[attention][softcap][errors]") {
+  const std::vector<float> x = {1, 2, 3, 4};
+  const Shape s{2, 2};
+  for (const float bad : {0.0f, -1.0f}) {
+    AttentionOptions o;
+    o.softcap = bad;
+    testing::require_error([&] { attnlens::attention(view(x, s), view(x, s), view(x, s), o); },
+                           attnlens::ErrorCode::BAD_ARGUMENT, {"softcap is", "must be > 0"});
+  }
+  for (const float bad : {NAN, INFINITY}) {
+    AttentionOptions o;
+    o.softcap = bad;
+    testing::require_error([&] { attnlens::attention(view(x, s), view(x, s), view(x, s), o); },
+                           attnlens::ErrorCode::NON_FINITE, {"softcap is", "finite number > 0"});
+  }
+}
+
 TEST_CASE("output only and output with weights agree", "[attention]") {
   std::mt19937 gen(41);
   const auto q = ref::random_vector(2 * 3 * 5 * 4, gen);

@@ -54,6 +54,9 @@ enum class CausalAlign {
 struct AttentionOptions {
   // Multiplies q kᵀ before the mask and softmax. Default (unset): 1 / sqrt(E). Must be finite.
   std::optional<float> scale;
+  // A soft cap c > 0 on the scaled scores: each becomes c · tanh(score · scale / c) before the
+  // mask (Gemma 2's attn_logit_softcapping). Default (unset): none. Must be finite and > 0.
+  std::optional<float> softcap;
   // Mask out future keys. Default: false (full attention).
   bool causal = false;
   // Diagonal alignment of the causal mask; only read when `causal` is true.

@@ -263,6 +263,17 @@ Checked check_call(const ConstTensorView& q, const ConstTensorView& k, const Con
   if (!std::isfinite(c.rule.scale)) {
     detail::fail(ErrorCode::NON_FINITE, "scale is ", c.rule.scale, "; it must be a finite number");
   }
+  if (options.softcap) {
+    if (!std::isfinite(*options.softcap)) {
+      detail::fail(ErrorCode::NON_FINITE, "softcap is ", *options.softcap,
+                   "; it must be a finite number > 0");
+    }
+    if (!(*options.softcap > 0.0f)) {
+      detail::fail(ErrorCode::BAD_ARGUMENT, "softcap is ", *options.softcap,
+                   "; a soft cap must be > 0 (leave it unset for none)");
+    }
+    c.rule.softcap = *options.softcap;
+  }
   c.rule.causal = options.causal;
   c.rule.causal_shift = options.causal_align == CausalAlign::BottomRight ? d.S - d.L : 0;
   bounds.D = d.E;

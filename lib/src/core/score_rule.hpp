@@ -4,13 +4,16 @@
 // it through apply_score_rule(), so they cannot disagree on what is masked or how it is scaled.
 //
 // For query i and key j, with s[i, j] = q_i · k_j:
-//   logit[i, j] = s[i, j] · scale + add_mask[i, j] + bias(i, j)   if key j is visible to query i
-//   logit[i, j] = -inf                                             otherwise
+//   logit[i, j] = cap(s[i, j] · scale) + add_mask[i, j] + bias(i, j)   if key j is visible to i
+//   logit[i, j] = -inf                                                  otherwise
+// where cap(x) = x, or with a soft cap c > 0, c · tanh(x / c) (Gemma 2's attn_logit_softcapping,
+// applied to the scaled scores before the mask, as modeling_gemma2.py's eager attention does).
 // Key j is visible to query i unless causal hides it (j > i + causal_shift) or the boolean mask
 // holds 0 at [i, j]. An additive mask entry of -inf hides the key as well.
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 
@@ -28,6 +31,7 @@ struct ScoreRule {
   // that a bias (or a sliding window, which hides keys the same way causal does) joins this one
   // rule instead of becoming a second copy of it.
   float alibi_slope = 0.0f;
+  float softcap = 0.0f;  // 0: none; c > 0: the scaled score x becomes c · tanh(x / c)
 
   // Keys j0 .. j0 + n - 1 of query i that causal leaves visible: the first returned count of
   // them (causal only ever hides a suffix of a row).
@@ -44,7 +48,9 @@ struct ScoreRule {
   bool masks_inside() const { return bool_mask != nullptr || add_mask != nullptr; }
   // True when the logits are the scaled scores themselves, so that a softmax may apply the scale
   // inside exp(): softmax(s · scale) = exp((s - max s) · scale) / sum, for scale > 0.
-  bool scale_foldable() const { return scale > 0.0f && add_mask == nullptr && alibi_slope == 0.0f; }
+  bool scale_foldable() const {
+    return scale > 0.0f && add_mask == nullptr && alibi_slope == 0.0f && softcap == 0.0f;
+  }
 };
 
 // Writes -inf where `rule` (causal) hides key j from query i into mask[L, S] (row-major), and
@@ -67,6 +73,11 @@ void apply_score_rule(const ScoreRule& rule, T* row, std::int64_t i, std::int64_
     const T scale = static_cast<T>(rule.scale);
     for (std::int64_t c = 0; c < n; ++c)
       row[c] *= scale;
+  }
+  if (rule.softcap > 0.0f) {
+    const T cap = static_cast<T>(rule.softcap);
+    for (std::int64_t c = 0; c < n; ++c)
+      row[c] = cap * std::tanh(row[c] / cap);
   }
   if (rule.add_mask) {
     const float* add = rule.add_mask + i * rule.mask_stride + j0;
