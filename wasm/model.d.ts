@@ -116,6 +116,12 @@ export interface LoadedModelConfig {
    * side (ModernBERT's local layers). Empty when no layer has a window.
    */
   windows: number[];
+  /**
+   * Soft caps (Gemma 2): each scaled attention score x becomes c · tanh(x / c) before the softmax
+   * (scoreSoftcap) and each logit likewise (logitSoftcap); 0 when the model has none.
+   */
+  scoreSoftcap: number;
+  logitSoftcap: number;
   /** GPT-2 only: see ModelConfig. */
   attentionNorm?: boolean;
 }

@@ -215,6 +215,9 @@ val info_to_js(attnlens::Model& model) {
   for (std::size_t l = 0; l < i.windows.size(); ++l)
     windows.set(l, i.windows[l]);
   out.set("windows", windows);
+  // Soft caps (Gemma 2): scores and logits pass through c · tanh(x / c); 0 when none.
+  out.set("scoreSoftcap", i.score_softcap);
+  out.set("logitSoftcap", i.logit_softcap);
   if (const attnlens::Gpt2Model* gpt2 = model.gpt2())
     out.set("attentionNorm", gpt2->config().attention_norm);
   return out;

@@ -22,7 +22,10 @@
 // rope_local_base_freq (rotary_emb_local); and the block is
 //               h = h + post_attention_layernorm(o_proj(w v))
 //               h = h + post_feedforward_layernorm(mlp(pre_feedforward_layernorm(h)))
-// with mlp(m) = down_proj(gelu_tanh(gate_proj(m)) · up_proj(m)).
+// with mlp(m) = down_proj(gelu_tanh(gate_proj(m)) · up_proj(m)). Gemma 2 (modeling_gemma2.py) is
+// the same block without QK-norm and with one rotary base, and soft-caps: a scaled score s
+// becomes attn_logit_softcapping · tanh(s / attn_logit_softcapping) before the mask, a logit
+// final_logit_softcapping · tanh(logit / final_logit_softcapping).
 #pragma once
 
 #include "ablation_reference.hpp"
@@ -61,6 +64,8 @@ struct Config {
   bool gemma = false;
   std::vector<int> window;  // per layer, or empty
   Rope local_rope;
+  double attn_softcap = 0.0;  // Gemma 2: 0 none
+  double final_softcap = 0.0;
 };
 
 using Vec = std::vector<double>;
@@ -221,6 +226,8 @@ inline Output forward(const Config& c, const Params& p, const std::vector<std::i
               s += q[z((ni * H + head) * hd + e)] * k[z((nj * Hkv + kv) * hd + e)];
             logit[z(j)] = s * (c.attention_scale > 0 ? c.attention_scale
                                                      : 1.0 / std::sqrt(static_cast<double>(hd)));
+            if (c.attn_softcap > 0)
+              logit[z(j)] = c.attn_softcap * std::tanh(logit[z(j)] / c.attn_softcap);
             max = std::max(max, logit[z(j)]);
           }
           double sum = 0;
@@ -305,7 +312,8 @@ inline Output forward(const Config& c, const Params& p, const std::vector<std::i
       double s = 0;
       for (int i = 0; i < d; ++i)
         s += f[z(std::int64_t{n} * d + i)] * head[z(std::int64_t{o} * d + i)];
-      out.logits[z(std::int64_t{n} * V + o)] = s;
+      out.logits[z(std::int64_t{n} * V + o)] =
+          c.final_softcap > 0 ? c.final_softcap * std::tanh(s / c.final_softcap) : s;
     }
   }
   return out;

@@ -51,7 +51,7 @@ struct Case {
 };
 
 bool is_gemma(const Case& k) {
-  return k.model_type == "gemma3_text";
+  return k.model_type == "gemma3_text" || k.model_type == "gemma2";
 }
 
 llamaref::Config sizes(int layers, int hidden, int heads, int kv_heads, int head_dim,
@@ -90,7 +90,7 @@ std::vector<std::pair<std::string, attnlens::Shape>> tensor_list(const Case& k) 
       t.push_back({p + "self_attn.v_proj.bias", {kv}});
     }
     if (k.attention_bias) t.push_back({p + "self_attn.o_proj.bias", {d}});
-    if (k.model_type == "qwen3" || gemma) {
+    if (k.model_type == "qwen3" || k.model_type == "gemma3_text") {
       t.push_back({p + "self_attn.q_norm.weight", {hd}});
       t.push_back({p + "self_attn.k_norm.weight", {hd}});
     }
@@ -136,13 +136,16 @@ llamaref::Params random_params(const Case& k, std::uint32_t seed) {
 }
 
 // Gemma3TextConfig's config.json: transformers 4 (rope_theta, rope_scaling, rope_local_base_freq,
-// layer_types or sliding_window_pattern) or 5 (rope_parameters per layer type).
+// layer_types or sliding_window_pattern) or 5 (rope_parameters per layer type); Gemma2Config's:
+// one rope_theta (transformers 5: a flat rope_parameters), the soft caps, and layer_types or
+// (no pattern key: Gemma 2 derives every other layer) nothing.
 std::string gemma_config_json(const Case& k, const std::string& rope_fields, const char* dtype) {
   const auto& c = k.c;
   const auto& r = c.rope;
-  std::string s =
-      "{\n  \"architectures\": [\"Gemma3ForCausalLM\"],\n  \"model_type\": "
-      "\"gemma3_text\"";
+  const bool two = k.model_type == "gemma2";
+  std::string s = "{\n  \"architectures\": [\"" +
+                  std::string(two ? "Gemma2ForCausalLM" : "Gemma3ForCausalLM") +
+                  "\"],\n  \"model_type\": \"" + k.model_type + "\"";
   s += ",\n  \"hidden_size\": " + std::to_string(c.hidden);
   s += ",\n  \"intermediate_size\": " + std::to_string(c.intermediate);
   s += ",\n  \"num_hidden_layers\": " + std::to_string(c.layers);
@@ -154,11 +157,20 @@ std::string gemma_config_json(const Case& k, const std::string& rope_fields, con
   s += ",\n  \"rms_norm_eps\": " + number(c.eps);
   s += ",\n  \"hidden_activation\": \"gelu_pytorch_tanh\"";
   s += ",\n  \"query_pre_attn_scalar\": " + number(k.query_pre_attn_scalar);
-  s += ",\n  \"attn_logit_softcapping\": null,\n  \"final_logit_softcapping\": null";
+  // Gemma2Config's defaults (50, 30) are left for the parser to fill in when the case's caps are
+  // those; Gemma 3 writes null.
+  const auto cap = [&](const char* key, double value, double fallback) {
+    if (two && value == fallback) return;
+    s += ",\n  \"" + std::string(key) + "\": " + (value > 0 ? number(value) : std::string("null"));
+  };
+  cap("attn_logit_softcapping", c.attn_softcap, 50);
+  cap("final_logit_softcapping", c.final_softcap, 30);
   s += ",\n  \"attention_bias\": " + std::string(k.attention_bias ? "true" : "false");
   if (!c.tied) s += ",\n  \"tie_word_embeddings\": false";  // Gemma's default is true
   s += ",\n  \"sliding_window\": " + std::to_string(k.sliding_window.value_or(4096));
-  if (k.sliding_window_pattern && !k.tf5) {
+  if (two && k.sliding_window_pattern) {
+    // Gemma 2 without layer_types: layers 0, 2, 4, ... slide.
+  } else if (k.sliding_window_pattern && !k.tf5) {
     s += ",\n  \"sliding_window_pattern\": " + std::to_string(*k.sliding_window_pattern);
   } else {
     s += ",\n  \"layer_types\": [";
@@ -170,7 +182,17 @@ std::string gemma_config_json(const Case& k, const std::string& rope_fields, con
   }
   const std::string full = "{" + rope_fields + "\"rope_theta\": " + number(r.theta) +
                            ", \"rope_type\": \"" + r.type + "\"}";
-  if (k.tf5) {
+  if (two) {
+    if (k.tf5) {
+      s += ",\n  \"rope_parameters\": " + full;
+      s += ",\n  \"dtype\": \"" + std::string(dtype) + "\"";
+    } else {
+      s += ",\n  \"rope_theta\": " + number(r.theta);
+      if (r.type != "default")
+        s += ",\n  \"rope_scaling\": {" + rope_fields + "\"rope_type\": \"" + r.type + "\"}";
+      s += ",\n  \"torch_dtype\": \"" + std::string(dtype) + "\"";
+    }
+  } else if (k.tf5) {
     s += ",\n  \"rope_parameters\": {\"full_attention\": " + full +
          ", \"sliding_attention\": {\"rope_theta\": " + number(c.local_rope.theta) +
          ", \"rope_type\": \"default\"}}";
@@ -370,6 +392,50 @@ std::vector<Case> cases() {
     k.tf5 = true;
     out.push_back(k);
   }
+  // Gemma 2: Gemma2Config's default caps (50 on scores, 30 on logits: they bend scores of a few
+  // units by ~1e-2, far above the tolerances) and its derived layers (0 and 2 slide); then caps
+  // of 2 and 3, which squash these scores and logits hard, through transformers 5's config.
+  {
+    Case k{
+        "gemma2, default soft caps 50 and 30, windows of 3 on layers 0 and 2 (derived), tied, "
+        "GQA 2, BF16, transformers 4",
+        "gemma2", sizes(3, 32, 4, 2, 16, 48, 37, true)};
+    k.c.gemma = true;
+    k.c.norm_plus_one = true;
+    k.c.embedding_scale = static_cast<double>(std::sqrt(32.0f));
+    k.c.eps = 1e-6;
+    k.c.rope.theta = 10000;
+    k.c.local_rope = k.c.rope;
+    k.c.window = {3, 0, 3};
+    k.c.attn_softcap = 50;
+    k.c.final_softcap = 30;
+    k.sliding_window = 3;
+    k.sliding_window_pattern = 2;  // no layer_types: Gemma 2 derives them
+    k.query_pre_attn_scalar = 16;
+    k.c.attention_scale = 0.25;
+    k.dtype = Dtype::BF16;
+    out.push_back(k);
+  }
+  {
+    Case k{
+        "gemma2, soft caps 2 and 3, layer_types, rope linear 4, untied, GQA 1, F32, "
+        "transformers 5",
+        "gemma2", sizes(2, 24, 3, 3, 8, 40, 29, false)};
+    k.c.gemma = true;
+    k.c.norm_plus_one = true;
+    k.c.embedding_scale = static_cast<double>(std::sqrt(24.0f));
+    k.c.eps = 1e-6;
+    k.c.rope = {10000, "linear", 4.0};
+    k.c.local_rope = k.c.rope;
+    k.c.window = {0, 4};
+    k.c.attn_softcap = 2;
+    k.c.final_softcap = 3;
+    k.sliding_window = 4;
+    k.query_pre_attn_scalar = 8;
+    k.c.attention_scale = 1.0 / std::sqrt(8.0);
+    k.tf5 = true;
+    out.push_back(k);
+  }
   return out;
 }
 
@@ -401,6 +467,8 @@ TEST_CASE("Llama-family forward matches an independent float64 reference", "[lla
   // Mistral's window caps the context (within it nothing is hidden); Gemma's layers compute theirs.
   CHECK(info.context == (k.sliding_window && !is_gemma(k) ? *k.sliding_window : 64));
   CHECK(info.windows == (is_gemma(k) ? k.c.window : std::vector<int>{}));
+  CHECK(info.score_softcap == static_cast<float>(k.c.attn_softcap));
+  CHECK(info.logit_softcap == static_cast<float>(k.c.final_softcap));
 
   const int B = 2, T = 11;
   const auto ids = random_ids(B * T, k.c.vocab, 3);
@@ -612,10 +680,12 @@ TEST_CASE("Gemma 3 config and tensor errors name the file and the field", "[llam
     needles.insert(needles.begin(), "config.json");
     require_error([&] { load(config, f.weights); }, ErrorCode::BAD_FILE, needles);
   };
-  refused(f4, with(f4.config, "attn_logit_softcapping", "50.0"),
-          {"\"attn_logit_softcapping\" is set", "soft-capped"});
-  refused(f4, with(f4.config, "final_logit_softcapping", "30.0"),
-          {"\"final_logit_softcapping\" is set"});
+  refused(f4, with(f4.config, "attn_logit_softcapping", "-50.0"),
+          {"\"attn_logit_softcapping\" must be null or a number > 0"});
+  refused(f4, with(f4.config, "final_logit_softcapping", "\"30\""),
+          {"\"final_logit_softcapping\" must be null or a number > 0"});
+  refused(f4, with(f4.config, "final_logit_softcapping", "1e300"),
+          {"\"final_logit_softcapping\" must be null or a number > 0"});
   refused(f4, with(f4.config, "use_bidirectional_attention", "true"),
           {"\"use_bidirectional_attention\" is true"});
   refused(f4, with(f4.config, "hidden_activation", "\"gelu\""),
@@ -678,7 +748,7 @@ TEST_CASE("Gemma 3 config and tensor errors name the file and the field", "[llam
   const auto weights = safetensors(params, shapes, tf4.dtype);
   require_error([&] { load(f4.config, weights); }, ErrorCode::BAD_FILE,
                 {"model.layers.1.pre_feedforward_layernorm.weight",
-                 "Gemma 3 normalises before and after each MLP"});
+                 "Gemma normalises before and after each MLP"});
 }
 
 TEST_CASE("Llama-family tensor errors name the tensor and the config field", "[llama]") {
@@ -813,8 +883,9 @@ TEST_CASE("Llama-family prefix cache gives forward()'s numbers on edits of one s
           "[llama]") {
   const std::vector<Case> all = cases();
   // llama3 frequencies, and QK-norm with head_dim 12: positions and per-head norms of the
-  // rows computed after a kept prefix; Gemma 3's windows of 3 past a kept prefix.
-  const auto index = GENERATE(std::size_t{1}, std::size_t{5}, std::size_t{7});
+  // rows computed after a kept prefix; Gemma 3's windows of 3 past a kept prefix; Gemma 2's
+  // soft-capped scores and logits in the rows after it.
+  const auto index = GENERATE(std::size_t{1}, std::size_t{5}, std::size_t{7}, std::size_t{10});
   const Case& k = all[index];
   INFO(k.label);
   const Folder f = folder(k);
@@ -1022,10 +1093,10 @@ TEST_CASE("Llama-family ablation: zero and mean against the reference, zero as a
           "[llama][ablation]") {
   const std::vector<Case> all = cases();
   // Grouped-query attention (query heads 1 and 2 share a key/value head with others), q/k/v
-  // biases (Qwen2: f_h(x) = (x W_V + b_V) W_O takes the value's bias), QK-norm, and Gemma 3's
-  // sandwich norms and windows.
-  const std::size_t index =
-      GENERATE(std::size_t{1}, std::size_t{4}, std::size_t{5}, std::size_t{7}, std::size_t{8});
+  // biases (Qwen2: f_h(x) = (x W_V + b_V) W_O takes the value's bias), QK-norm, Gemma 3's
+  // sandwich norms and windows, and Gemma 2's soft caps.
+  const std::size_t index = GENERATE(std::size_t{1}, std::size_t{4}, std::size_t{5}, std::size_t{7},
+                                     std::size_t{8}, std::size_t{10});
   const bool mean = GENERATE(false, true);
   const Case& k = all[index];
   INFO(k.label << (mean ? ", mean" : ", zero"));
@@ -1111,10 +1182,11 @@ TEST_CASE("Llama-family ablation: zero and mean against the reference, zero as a
 TEST_CASE("Llama-family heads' writes, logit lens and logit attribution against the reference",
           "[llama][lens]") {
   const std::vector<Case> all = cases();
-  // Grouped-query attention, q/k/v biases (Qwen2), QK-norm (Qwen3) and Gemma 3's sandwich
-  // norms (heads' writes and the lens; attribution refused), with and without a head off.
-  const std::size_t index =
-      GENERATE(std::size_t{1}, std::size_t{4}, std::size_t{5}, std::size_t{7}, std::size_t{8});
+  // Grouped-query attention, q/k/v biases (Qwen2), QK-norm (Qwen3), Gemma 3's sandwich norms
+  // and Gemma 2's soft caps (heads' writes and the lens; attribution refused), with and without
+  // a head off.
+  const std::size_t index = GENERATE(std::size_t{1}, std::size_t{4}, std::size_t{5}, std::size_t{7},
+                                     std::size_t{8}, std::size_t{10});
   const bool ablate = GENERATE(false, true);
   const Case& k = all[index];
   INFO(k.label << (ablate ? ", head (1, 2) zeroed" : ""));
@@ -1167,7 +1239,12 @@ TEST_CASE("Llama-family heads' writes, logit lens and logit attribution against 
     const attnlens::Tensor logits = model.unembed(stream);
     std::vector<double> want;
     for (int n = 0; n < N; ++n) {
-      const auto row = lensref::logits(readout, ref.hidden.data() + (l * N + n) * d);
+      auto row = lensref::logits(readout, ref.hidden.data() + (l * N + n) * d);
+      // Gemma 2's soft cap is part of its head: the lens reads logits as the model gives them.
+      if (k.c.final_softcap > 0) {
+        for (double& x : row)
+          x = k.c.final_softcap * std::tanh(x / k.c.final_softcap);
+      }
       want.insert(want.end(), row.begin(), row.end());
     }
     REQUIRE_CLOSE(testing::close(logits.data, want, 2e-4, attnlens::Shape{N, V}));

@@ -56,6 +56,11 @@ struct ModelInfo {
   // encoder, itself and W - 1 on each side (ModernBERT's local layers). Empty when every layer
   // is 0.
   std::vector<int> windows;
+  // Soft caps (Gemma 2): each scaled attention score x becomes score_softcap · tanh(x /
+  // score_softcap) before the softmax, each logit logit_softcap · tanh(logit / logit_softcap).
+  // 0: none.
+  float score_softcap = 0.0f;
+  float logit_softcap = 0.0f;
 };
 
 // One token of an encoded text: its id, the bytes of the text it stands for ([begin, end),

@@ -76,6 +76,13 @@ const std::vector<ModelFamily>& families() {
        {{"tokenizer.json"}},
        {"tokenizer_config.json"},
        &detail::load_llama},
+      {"gemma2",
+       {"gemma2"},
+       true,
+       PredictionKind::NextToken,
+       {{"tokenizer.json"}},
+       {"tokenizer_config.json"},
+       &detail::load_llama},
       {"gemma3_text",
        {"gemma3_text"},
        true,
@@ -171,9 +178,6 @@ const ModelFamily& family_of(std::string_view config_json, std::string_view file
       {"xlm-roberta",
        "RoBERTa's encoder with a SentencePiece unigram tokenizer (tokenizer.json's model "
        "\"Unigram\"), which attnlens does not read yet"},
-      {"gemma2",
-       "Gemma 2, whose attention scores and logits are soft-capped (attn_logit_softcapping, "
-       "final_logit_softcapping), which attnlens does not compute yet"},
   };
   for (const auto& [name, why] : not_yet) {
     if (type->as_string() == name) {

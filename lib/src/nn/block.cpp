@@ -158,6 +158,13 @@ void check_spec(const DecoderSpec& spec) {
     fail(ErrorCode::BAD_ARGUMENT, "DecoderSpec scale is ", b.scale,
          "; it must be finite and >= 0 (0: 1 / sqrt(head_dim))");
   }
+  for (const auto& [cap, name] : {std::pair{b.attn_softcap, "attn_softcap"},
+                                  std::pair{spec.final_softcap, "final_softcap"}}) {
+    if (!std::isfinite(cap) || cap < 0.0f) {
+      fail(ErrorCode::BAD_ARGUMENT, "DecoderSpec ", name, " is ", cap,
+           "; it must be finite and >= 0 (0: none)");
+    }
+  }
   if (!std::isfinite(spec.embedding_scale)) {
     fail(ErrorCode::BAD_ARGUMENT, "DecoderSpec embedding_scale is ", spec.embedding_scale,
          "; it must be finite");
@@ -309,8 +316,9 @@ void geglu_forward(float* out, const float* gate, const float* up, std::int64_t 
 AttentionResult grouped_attention(const float* q, const float* k, const float* v, std::int64_t B,
                                   std::int64_t heads, std::int64_t kv_heads, std::int64_t L,
                                   std::int64_t S, std::int64_t hd, float scale, bool causal,
-                                  bool keep_weights, std::int64_t window) {
+                                  bool keep_weights, std::int64_t window, float softcap) {
   AttentionOptions options;
+  if (softcap > 0.0f) options.softcap = softcap;
   options.causal = causal;
   options.causal_align = CausalAlign::BottomRight;
   options.scale = scale;
@@ -562,7 +570,7 @@ void run_blocks(const DecoderSpec& spec, const DecoderWeights& weights, Buffers&
     AttentionResult a;
     try {
       a = grouped_attention(buf.qh.data(), keys, values, B, H, Hkv, Tq, S, hd, scale, spec.causal,
-                            keep_weights, la.window);
+                            keep_weights, la.window, bs.attn_softcap);
     } catch (const Error& e) {
       fail(e.code(), "layer ", l, " attention: ", e.what());
     }
@@ -644,7 +652,8 @@ void head_input(const DecoderSpec& spec, const DecoderWeights& weights, float* r
                bs.norm);
 }
 
-// out [R, V] = rows [R, d] (after head_input) · headᵀ (+ the head's bias).
+// out [R, V] = rows [R, d] (after head_input) · headᵀ (+ the head's bias), soft-capped when the
+// spec says so.
 void head_product(const DecoderSpec& spec, const DecoderWeights& weights, const float* rows,
                   std::int64_t R, float* out) {
   const std::int64_t V = spec.vocab_size, d = spec.block.d_model;
@@ -652,6 +661,11 @@ void head_product(const DecoderSpec& spec, const DecoderWeights& weights, const 
   if (weights.head_bias != nullptr) {
     Eigen::Map<Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(out, R, V)
         .rowwise() += Eigen::Map<const Eigen::RowVectorXf>(weights.head_bias, V);
+  }
+  if (spec.final_softcap > 0.0f) {
+    const float cap = spec.final_softcap;
+    for (std::int64_t i = 0; i < R * V; ++i)
+      out[i] = cap * std::tanh(out[i] / cap);
   }
 }
 

@@ -91,6 +91,9 @@ struct BlockSpec {
   bool mlp_bias = false;  // biases on the MLP's projections
   bool qk_norm = false;   // the block's norm over head_dim on each q and k head, before RoPE
   float scale = 0.0f;     // multiplies q·k; 0 means 1 / sqrt(head_dim)
+  // 0: none; c > 0: each scaled score x becomes c · tanh(x / c) before the mask (Gemma 2's
+  // attn_logit_softcapping)
+  float attn_softcap = 0.0f;
   MlpKind mlp = MlpKind::GatedSilu;
 };
 
@@ -123,6 +126,9 @@ struct DecoderSpec {
   // Before the head, after the final norm: norm(gelu(dense(x))) with the exact GELU
   // (ModernBERT's prediction head); the head may then add a bias.
   bool head_transform = false;
+  // 0: none; c > 0: each logit x becomes c · tanh(x / c) (Gemma 2's final_logit_softcapping), in
+  // the forward's logits and the logit lens alike.
+  float final_softcap = 0.0f;
 };
 
 // The tensors of one block, as float32 in memory. Projection matrices are [in, out] (x · W);
@@ -218,11 +224,12 @@ void geglu_forward(float* out, const float* gate, const float* up, std::int64_t 
 // key/value head h / (heads / kv_heads); causal with the diagonal bottom-right, so query i sees
 // keys j <= i + S - L; with a window W > 0 also only keys j > i + S - L - W, or, bidirectional
 // (L = S), keys with |i - j| < W (LayerAttention::window), through a boolean mask that is built
-// only when the window hides a key. The weights [B, heads, L, S] are kept when asked.
+// only when the window hides a key; a soft cap c > 0 (AttentionOptions::softcap) when given. The
+// weights [B, heads, L, S] are kept when asked.
 AttentionResult grouped_attention(const float* q, const float* k, const float* v, std::int64_t B,
                                   std::int64_t heads, std::int64_t kv_heads, std::int64_t L,
                                   std::int64_t S, std::int64_t hd, float scale, bool causal,
-                                  bool keep_weights, std::int64_t window = 0);
+                                  bool keep_weights, std::int64_t window = 0, float softcap = 0.0f);
 
 // Backward passes of the pieces, for training and for gradients through a model: each takes
 // dL/d(output) and the forward's inputs. `dx` and parameter gradients accumulate (+=) as nn/layers'

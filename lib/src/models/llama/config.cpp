@@ -183,11 +183,17 @@ std::string float_text(float x) {
   return s;
 }
 
+// A soft cap as config.json writes it: null for none.
+std::string softcap_text(float cap) {
+  return cap > 0.0f ? float_text(cap) : "null";
+}
+
 const char* architecture(const std::string& model_type) {
   if (model_type == "mistral") return "MistralForCausalLM";
   if (model_type == "qwen2") return "Qwen2ForCausalLM";
   if (model_type == "qwen3") return "Qwen3ForCausalLM";
   if (model_type == "gemma3_text") return "Gemma3ForCausalLM";
+  if (model_type == "gemma2") return "Gemma2ForCausalLM";
   if (model_type == "modernbert") return "ModernBertForMaskedLM";
   return "LlamaForCausalLM";
 }
@@ -229,40 +235,51 @@ std::optional<std::vector<bool>> sliding_layers(const JsonValue& root, std::stri
   return sliding;
 }
 
-// Gemma 3's text model (Gemma3TextConfig), after the sizes every family shares: the (1 + w)
-// RMSNorm around each of attention and MLP, QK-norm, embeddings times sqrt(hidden_size), the
-// score scale query_pre_attn_scalar^-0.5, GeGLU with the tanh GELU, and per layer either a
-// sliding window with the local rotary base or full attention with rope_theta and its scaling.
-void parse_gemma3(const JsonValue& root, std::string_view file, LlamaConfig& c) {
+// Gemma 2's soft caps: the key's number c > 0 (each score or logit x becomes c · tanh(x / c)),
+// `fallback` when the key is absent (Gemma2Config's defaults), 0 when it is null.
+float softcap_key(const JsonValue& root, const char* key, std::string_view file, double fallback) {
+  const JsonValue* cap = root.find(key);
+  if (cap == nullptr) return static_cast<float>(fallback);
+  if (cap->is_null()) return 0.0f;
+  if (!cap->is_number() || !(cap->as_number() > 0.0) ||
+      !std::isfinite(static_cast<float>(cap->as_number()))) {
+    fail(ErrorCode::BAD_FILE, file, ": \"", key,
+         "\" must be null or a number > 0 (scores or logits x become c · tanh(x / c))");
+  }
+  return static_cast<float>(cap->as_number());
+}
+
+// Gemma 3's text model (Gemma3TextConfig) or Gemma 2 (Gemma2Config), after the sizes every family
+// shares: the (1 + w) RMSNorm around each of attention and MLP, embeddings times
+// sqrt(hidden_size), the score scale query_pre_attn_scalar^-0.5, GeGLU with the tanh GELU, the
+// soft caps attn_logit_softcapping and final_logit_softcapping where not null, and per layer
+// either a sliding window or full attention. Gemma 3 adds QK-norm and a rotary base of its own
+// for sliding layers (rope_local_base_freq); Gemma 2 rotates every layer by rope_theta, and
+// slides on layers 0, 2, 4, ... unless layer_types says otherwise.
+void parse_gemma(const JsonValue& root, std::string_view file, LlamaConfig& c) {
   DecoderSpec& s = c.spec;
   BlockSpec& b = s.block;
+  const bool two = c.model_type == "gemma2";
+  const char* family = two ? "Gemma 2" : "Gemma 3";
   for (const char* key : {"hidden_activation", "hidden_act"}) {
     const std::string* act = string_key(root, key, file);
     if (act != nullptr && *act != "gelu_pytorch_tanh") {
-      fail(ErrorCode::BAD_FILE, file, ": \"", key, "\" is \"", *act,
-           "\"; the Gemma 3 MLP attnlens computes is GeGLU with the tanh GELU "
-           "(\"gelu_pytorch_tanh\")");
+      fail(ErrorCode::BAD_FILE, file, ": \"", key, "\" is \"", *act, "\"; the ", family,
+           " MLP attnlens computes is GeGLU with the tanh GELU (\"gelu_pytorch_tanh\")");
     }
   }
-  // Soft-capping (Gemma 2) squashes scores and logits through tanh; Gemma 3 sets both null.
-  for (const char* key : {"attn_logit_softcapping", "final_logit_softcapping"}) {
-    const JsonValue* cap = root.find(key);
-    if (cap != nullptr && !cap->is_null()) {
-      fail(ErrorCode::BAD_FILE, file, ": \"", key,
-           "\" is set; attnlens does not compute soft-capped scores or logits (Gemma 3 leaves "
-           "both null)");
-    }
-  }
+  // Gemma2Config defaults to caps of 50 (scores) and 30 (logits); Gemma3TextConfig to none.
+  b.attn_softcap = softcap_key(root, "attn_logit_softcapping", file, two ? 50.0 : 0.0);
+  s.final_softcap = softcap_key(root, "final_logit_softcapping", file, two ? 30.0 : 0.0);
   if (bool_key(root, "use_bidirectional_attention", file, false)) {
-    fail(ErrorCode::BAD_FILE, file,
-         ": \"use_bidirectional_attention\" is true; attnlens computes Gemma 3 as a causal "
-         "decoder");
+    fail(ErrorCode::BAD_FILE, file, ": \"use_bidirectional_attention\" is true; attnlens computes ",
+         family, " as a causal decoder");
   }
   b.norm = NormKind::RMSNormPlusOne;
   b.placement = NormPlacement::Sandwich;
   b.positions = PositionKind::Rotary;
   b.mlp = MlpKind::GatedGelu;
-  b.qk_norm = true;
+  b.qk_norm = !two;
   b.q_bias = b.k_bias = b.v_bias = b.o_bias = bool_key(root, "attention_bias", file, false);
   // float32, as transformers computes hidden_size ** 0.5 and a float32 model multiplies by it.
   s.embedding_scale = std::sqrt(static_cast<float>(b.d_model));
@@ -270,10 +287,14 @@ void parse_gemma3(const JsonValue& root, std::string_view file, LlamaConfig& c) 
   b.scale = static_cast<float>(1.0 / std::sqrt(c.query_pre_attn_scalar));
   c.tied = bool_key(root, "tie_word_embeddings", file, true);
 
-  // Rotary positions: transformers 5 nests one set per layer type in rope_parameters;
-  // transformers 4 gives rope_theta (+ rope_scaling) for full layers and rope_local_base_freq.
+  // Rotary positions: Gemma 2 has one set for every layer, as the Llama families give it.
+  // Gemma 3: transformers 5 nests one set per layer type in rope_parameters; transformers 4 gives
+  // rope_theta (+ rope_scaling) for full layers and rope_local_base_freq.
   const JsonValue* params = root.find("rope_parameters");
-  if (params != nullptr && !params->is_null()) {
+  if (two) {
+    b.rope = parse_rope(root, file);
+    s.local_rope = b.rope;
+  } else if (params != nullptr && !params->is_null()) {
     if (!params->is_object()) {
       fail(ErrorCode::BAD_FILE, file, ": \"rope_parameters\" must be an object, not ",
            params->kind_name());
@@ -319,11 +340,15 @@ void parse_gemma3(const JsonValue& root, std::string_view file, LlamaConfig& c) 
     s.local_rope.theta = number_key(root, "rope_local_base_freq", file, "", 10000.0);
   }
 
-  // Which layers are windowed: layer_types, or (older configs) every sliding_window_pattern-th
-  // layer full and the others sliding, as Gemma3TextConfig derives layer_types (default 6).
+  // Which layers are windowed: layer_types, or (older configs) as Gemma2Config derives
+  // layer_types (every other layer, from layer 0) or Gemma3TextConfig does (every
+  // sliding_window_pattern-th layer full and the others sliding, default 6).
   std::vector<bool> sliding(static_cast<std::size_t>(s.layers));
-  if (auto types = sliding_layers(root, file, s.layers, "Gemma 3")) {
+  if (auto types = sliding_layers(root, file, s.layers, family)) {
     sliding = std::move(*types);
+  } else if (two) {
+    for (std::int64_t i = 0; i < s.layers; ++i)
+      sliding[static_cast<std::size_t>(i)] = (i + 1) % 2 != 0;
   } else {
     const std::int64_t pattern = size_key_or(root, "sliding_window_pattern", file, kMaxLayers, 6);
     for (std::int64_t i = 0; i < s.layers; ++i)
@@ -336,7 +361,7 @@ void parse_gemma3(const JsonValue& root, std::string_view file, LlamaConfig& c) 
     LayerAttention a;
     if (sliding[static_cast<std::size_t>(i)]) {
       a.window = window;
-      a.local_rope = true;
+      a.local_rope = !two;
     }
     s.layer_attention.push_back(a);
   }
@@ -502,15 +527,16 @@ LlamaConfig parse_llama_config(std::string_view config_json, std::string_view fi
   if (!root.is_object()) fail(ErrorCode::BAD_FILE, file, ": not a JSON object");
   LlamaConfig c;
   const std::string* type = string_key(root, "model_type", file);
-  if (type == nullptr || (*type != "llama" && *type != "mistral" && *type != "qwen2" &&
-                          *type != "qwen3" && *type != "gemma3_text" && *type != "modernbert")) {
+  if (type == nullptr ||
+      (*type != "llama" && *type != "mistral" && *type != "qwen2" && *type != "qwen3" &&
+       *type != "gemma2" && *type != "gemma3_text" && *type != "modernbert")) {
     fail(ErrorCode::BAD_FILE, file, ": model_type is ",
          type == nullptr ? std::string("missing") : "\"" + *type + "\"",
          "; a config of the block's families says \"llama\", \"mistral\", \"qwen2\", \"qwen3\", ",
-         "\"gemma3_text\" or \"modernbert\"");
+         "\"gemma2\", \"gemma3_text\" or \"modernbert\"");
   }
   c.model_type = *type;
-  const bool gemma = c.model_type == "gemma3_text";
+  const bool gemma = c.model_type == "gemma3_text" || c.model_type == "gemma2";
   DecoderSpec& s = c.spec;
   BlockSpec& b = s.block;
   s.layers = size_key(root, "num_hidden_layers", file, kMaxLayers);
@@ -526,7 +552,7 @@ LlamaConfig parse_llama_config(std::string_view config_json, std::string_view fi
          "); grouped-query attention shares each key/value head among a whole number of query "
          "heads");
   }
-  // Gemma3TextConfig's head_dim defaults to 256 whatever the width; the others' to
+  // Gemma's head_dim defaults to 256 whatever the width; the others' to
   // hidden_size / num_attention_heads.
   b.head_dim = size_key_or(root, "head_dim", file, kMaxWidth, gemma ? 256 : b.d_model / b.heads);
   const JsonValue* head_dim = root.find("head_dim");
@@ -558,7 +584,7 @@ LlamaConfig parse_llama_config(std::string_view config_json, std::string_view fi
     return c;
   }
   if (gemma) {
-    parse_gemma3(root, file, c);
+    parse_gemma(root, file, c);
     s.causal = true;
     try {
       check_spec(s);
@@ -650,8 +676,9 @@ const char* torch_dtype(Dtype dtype) {
   return dtype == Dtype::F16 ? "float16" : dtype == Dtype::BF16 ? "bfloat16" : "float32";
 }
 
-// Gemma 3's config.json as transformers 4 writes it (layer_types, rope_local_base_freq).
-std::string gemma3_config_json(const LlamaConfig& c, Dtype dtype) {
+// Gemma 3's config.json as transformers 4 writes it (layer_types, rope_local_base_freq), or Gemma
+// 2's (layer_types, one rope_theta, its soft caps).
+std::string gemma_config_json(const LlamaConfig& c, Dtype dtype) {
   const DecoderSpec& s = c.spec;
   const BlockSpec& b = s.block;
   const auto q = [](std::string_view text) { return "\"" + std::string(text) + "\""; };
@@ -662,12 +689,12 @@ std::string gemma3_config_json(const LlamaConfig& c, Dtype dtype) {
              (s.layer_attention[i].window > 0 ? "\"sliding_attention\"" : "\"full_attention\"");
   }
   types += "\n  ]";
-  return json_object(std::vector<std::pair<std::string, std::string>>{
+  std::vector<std::pair<std::string, std::string>> entries = {
       {"architectures", "[\n    \"" + std::string(architecture(c.model_type)) + "\"\n  ]"},
       {"attention_bias", flag(b.o_bias)},
       {"attention_dropout", "0.0"},
-      {"attn_logit_softcapping", "null"},
-      {"final_logit_softcapping", "null"},
+      {"attn_logit_softcapping", softcap_text(b.attn_softcap)},
+      {"final_logit_softcapping", softcap_text(s.final_softcap)},
       {"head_dim", std::to_string(b.head_dim)},
       {"hidden_activation", q("gelu_pytorch_tanh")},
       {"hidden_size", std::to_string(b.d_model)},
@@ -688,7 +715,13 @@ std::string gemma3_config_json(const LlamaConfig& c, Dtype dtype) {
       {"tie_word_embeddings", flag(c.tied)},
       {"torch_dtype", q(torch_dtype(dtype))},
       {"vocab_size", std::to_string(s.vocab_size)},
-  });
+  };
+  // Gemma 2 rotates every layer by rope_theta: its config has no rope_local_base_freq.
+  if (c.model_type == "gemma2") {
+    entries.erase(std::find_if(entries.begin(), entries.end(),
+                               [](const auto& e) { return e.first == "rope_local_base_freq"; }));
+  }
+  return json_object(entries);
 }
 
 // ModernBERT's config.json as transformers 4 writes it (global_attn_every_n_layers when the local
@@ -757,7 +790,9 @@ std::string modernbert_config_json(const LlamaConfig& c, Dtype dtype) {
 }  // namespace
 
 std::string llama_config_json(const LlamaConfig& c, Dtype dtype) {
-  if (c.model_type == "gemma3_text") return gemma3_config_json(c, dtype);
+  if (c.model_type == "gemma3_text" || c.model_type == "gemma2") {
+    return gemma_config_json(c, dtype);
+  }
   if (c.model_type == "modernbert") return modernbert_config_json(c, dtype);
   const DecoderSpec& s = c.spec;
   const BlockSpec& b = s.block;

@@ -59,6 +59,8 @@ class LlamaAdapter final : public Model {
       windowed = windowed || a.window > 0;
     }
     if (!windowed) i.windows.clear();
+    i.score_softcap = b.attn_softcap;
+    i.logit_softcap = c.spec.final_softcap;
     return i;
   }
   std::int64_t num_parameters() const override { return model_.num_parameters(); }

@@ -242,7 +242,8 @@ std::string unexpected_why(const LlamaConfig& c, std::string_view name) {
   }
   if (ends_with(name, "_norm.weight") && name.find("self_attn.") != std::string_view::npos &&
       !b.qk_norm) {
-    return ": only qwen3 and gemma3_text normalise q and k (QK-norm); model_type is \"" +
+    return ": only qwen3 and gemma3_text normalise q and k (QK-norm; Gemma 2 does not); model_type "
+           "is \"" +
            c.model_type + "\"";
   }
   if (name == "lm_head.weight") return "";
@@ -250,7 +251,8 @@ std::string unexpected_why(const LlamaConfig& c, std::string_view name) {
     const bool sandwich = b.placement == NormPlacement::Sandwich;
     return ": the config has " + std::to_string(c.spec.layers) + " layers (model.layers.0 .. " +
            std::to_string(c.spec.layers - 1) + ") of input_layernorm, self_attn.{q,k,v,o}_proj, " +
-           (sandwich ? "self_attn.{q,k}_norm, post_attention_layernorm, pre_feedforward_layernorm, "
+           (b.qk_norm ? "self_attn.{q,k}_norm, " : "") +
+           (sandwich ? "post_attention_layernorm, pre_feedforward_layernorm, "
                        "mlp.{gate,up,down}_proj and post_feedforward_layernorm tensors"
                      : "post_attention_layernorm and mlp.{gate,up,down}_proj tensors");
   }
@@ -332,13 +334,13 @@ LlamaModel LlamaModel::from_safetensors(const LlamaConfig& config, const Safeten
     } else if (b.qk_norm && ends_with(first_missing->name, "_norm.weight") &&
                first_missing->name.find("self_attn.") != std::string::npos) {
       why = config.model_type == "qwen3" ? " (Qwen3 normalises q and k)"
-                                         : " (Gemma 3 normalises q and k)";
+                                         : " (Gemma 3 normalises q and k)";  // only they do
     } else if (config.model_type == "modernbert" && ends_with(first_missing->name, ".bias")) {
       why =
           " (config.json asks for it: norm_bias, attention_bias, mlp_bias, classifier_bias or "
           "decoder_bias)";
     } else if (ends_with(first_missing->name, "feedforward_layernorm.weight")) {
-      why = " (Gemma 3 normalises before and after each MLP)";
+      why = " (Gemma normalises before and after each MLP)";
     }
     fail(ErrorCode::BAD_FILE, "tensor '", first_missing->name, "' ",
          shape_to_string(first_missing->shape), " is missing", why,
@@ -437,7 +439,10 @@ ModelOutput LlamaModel::forward(const TokenIds& ids, DecoderCache& cache,
 }
 
 Tensor LlamaModel::unembed(const Tensor& rows) const {
-  if (config_.spec.head_transform) return decoder_unembed(config_.spec, weights_, rows);
+  // A head that is more than the final norm and a product goes through the block's own head.
+  if (config_.spec.head_transform || config_.spec.final_softcap > 0.0f) {
+    return decoder_unembed(config_.spec, weights_, rows);
+  }
   return unembed_prenorm(decoder_readout(config_.spec, weights_), rows);
 }
 
@@ -457,6 +462,11 @@ LogitAttribution LlamaModel::attribute(const TokenIds& ids, std::int64_t row, st
          "direct logit attribution splits the logit along a linear readout; this model's head "
          "passes the stream through a dense layer and a GELU first (the logit lens, unembed(), "
          "still reads it)");
+  }
+  if (config_.spec.final_softcap > 0.0f) {
+    fail(ErrorCode::BAD_ARGUMENT,
+         "direct logit attribution splits the logit along a linear readout; this model soft-caps "
+         "its logits through tanh (the logit lens, unembed(), still reads it)");
   }
   const Readout readout = decoder_readout(config_.spec, weights_);
   if (readout.unembedding == nullptr) {
