@@ -20,7 +20,11 @@ const dist = join(root, "dist");
 const site = join(dist, "site");
 
 // The colour maps of web/theme.js: D3's, sampled at 256 points here, at build time. The every-step
-// view's diverging map is a module of its own, so that its table is in the view's chunk.
+// view's diverging map is a module of its own, so that its table is in the view's chunk. A table
+// ships as its first "rrggbb" and then, per sample and channel, the step from the previous one as
+// a character (79 + step: these maps move at most a few units a sample), which the module turns
+// back into the same "rrggbb" string when it loads: a smooth map's steps repeat and compress to a
+// quarter of what its hex digits do (the element's first bundle is on a byte budget).
 const colormaps = {
   name: "attnlens-colormaps",
   resolveId: (id) => (id === "virtual:attnlens-colormaps" || id === "virtual:attnlens-diverging" ? `\0${id}` : null),
@@ -36,7 +40,33 @@ const colormaps = {
             .map((c) => Number(c).toString(16).padStart(2, "0"))
             .join("");
     const sample = (map) => Array.from({ length: 256 }, (_, i) => hex(map(i / 255))).join("");
-    if (id === "\0virtual:attnlens-diverging") return `export const RDBU = ${JSON.stringify(sample(d3.interpolateRdBu))};\n`;
+    const encode = (table) => {
+      let out = table.slice(0, 6);
+      for (let i = 6; i < table.length; i += 2) {
+        const step = parseInt(table.substr(i, 2), 16) - parseInt(table.substr(i - 6, 2), 16);
+        if (Math.abs(step) > 40) throw new Error(`a colour map steps by ${step} between samples: too far to encode`);
+        out += String.fromCharCode(79 + step);
+      }
+      return out;
+    };
+    // The decoder, as the module runs it (and as it is checked here against the samples).
+    const decode = `(s) => {
+      const c = [0, 2, 4].map((i) => parseInt(s.substr(i, 2), 16));
+      let out = s.slice(0, 6);
+      for (let i = 6; i < s.length; i++) {
+        c[i % 3] += s.charCodeAt(i) - 79;
+        if (i % 3 === 2) out += c.map((v) => v.toString(16).padStart(2, "0")).join("");
+      }
+      return out;
+    }`;
+    const table = (map) => {
+      const samples = sample(map);
+      const encoded = encode(samples);
+      if ((0, eval)(decode)(encoded) !== samples) throw new Error("a colour map's encoding does not decode to its samples");
+      return encoded;
+    };
+    if (id === "\0virtual:attnlens-diverging")
+      return `const decode = ${decode};\nexport const RDBU = decode(${JSON.stringify(table(d3.interpolateRdBu))});\n`;
     const maps = {
       viridis: d3.interpolateViridis,
       cividis: d3.interpolateCividis,
@@ -44,7 +74,10 @@ const colormaps = {
       blues: d3.interpolateBlues,
     };
     return (
-      `export const MAPS = ${JSON.stringify(Object.fromEntries(Object.entries(maps).map(([k, m]) => [k, sample(m)])))};\n` +
+      `const decode = ${decode};\n` +
+      `export const MAPS = {${Object.entries(maps)
+        .map(([k, m]) => `${k}: decode(${JSON.stringify(table(m))})`)
+        .join(", ")}};\n` +
       `export const TABLEAU10 = ${JSON.stringify(d3.schemeTableau10)};\n`
     );
   },
