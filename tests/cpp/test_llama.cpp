@@ -654,6 +654,25 @@ TEST_CASE("Llama-family config errors name the file and the field", "[llama]") {
   refused(with("model_type", "\"gemma\""), {"model_type \"gemma\""});
 }
 
+namespace {
+
+// config.json (as config_json() writes it) with `key` set to `value`, added when absent.
+std::string config_with(std::string config, const std::string& key, const std::string& value) {
+  const std::string needle = "\n  \"" + key + "\": ";
+  const std::size_t at = config.find(needle);
+  if (at == std::string::npos) {
+    config.insert(config.size() - 3, ",\n  \"" + key + "\": " + value);
+  } else {
+    // The value runs to the end of its line (nested objects here are written on one line).
+    const std::size_t end = config.find('\n', at + needle.size());
+    const std::size_t comma = config[end - 1] == ',' ? end - 1 : end;
+    config.replace(at + needle.size(), comma - at - needle.size(), value);
+  }
+  return config;
+}
+
+}  // namespace
+
 TEST_CASE("Gemma 3 config and tensor errors name the file and the field", "[llama][gemma]") {
   const std::vector<Case> all = cases();
   const Case& tf4 = all[7];
@@ -661,55 +680,43 @@ TEST_CASE("Gemma 3 config and tensor errors name the file and the field", "[llam
   REQUIRE(is_gemma(tf4));
   REQUIRE(is_gemma(tf5));
   const Folder f4 = folder(tf4), f5 = folder(tf5);
-  const auto with = [](std::string config, const std::string& key, const std::string& value) {
-    const std::string needle = "\n  \"" + key + "\": ";
-    const std::size_t at = config.find(needle);
-    if (at == std::string::npos) {
-      config.insert(config.size() - 3, ",\n  \"" + key + "\": " + value);
-    } else {
-      // The value runs to the end of its line (nested objects here are written on one line).
-      const std::size_t end = config.find('\n', at + needle.size());
-      const std::size_t comma = config[end - 1] == ',' ? end - 1 : end;
-      config.replace(at + needle.size(), comma - at - needle.size(), value);
-    }
-    return config;
-  };
   const auto refused = [&](const Folder& f, const std::string& config,
                            std::vector<std::string> needles) {
     INFO(config);
     needles.insert(needles.begin(), "config.json");
     require_error([&] { load(config, f.weights); }, ErrorCode::BAD_FILE, needles);
   };
-  refused(f4, with(f4.config, "attn_logit_softcapping", "-50.0"),
+  refused(f4, config_with(f4.config, "attn_logit_softcapping", "-50.0"),
           {"\"attn_logit_softcapping\" must be null or a number > 0"});
-  refused(f4, with(f4.config, "final_logit_softcapping", "\"30\""),
+  refused(f4, config_with(f4.config, "final_logit_softcapping", "\"30\""),
           {"\"final_logit_softcapping\" must be null or a number > 0"});
-  refused(f4, with(f4.config, "final_logit_softcapping", "1e300"),
+  refused(f4, config_with(f4.config, "final_logit_softcapping", "1e300"),
           {"\"final_logit_softcapping\" must be null or a number > 0"});
-  refused(f4, with(f4.config, "use_bidirectional_attention", "true"),
+  refused(f4, config_with(f4.config, "use_bidirectional_attention", "true"),
           {"\"use_bidirectional_attention\" is true"});
-  refused(f4, with(f4.config, "hidden_activation", "\"gelu\""),
+  refused(f4, config_with(f4.config, "hidden_activation", "\"gelu\""),
           {"\"hidden_activation\" is \"gelu\"", "\"gelu_pytorch_tanh\""});
-  refused(f4, with(f4.config, "sliding_window", "0"), {"\"sliding_window\" must be an integer"});
-  refused(f4, with(f4.config, "sliding_window_pattern", "0"),
+  refused(f4, config_with(f4.config, "sliding_window", "0"),
+          {"\"sliding_window\" must be an integer"});
+  refused(f4, config_with(f4.config, "sliding_window_pattern", "0"),
           {"\"sliding_window_pattern\" must be an integer"});
-  refused(f4, with(f4.config, "query_pre_attn_scalar", "-1"),
+  refused(f4, config_with(f4.config, "query_pre_attn_scalar", "-1"),
           {"\"query_pre_attn_scalar\" must be a number > 0"});
-  refused(f4, with(f4.config, "rope_local_base_freq", "\"x\""),
+  refused(f4, config_with(f4.config, "rope_local_base_freq", "\"x\""),
           {"\"rope_local_base_freq\" must be a number > 0"});
-  refused(f5, with(f5.config, "layer_types", "[\"full_attention\", \"chunked_attention\"]"),
+  refused(f5, config_with(f5.config, "layer_types", "[\"full_attention\", \"chunked_attention\"]"),
           {"\"layer_types\"[1] is \"chunked_attention\"", "\"sliding_attention\""});
-  refused(f5, with(f5.config, "layer_types", "[\"full_attention\"]"),
+  refused(f5, config_with(f5.config, "layer_types", "[\"full_attention\"]"),
           {"\"layer_types\" has 1 entries but \"num_hidden_layers\" is 2"});
   refused(f5,
-          with(f5.config, "rope_parameters",
-               "{\"full_attention\": {\"rope_type\": \"default\", \"rope_theta\": 1e6}, "
-               "\"sliding_attention\": [10000]}"),
+          config_with(f5.config, "rope_parameters",
+                      "{\"full_attention\": {\"rope_type\": \"default\", \"rope_theta\": 1e6}, "
+                      "\"sliding_attention\": [10000]}"),
           {"\"rope_parameters.sliding_attention\" must be an object"});
   refused(f5,
-          with(f5.config, "rope_parameters",
-               "{\"full_attention\": {\"rope_type\": \"default\"}, "
-               "\"sliding_attention\": {\"rope_type\": \"linear\", \"factor\": 2.0}}"),
+          config_with(f5.config, "rope_parameters",
+                      "{\"full_attention\": {\"rope_type\": \"default\"}, "
+                      "\"sliding_attention\": {\"rope_type\": \"linear\", \"factor\": 2.0}}"),
           {"\"rope_parameters.sliding_attention.rope_type\" is \"linear\"", "\"default\""});
   // Sets and thetas left out take what Gemma3TextConfig fills in: the top-level rope_theta and
   // rope_local_base_freq, then 1e6 and 1e4. The case's thetas are those defaults, so the folder
@@ -723,20 +730,21 @@ TEST_CASE("Gemma 3 config and tensor errors name the file and the field", "[llam
        {std::string("{\"full_attention\": {\"rope_type\": \"default\"}}"),
         std::string("{\"sliding_attention\": {\"rope_type\": \"default\"}}"), std::string("{}")}) {
     INFO(params);
-    const auto filled = load(with(f5.config, "rope_parameters", params), f5.weights)
+    const auto filled = load(config_with(f5.config, "rope_parameters", params), f5.weights)
                             .model->forward({TokenIds{probe.data(), 1, 9}}, attention);
     CHECK(filled.logits.data == written.logits.data);
   }
   const std::string wrong =
-      with(with(f5.config, "rope_parameters", "{\"full_attention\": {\"rope_type\": \"default\"}}"),
-           "rope_local_base_freq", "500.0");
+      config_with(config_with(f5.config, "rope_parameters",
+                              "{\"full_attention\": {\"rope_type\": \"default\"}}"),
+                  "rope_local_base_freq", "500.0");
   CHECK(load(wrong, f5.weights)
             .model->forward({TokenIds{probe.data(), 1, 9}}, attention)
             .logits.data != written.logits.data);
   refused(f5,
-          with(f5.config, "rope_parameters",
-               "{\"full_attention\": {\"rope_type\": \"yarn\", \"rope_theta\": 1e6}, "
-               "\"sliding_attention\": {\"rope_type\": \"default\", \"rope_theta\": 1e4}}"),
+          config_with(f5.config, "rope_parameters",
+                      "{\"full_attention\": {\"rope_type\": \"yarn\", \"rope_theta\": 1e6}, "
+                      "\"sliding_attention\": {\"rope_type\": \"default\", \"rope_theta\": 1e4}}"),
           {"rope_parameters.full_attention.rope_type", "\"yarn\""});
 
   // The feed-forward norms a Llama checkpoint does not have are named when missing.
@@ -749,6 +757,76 @@ TEST_CASE("Gemma 3 config and tensor errors name the file and the field", "[llam
   require_error([&] { load(f4.config, weights); }, ErrorCode::BAD_FILE,
                 {"model.layers.1.pre_feedforward_layernorm.weight",
                  "Gemma normalises before and after each MLP"});
+}
+
+TEST_CASE("Gemma 2: null caps compute and save as none, and its config and tensor errors",
+          "[llama][gemma]") {
+  const std::vector<Case> all = cases();
+  const Case& tf4 = all[9];
+  Case tf5 = all[10];
+  REQUIRE(tf4.model_type == "gemma2");
+  REQUIRE(tf5.model_type == "gemma2");
+  const Folder f4 = folder(tf4), f5 = folder(tf5);
+  const auto refused = [&](const Folder& f, const std::string& config,
+                           std::vector<std::string> needles) {
+    INFO(config);
+    needles.insert(needles.begin(), "config.json");
+    require_error([&] { load(config, f.weights); }, ErrorCode::BAD_FILE, needles);
+  };
+
+  // Null caps are none (not Gemma2Config's defaults): the reference without caps, and a save
+  // that writes null and reads back to the same numbers.
+  const std::string uncapped = config_with(config_with(f5.config, "attn_logit_softcapping", "null"),
+                                           "final_logit_softcapping", "null");
+  attnlens::LoadedModel loaded = load(uncapped, f5.weights);
+  CHECK(loaded.model->info().score_softcap == 0.0f);
+  CHECK(loaded.model->info().logit_softcap == 0.0f);
+  tf5.c.attn_softcap = tf5.c.final_softcap = 0;
+  const int T = 9;
+  const auto ids = random_ids(T, tf5.c.vocab, 5);
+  attnlens::ModelForwardOptions options;
+  options.attention = true;
+  const auto out = loaded.model->forward({TokenIds{ids.data(), 1, T}}, options);
+  const llamaref::Output ref = llamaref::forward(tf5.c, f5.params, ids, 1, T);
+  // The forward test's tolerances (the first test of this file).
+  REQUIRE_CLOSE(testing::close(out.logits.data, ref.logits, 2e-4, out.logits.shape));
+  REQUIRE_CLOSE(testing::close(out.attention.data, ref.attention, 2e-5, out.attention.shape));
+  const auto saved = attnlens::save_model(*loaded.model, nullptr);
+  const std::string config(saved[1].second.begin(), saved[1].second.end());
+  CHECK(config.find("\"attn_logit_softcapping\": null") != std::string::npos);
+  CHECK(config.find("\"final_logit_softcapping\": null") != std::string::npos);
+  CHECK(config.find("rope_local_base_freq") == std::string::npos);
+  const auto back =
+      load(config, saved[0].second).model->forward({TokenIds{ids.data(), 1, T}}, options);
+  CHECK(back.logits.data == out.logits.data);
+  CHECK(back.attention.data == out.attention.data);
+
+  refused(f4, config_with(f4.config, "attn_logit_softcapping", "0"),
+          {"\"attn_logit_softcapping\" must be null or a number > 0"});
+  // A cap that rounds to float32's 0 would silently mean none.
+  refused(f4, config_with(f4.config, "final_logit_softcapping", "1e-50"),
+          {"\"final_logit_softcapping\" must be null or a number > 0"});
+  refused(f4, config_with(f4.config, "sliding_window", "null"),
+          {"\"sliding_window\" is null", "Gemma 2's layers slide"});
+  refused(f5, config_with(f5.config, "layer_types", "[\"full_attention\", \"chunked_attention\"]"),
+          {"\"layer_types\"[1] is \"chunked_attention\"", "Gemma 2's layers"});
+  // Gemma 2 has one set of rotary parameters: sets per layer type are Gemma 3's.
+  refused(f5,
+          config_with(f5.config, "rope_parameters",
+                      "{\"full_attention\": {\"rope_type\": \"default\"}, "
+                      "\"sliding_attention\": {\"rope_type\": \"default\"}}"),
+          {"\"rope_parameters.full_attention\" is an object"});
+
+  // A q_norm tensor (Gemma 3's) is named as one Gemma 2 does not have.
+  llamaref::Params params = f4.params;
+  std::map<std::string, attnlens::Shape> shapes;
+  for (const auto& [name, shape] : tensor_list(tf4))
+    shapes[name] = shape;
+  params["model.layers.0.self_attn.q_norm.weight"] = llamaref::Vec(16, 0.5);
+  shapes["model.layers.0.self_attn.q_norm.weight"] = {16};
+  const auto weights = safetensors(params, shapes, tf4.dtype);
+  require_error([&] { load(f4.config, weights); }, ErrorCode::BAD_FILE,
+                {"unexpected tensor 'model.layers.0.self_attn.q_norm.weight'", "Gemma 2 does not"});
 }
 
 TEST_CASE("Llama-family tensor errors name the tensor and the config field", "[llama]") {
@@ -1018,6 +1096,16 @@ TEST_CASE("The block computes other families' variations described by data", "[l
   b.qk_norm = true;
   b.scale = static_cast<float>(k.c.attention_scale);
   check_spec(spec);
+  for (const float bad : {-1.0f, NAN}) {
+    DecoderSpec capped = spec;
+    capped.block.attn_softcap = bad;
+    require_error([&] { check_spec(capped); }, ErrorCode::BAD_ARGUMENT,
+                  {"DecoderSpec attn_softcap is", "finite and >= 0"});
+    capped = spec;
+    capped.final_softcap = bad;
+    require_error([&] { check_spec(capped); }, ErrorCode::BAD_ARGUMENT,
+                  {"DecoderSpec final_softcap is", "finite and >= 0"});
+  }
 
   // The tensors as float32, torch's Linear weights [out, in] turned to the block's [in, out].
   std::map<std::string, std::vector<float>> stored;

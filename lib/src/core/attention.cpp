@@ -264,13 +264,10 @@ Checked check_call(const ConstTensorView& q, const ConstTensorView& k, const Con
     detail::fail(ErrorCode::NON_FINITE, "scale is ", c.rule.scale, "; it must be a finite number");
   }
   if (options.softcap) {
-    if (!std::isfinite(*options.softcap)) {
-      detail::fail(ErrorCode::NON_FINITE, "softcap is ", *options.softcap,
-                   "; it must be a finite number > 0");
-    }
-    if (!(*options.softcap > 0.0f)) {
-      detail::fail(ErrorCode::BAD_ARGUMENT, "softcap is ", *options.softcap,
-                   "; a soft cap must be > 0 (leave it unset for none)");
+    const float cap = *options.softcap;
+    if (!(std::isfinite(cap) && cap > 0.0f)) {
+      detail::fail(std::isfinite(cap) ? ErrorCode::BAD_ARGUMENT : ErrorCode::NON_FINITE,
+                   "softcap is ", cap, "; it must be a finite number > 0 (unset: none)");
     }
     c.rule.softcap = *options.softcap;
   }
@@ -287,6 +284,24 @@ Checked check_call(const ConstTensorView& q, const ConstTensorView& k, const Con
   c.weights_shape = q.shape;
   c.weights_shape.back() = d.S;
   return c;
+}
+
+// c · tanh(x / c) in double: tanh(y) = sign(y) (1 − e^(−2|y|)) / (1 + e^(−2|y|)) with the
+// library's own exp() (detmath, as the float64 softmax below; libm's tanh would add its code to
+// the element's module, which is on a byte budget), exact to a few ulps of double; y (1 − y²/3)
+// for |y| < 2^−12, where that cancellation would lose digits and the next term (2y⁵/15) is below
+// 1e−15 of y; and 1 for |y| > 20, where e^(−2|y|) < 1e−17 is below half an ulp of 1.
+[[gnu::noinline]] double soft_cap(double x, double c) {
+  const double y = x / c;
+  const double a = std::abs(y);
+  double t = 1.0;
+  if (a < 0x1p-12) {
+    t = a * (1.0 - a * a / 3.0);
+  } else if (a <= 20.0) {
+    const double e = detmath::exp(-2.0 * a);
+    t = (1.0 - e) / (1.0 + e);
+  }
+  return c * (y < 0 ? -t : t);
 }
 
 // Checks a call, allocates its results and runs every (batch, query head) slice through the
@@ -412,6 +427,16 @@ AttentionResult run_slices(const ConstTensorView& q, const ConstTensorView& k,
 }  // namespace
 
 namespace detail {
+
+void soft_cap_row(float* row, std::int64_t n, float cap) {
+  for (std::int64_t k = 0; k < n; ++k)
+    row[k] = static_cast<float>(soft_cap(row[k], cap));
+}
+
+void soft_cap_row(double* row, std::int64_t n, float cap) {
+  for (std::int64_t k = 0; k < n; ++k)
+    row[k] = soft_cap(row[k], cap);
+}
 
 void require_work(std::int64_t slices, std::int64_t L, std::int64_t S, std::int64_t D,
                   std::int64_t Dv, std::int64_t limit) {

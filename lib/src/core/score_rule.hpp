@@ -53,6 +53,11 @@ struct ScoreRule {
   }
 };
 
+// row[0, n) becomes c · tanh(row / c) for a cap c > 0 (core/attention.cpp): out of line, so
+// that the kernels that inline apply_score_rule() carry one call each, not the loop.
+void soft_cap_row(float* row, std::int64_t n, float cap);
+void soft_cap_row(double* row, std::int64_t n, float cap);
+
 // Writes -inf where `rule` (causal) hides key j from query i into mask[L, S] (row-major), and
 // leaves the visible entries as they are: causal_mask() and the trace's mask stage.
 template <typename T>
@@ -74,11 +79,7 @@ void apply_score_rule(const ScoreRule& rule, T* row, std::int64_t i, std::int64_
     for (std::int64_t c = 0; c < n; ++c)
       row[c] *= scale;
   }
-  if (rule.softcap > 0.0f) {
-    const T cap = static_cast<T>(rule.softcap);
-    for (std::int64_t c = 0; c < n; ++c)
-      row[c] = cap * std::tanh(row[c] / cap);
-  }
+  if (rule.softcap > 0.0f) soft_cap_row(row, n, rule.softcap);
   if (rule.add_mask) {
     const float* add = rule.add_mask + i * rule.mask_stride + j0;
     for (std::int64_t c = 0; c < n; ++c)

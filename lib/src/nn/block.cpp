@@ -662,11 +662,7 @@ void head_product(const DecoderSpec& spec, const DecoderWeights& weights, const 
     Eigen::Map<Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(out, R, V)
         .rowwise() += Eigen::Map<const Eigen::RowVectorXf>(weights.head_bias, V);
   }
-  if (spec.final_softcap > 0.0f) {
-    const float cap = spec.final_softcap;
-    for (std::int64_t i = 0; i < R * V; ++i)
-      out[i] = cap * std::tanh(out[i] / cap);
-  }
+  if (spec.final_softcap > 0.0f) soft_cap_row(out, R * V, spec.final_softcap);
 }
 
 // out[k, :] = head · norm(stream[rows[k], :]) for every k: only the rows asked for go through

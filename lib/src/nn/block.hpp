@@ -4,12 +4,13 @@
 // heads, feed-forward) by the spec's flags. Attention is attnlens::attention() with the one
 // score rule: this file never computes a softmax of its own.
 //
-// What the block computes today is what Llama, Mistral, Qwen2, Qwen3, Gemma 3 and ModernBERT
-// need: RMSNorm (or Gemma's (1 + w) form) or LayerNorm with or without bias, before attention and
-// before the MLP or around each (sandwich), rotary positions (default, linear and llama3
-// frequencies, and a second set for windowed layers), grouped-query attention with separate
+// What the block computes today is what Llama, Mistral, Qwen2, Qwen3, Gemma 2, Gemma 3 and
+// ModernBERT need: RMSNorm (or Gemma's (1 + w) form) or LayerNorm with or without bias, before
+// attention and before the MLP or around each (sandwich), rotary positions (default, linear and
+// llama3 frequencies, and a second set for windowed layers), grouped-query attention with separate
 // q, k, v projections (a family whose file fuses them splits the matrix when it loads),
-// optional biases and QK-norm, causal or bidirectional attention with a window per layer, a
+// optional biases and QK-norm, causal or bidirectional attention with a window per layer and a
+// soft cap on the scores (and one on the logits), a
 // gated SiLU or gated GELU (tanh or erf) MLP, a norm after the embeddings and a dense-GELU-norm
 // transform before the head (ModernBERT's). The enums name what other families add (post
 // placement, learned positions, plain GELU MLPs); check_spec() refuses those values, naming

@@ -241,7 +241,8 @@ float softcap_key(const JsonValue& root, const char* key, std::string_view file,
   const JsonValue* cap = root.find(key);
   if (cap == nullptr) return static_cast<float>(fallback);
   if (cap->is_null()) return 0.0f;
-  if (!cap->is_number() || !(cap->as_number() > 0.0) ||
+  // Checked as the float it becomes: 1e-50 would be a cap of 0, which means none.
+  if (!cap->is_number() || !(static_cast<float>(cap->as_number()) > 0.0f) ||
       !std::isfinite(static_cast<float>(cap->as_number()))) {
     fail(ErrorCode::BAD_FILE, file, ": \"", key,
          "\" must be null or a number > 0 (scores or logits x become c · tanh(x / c))");
@@ -355,6 +356,12 @@ void parse_gemma(const JsonValue& root, std::string_view file, LlamaConfig& c) {
       sliding[static_cast<std::size_t>(i)] = (i + 1) % pattern != 0;
   }
   const bool any_sliding = std::find(sliding.begin(), sliding.end(), true) != sliding.end();
+  // A null window with sliding layers has no meaning (transformers fails building their mask).
+  const JsonValue* window_value = root.find("sliding_window");
+  if (any_sliding && window_value != nullptr && window_value->is_null()) {
+    fail(ErrorCode::BAD_FILE, file, ": \"sliding_window\" is null, but some of this ", family,
+         "'s layers slide (layer_types or the default pattern): give the window's size");
+  }
   const std::int64_t window = size_key_or(root, "sliding_window", file, INT_MAX, 4096);
   if (any_sliding) c.sliding_window = window;
   for (std::int64_t i = 0; i < s.layers; ++i) {

@@ -1,5 +1,5 @@
-// The block's families (Llama, Mistral, Qwen2, Qwen3, Gemma 3 and the encoder ModernBERT) behind
-// the model interface: config.json and model.safetensors.
+// The block's families (Llama, Mistral, Qwen2, Qwen3, Gemma 2, Gemma 3 and the encoder ModernBERT)
+// behind the model interface: config.json and model.safetensors.
 #include "core/check.hpp"
 #include "models/llama/model.hpp"
 
@@ -141,7 +141,7 @@ LoadedModel load_llama(const ModelFiles& files) {
     if (name == "config.json" || name == "tokenizer.json" || name == "tokenizer_config.json")
       continue;
     fail(ErrorCode::BAD_FILE, name,
-         ": not a file of a Llama-family, Gemma 3 or ModernBERT checkpoint (model.safetensors, "
+         ": not a file of a Llama-family, Gemma or ModernBERT checkpoint (model.safetensors, "
          "config.json, tokenizer.json, tokenizer_config.json)");
   }
   if (files.texts.count("tokenizer_config.json") != 0 && files.texts.count("tokenizer.json") == 0) {

@@ -463,6 +463,8 @@ LogitAttribution LlamaModel::attribute(const TokenIds& ids, std::int64_t row, st
          "passes the stream through a dense layer and a GELU first (the logit lens, unembed(), "
          "still reads it)");
   }
+  // (No family loads a pre-norm block with a logit cap today: Gemma's sandwich norms are refused
+  // above. The check keeps the split honest for one that would.)
   if (config_.spec.final_softcap > 0.0f) {
     fail(ErrorCode::BAD_ARGUMENT,
          "direct logit attribution splits the logit along a linear readout; this model soft-caps "
