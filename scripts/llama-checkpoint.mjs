@@ -1,5 +1,5 @@
 // Writes a checkpoint folder of one of the block's decoder families (model_type llama, mistral,
-// qwen2, qwen3 or gemma3_text) with random weights, as Hugging Face lays one out: config.json in
+// qwen2, qwen3, gemma2 or gemma3_text) with random weights, as Hugging Face lays one out: config.json in
 // transformers 4's dialect (rope_theta, rope_scaling, torch_dtype) or 5's (rope_parameters, dtype,
 // layer_types) and model.safetensors in F32, F16 or BF16 with the *ForCausalLM tensor names
 // (torch Linear weights [out, in]), tied or untied. For tests and measurements where real
@@ -7,7 +7,7 @@
 // Tensor by tensor: a 1 B model's file never sits in memory.
 //   node scripts/llama-checkpoint.mjs DIR [--preset NAME] [--dialect 4|5] [--dtype F32|F16|BF16] [--seed S]
 // Presets: tiny (the default), smollm2-135m, qwen2.5-0.5b, qwen3-0.6b, tinyllama-1.1b, llama-3.2-1b,
-// gemma-tiny, gemma-3-270m, gemma-3-1b.
+// gemma-tiny, gemma-3-270m, gemma-3-1b, gemma2-tiny, gemma-2-2b.
 import { closeSync, mkdirSync, openSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -30,6 +30,24 @@ const gemma = (p) =>
     queryPreAttnScalar: 256,
     vocab: 262144,
     context: 32768,
+    attnSoftcap: null,
+    finalSoftcap: null,
+    ...p,
+  });
+// Gemma 2 (Gemma2Config): Gemma 3's block without QK-norm, one rotary base for every layer, every
+// other layer (from layer 0) a window of 4096, scores soft-capped at 50 and logits at 30.
+const gemma2 = (p) =>
+  gemma({
+    modelType: "gemma2",
+    qkNorm: false,
+    ropeTheta: 10000,
+    ropeLocalTheta: null,
+    slidingWindow: 4096,
+    slidingPattern: 2,
+    vocab: 256000,
+    context: 8192,
+    attnSoftcap: 50.0,
+    finalSoftcap: 30.0,
     ...p,
   });
 
@@ -131,6 +149,18 @@ export const LLAMA_PRESETS = Object.freeze({
   }),
   "gemma-3-270m": gemma({ layers: 18, hidden: 640, heads: 4, kvHeads: 1, intermediate: 2048 }),
   "gemma-3-1b": gemma({ layers: 26, hidden: 1152, heads: 4, kvHeads: 1, intermediate: 6912 }),
+  // Gemma 2's: a small one (windows of 8 on layers 0 and 2), and gemma-2-2b's shapes.
+  "gemma2-tiny": gemma2({
+    layers: 3,
+    hidden: 64,
+    heads: 4,
+    kvHeads: 2,
+    headDim: 16,
+    intermediate: 128,
+    slidingWindow: 8,
+    queryPreAttnScalar: 16,
+  }),
+  "gemma-2-2b": gemma2({ layers: 26, hidden: 2304, heads: 8, kvHeads: 4, intermediate: 9216 }),
 });
 
 const ARCHITECTURES = {
@@ -138,9 +168,10 @@ const ARCHITECTURES = {
   mistral: "MistralForCausalLM",
   qwen2: "Qwen2ForCausalLM",
   qwen3: "Qwen3ForCausalLM",
+  gemma2: "Gemma2ForCausalLM",
   gemma3_text: "Gemma3ForCausalLM",
 };
-const isGemma = (m) => m.modelType === "gemma3_text";
+const isGemma = (m) => m.modelType === "gemma3_text" || m.modelType === "gemma2";
 
 const headDimOf = (m) => m.headDim ?? m.hidden / m.heads;
 
@@ -220,15 +251,19 @@ export function llamaConfig(m, { dialect = 4, dtype = "BF16" } = {}) {
 
 const sortedJson = (config) => JSON.stringify(Object.fromEntries(Object.entries(config).sort(([a], [b]) => (a < b ? -1 : 1))), null, 2);
 
-/** Gemma3TextConfig's config.json: dialect 4 with rope_local_base_freq, 5 with rope_parameters per layer type. */
+/**
+ * Gemma3TextConfig's config.json: dialect 4 with rope_local_base_freq, 5 with rope_parameters per
+ * layer type; Gemma2Config's: one set of rotary parameters (dialect 5: a flat rope_parameters).
+ */
 function gemmaConfig(m, { dialect, torchDtype }) {
+  const two = m.modelType === "gemma2";
   const layerTypes = Array.from({ length: m.layers }, (_, i) => ((i + 1) % m.slidingPattern ? "sliding_attention" : "full_attention"));
   const config = {
     architectures: [ARCHITECTURES[m.modelType]],
     attention_bias: false,
     attention_dropout: 0.0,
-    attn_logit_softcapping: null,
-    final_logit_softcapping: null,
+    attn_logit_softcapping: m.attnSoftcap,
+    final_logit_softcapping: m.finalSoftcap,
     head_dim: m.headDim,
     hidden_activation: "gelu_pytorch_tanh",
     hidden_size: m.hidden,
@@ -247,15 +282,15 @@ function gemmaConfig(m, { dialect, torchDtype }) {
     use_bidirectional_attention: false,
     vocab_size: m.vocab,
   };
+  const full = { rope_type: "default", ...(m.ropeScaling ?? {}), rope_theta: m.ropeTheta };
   if (dialect === 5) {
-    config.rope_parameters = {
-      full_attention: { rope_type: "default", ...(m.ropeScaling ?? {}), rope_theta: m.ropeTheta },
-      sliding_attention: { rope_type: "default", rope_theta: m.ropeLocalTheta },
-    };
+    config.rope_parameters = two
+      ? full
+      : { full_attention: full, sliding_attention: { rope_type: "default", rope_theta: m.ropeLocalTheta } };
     config.dtype = torchDtype;
   } else {
     config.rope_theta = m.ropeTheta;
-    config.rope_local_base_freq = m.ropeLocalTheta;
+    if (!two) config.rope_local_base_freq = m.ropeLocalTheta;
     config.rope_scaling = m.ropeScaling;
     config.torch_dtype = torchDtype;
   }

@@ -368,7 +368,7 @@ export interface AttnLens {
   /**
    * Loads a checkpoint folder (Hugging Face's file names, tensor names and shapes; F32, F16 or
    * BF16 weights) from its files' contents: GPT-2, BERT, DistilBERT, RoBERTa, the Llama families,
-   * Gemma 3 or ModernBERT, by config.json's
+   * Gemma 2, Gemma 3 or ModernBERT, by config.json's
    * model_type (modelFamilies() lists them). The model module (attnlens-model.wasm, the variant
    * of `simd`) is fetched and instantiated on the first call of loadModel, createModel,
    * loadTokenizer or modelFamilies, once, and shared. Rejects with BAD_FILE whose message starts

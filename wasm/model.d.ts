@@ -1,5 +1,5 @@
 // Types of the model module (attnlens-model.wasm): checkpoints of every family the library loads
-// (GPT-2, BERT, DistilBERT, RoBERTa, the Llama families, Gemma 3, ModernBERT), their tokenizers, forward passes, predictions, caches and training. loadModel, createModel and loadTokenizer on an
+// (GPT-2, BERT, DistilBERT, RoBERTa, the Llama families, Gemma 2, Gemma 3, ModernBERT), their tokenizers, forward passes, predictions, caches and training. loadModel, createModel and loadTokenizer on an
 // AttnLens (attnlens.d.ts) return them; attnlens.d.ts re-exports every one.
 import type { Tensor } from "./attnlens.js";
 
@@ -36,7 +36,7 @@ export interface CheckpointFiles {
 
 /** A family the library loads (its registry entry). */
 export interface ModelFamily {
-  /** "gpt2", "bert", "distilbert", "roberta", "llama", "mistral", "qwen2", "qwen3", "gemma3_text", "modernbert". */
+  /** "gpt2", "bert", "distilbert", "roberta", "llama", "mistral", "qwen2", "qwen3", "gemma2", "gemma3_text", "modernbert". */
   name: string;
   /** The config.json "model_type" values the family reads. */
   modelTypes: string[];

@@ -754,6 +754,9 @@ async function openCheckpoint(picked) {
         // Grouped-query attention: a reader sees which heads share their keys and values.
         (c.kvHeads < c.heads ? `${c.kvHeads} key/value heads (each shared by ${c.heads / c.kvHeads} query heads), ` : "") +
         windowsText(c.windows, c.causal) +
+        // Gemma 2 squashes its scores and logits through c · tanh(x / c).
+        (c.scoreSoftcap ? `scores soft-capped at ${c.scoreSoftcap}, ` : "") +
+        (c.logitSoftcap ? `logits soft-capped at ${c.logitSoftcap}, ` : "") +
         `${c.vocabSize} tokens in its vocabulary${ownTokenizer ? "" : " (GPT-2's tokenizer)"}; loaded in ${((performance.now() - started) / 1000).toFixed(1)} s.` +
         (ignored.length ? ` Not used: ${ignored.join(", ")}.` : ""),
     );

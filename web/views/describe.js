@@ -28,6 +28,12 @@ export function attentionText(data, head, layer) {
           ? `This layer attends within a sliding window: each token sees itself and at most ${windowText(data, layer).reach}.`
           : ""
       }
+      ${
+        // Gemma 2 bends its scores before the softmax: a weight is not the softmax of q·k alone.
+        data.source?.config?.scoreSoftcap
+          ? `Its scores are soft-capped: each scaled score x becomes ${data.source.config.scoreSoftcap} · tanh(x / ${data.source.config.scoreSoftcap}) before the softmax.`
+          : ""
+      }
       Each row of weights sums to 1.
     </p>
     <ol>
