@@ -392,6 +392,8 @@ TEST_CASE("a soft cap bends the scaled scores through c tanh(x over c) on every 
                            blocked.weights.shape));
       CHECK(testing::close(reference.weights.data, expected.weights, tol.weights,
                            reference.weights.shape));
+      CHECK(testing::close(reference.output.data, expected.output, tol.output,
+                           reference.output.shape));
       o.return_weights = false;
       o.streaming = true;
       const auto streaming = attnlens::attention(view(q, qs), view(k, ks), view(v, vs), o);

@@ -827,6 +827,24 @@ TEST_CASE("Gemma 2: null caps compute and save as none, and its config and tenso
   const auto weights = safetensors(params, shapes, tf4.dtype);
   require_error([&] { load(f4.config, weights); }, ErrorCode::BAD_FILE,
                 {"unexpected tensor 'model.layers.0.self_attn.q_norm.weight'", "Gemma 2 does not"});
+
+  // Logits past float32's range are an error, not a cap's c: the cap comes after the check.
+  llamaref::Params huge = f5.params;
+  for (double& v : huge.at("lm_head.weight"))
+    v *= 1e38;
+  std::map<std::string, attnlens::Shape> shapes5;
+  for (const auto& [name, shape] : tensor_list(tf5))
+    shapes5[name] = shape;
+  attnlens::LoadedModel overflowing = load(f5.config, safetensors(huge, shapes5, tf5.dtype));
+  require_error(
+      [&] {
+        overflowing.model->forward({TokenIds{ids.data(), 1, T}}, {});
+      },
+      ErrorCode::NON_FINITE, {"overflowed float32 in the logits"});
+  attnlens::Tensor stream({1, tf5.c.hidden});
+  std::fill(stream.data.begin(), stream.data.end(), 1.0f);
+  require_error([&] { overflowing.model->unembed(stream); }, ErrorCode::NON_FINITE,
+                {"overflowed float32 in the logits"});
 }
 
 TEST_CASE("Llama-family tensor errors name the tensor and the config field", "[llama]") {

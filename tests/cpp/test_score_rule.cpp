@@ -63,3 +63,30 @@ TEST_CASE("score rule: scale, additive mask, bias and boolean mask, in float and
   CHECK(testing::close(raw, {1.0, 2.0, -INFINITY}, 0.0));
   CHECK_FALSE(rule.scale_foldable());  // an additive mask must see scaled scores
 }
+
+TEST_CASE("score rule: the soft cap against std::tanh on each of its branches, in float and double",
+          "[score_rule][softcap]") {
+  // Below 2^-12 the series y (1 - y^2 / 3), up to 20 the exp form, past it c itself; NaN stays NaN
+  // and an infinity becomes +-c. Each within 1e-12 relative of tanh in double (the comment's
+  // bound), within float32's rounding of it in float.
+  const std::vector<double> xs = {0.0,  1e-9, -3e-5, 2.5e-4 * 50, 0.4,   -7.3,
+                                  49.9, -300, 999.0, 1e30,        -1e300};
+  std::vector<double> wide = xs;
+  attnlens::detail::soft_cap_row(wide.data(), static_cast<std::int64_t>(wide.size()), 50.0f);
+  std::vector<float> narrow(xs.begin(), xs.end());
+  attnlens::detail::soft_cap_row(narrow.data(), static_cast<std::int64_t>(narrow.size()), 50.0f);
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    INFO("x = " << xs[i]);
+    const double want = 50.0 * std::tanh(xs[i] / 50.0);
+    CHECK(std::abs(wide[i] - want) <= 1e-12 * std::abs(want));
+    const double want_narrow =
+        50.0 * std::tanh(static_cast<double>(static_cast<float>(xs[i])) / 50.0);
+    CHECK(std::abs(static_cast<double>(narrow[i]) - want_narrow) <=
+          std::abs(want_narrow) * 0x1p-24 + 1e-45);
+  }
+  std::vector<double> odd = {NAN, INFINITY, -INFINITY};
+  attnlens::detail::soft_cap_row(odd.data(), 3, 2.0f);
+  CHECK(std::isnan(odd[0]));
+  CHECK(odd[1] == 2.0);
+  CHECK(odd[2] == -2.0);
+}

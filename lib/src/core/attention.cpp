@@ -288,11 +288,13 @@ Checked check_call(const ConstTensorView& q, const ConstTensorView& k, const Con
 
 // c · tanh(x / c) in double: tanh(y) = sign(y) (1 − e^(−2|y|)) / (1 + e^(−2|y|)) with the
 // library's own exp() (detmath, as the float64 softmax below; libm's tanh would add its code to
-// the element's module, which is on a byte budget), exact to a few ulps of double; y (1 − y²/3)
-// for |y| < 2^−12, where that cancellation would lose digits and the next term (2y⁵/15) is below
-// 1e−15 of y; and 1 for |y| > 20, where e^(−2|y|) < 1e−17 is below half an ulp of 1.
+// the element's module, which is on a byte budget), within about 1e−12 relative (the
+// cancellation in 1 − e just above 2^−12, and exp's reduction), far below float32's 6e−8;
+// y (1 − y²/3) for |y| < 2^−12, where the next term (2y⁵/15) is below 1e−15 of y; 1 for
+// |y| > 20, where e^(−2|y|) < 1e−17 is below half an ulp of 1. NaN stays NaN.
 [[gnu::noinline]] double soft_cap(double x, double c) {
   const double y = x / c;
+  if (std::isnan(y)) return y;
   const double a = std::abs(y);
   double t = 1.0;
   if (a < 0x1p-12) {

@@ -652,8 +652,8 @@ void head_input(const DecoderSpec& spec, const DecoderWeights& weights, float* r
                bs.norm);
 }
 
-// out [R, V] = rows [R, d] (after head_input) · headᵀ (+ the head's bias), soft-capped when the
-// spec says so.
+// out [R, V] = rows [R, d] (after head_input) · headᵀ (+ the head's bias). Its callers check the
+// logits for overflow, then cap them (cap_logits): a cap would turn inf into c and hide it.
 void head_product(const DecoderSpec& spec, const DecoderWeights& weights, const float* rows,
                   std::int64_t R, float* out) {
   const std::int64_t V = spec.vocab_size, d = spec.block.d_model;
@@ -662,7 +662,11 @@ void head_product(const DecoderSpec& spec, const DecoderWeights& weights, const 
     Eigen::Map<Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(out, R, V)
         .rowwise() += Eigen::Map<const Eigen::RowVectorXf>(weights.head_bias, V);
   }
-  if (spec.final_softcap > 0.0f) soft_cap_row(out, R * V, spec.final_softcap);
+}
+
+// The spec's soft cap on logits [n], after they are checked to be finite.
+void cap_logits(const DecoderSpec& spec, float* out, std::int64_t n) {
+  if (spec.final_softcap > 0.0f) soft_cap_row(out, n, spec.final_softcap);
 }
 
 // out[k, :] = head · norm(stream[rows[k], :]) for every k: only the rows asked for go through
@@ -689,6 +693,7 @@ void head_rows(const DecoderSpec& spec, const DecoderWeights& weights, const flo
   if (!std::isfinite(finite_max_abs(out, R * V))) {
     fail(ErrorCode::NON_FINITE, "the forward pass overflowed float32 in the logits");
   }
+  cap_logits(spec, out, R * V);
 }
 
 // Rows [0, keep) of a [groups, n, width] array, re-laid as [groups, n_new, width] with room for
@@ -821,6 +826,7 @@ Tensor decoder_unembed(const DecoderSpec& spec, const DecoderWeights& weights, c
   if (!std::isfinite(finite_max_abs(out.data.data(), R * V))) {
     fail(ErrorCode::NON_FINITE, "unembed overflowed float32 in the logits");
   }
+  cap_logits(spec, out.data.data(), R * V);
   return out;
 }
 
