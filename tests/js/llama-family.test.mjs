@@ -124,8 +124,11 @@ for (const [pkg, modelType, vocab] of [
         assert.equal(r.predictions.length, L);
         if (gemma2) {
           // The soft cap, against the same weights loaded without it: every logit the forward
-          // and the logit lens return is 0.5 · tanh(raw / 0.5) of the uncapped one (float32's
-          // tanh and division: within a few ulps of values below 1).
+          // and the logit lens return is 0.5 · tanh(raw / 0.5) of the uncapped one. The cap is
+          // computed in double and rounded once (half an ulp); the capped lens goes through the
+          // block's own head and the uncapped one through the shared pre-norm readout, the same
+          // norm and products in another order: a few ulps of logits below 1, ~1e-7; tanh's
+          // slope is at most 1. 1e-6 holds both with room.
           const raw = await lens.loadModel({
             files: {
               "model.safetensors": readFileSync(join(dir, "model.safetensors")),
